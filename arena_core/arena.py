@@ -1,0 +1,106 @@
+"""The facade a host application embeds: :class:`Arena`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from attrs import frozen
+
+from arena_core.config import ScoringConfig
+from arena_core.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
+from arena_core.models import Baseline, Evaluation, Submission, Task
+from arena_core.registry import FAMILIES, Components, collect
+from arena_core.scoring import Scorer
+from arena_core.serde import structure
+
+__all__ = ["Arena", "PluginInfo"]
+
+
+@frozen
+class PluginInfo:
+    """One loaded (or blocked) plugin, as ``Arena.plugins()`` and ``arena plugins`` list it."""
+
+    name: str
+    builtin: bool
+    blocked: bool = False
+    distribution: str | None = None
+    version: str | None = None
+    hooks: tuple[str, ...] = ()
+    components: Mapping[str, tuple[str, ...]] = {}
+    """Family (``metrics``, ``checkers``, ...) to the names the plugin registered."""
+
+
+class Arena:
+    """Scores submissions with the built-in plugins and every installed ``arena_core`` plugin.
+
+    :param config: a :class:`~arena_core.config.ScoringConfig` or a dict of its fields.
+    :param plugin_manager: use this manager instead of discovering plugins (tests, hosts that
+        register their own plugins).
+    :param autoload: load entry-point plugins (default: unless ``ARENA_DISABLE_PLUGIN_AUTOLOAD``).
+    :param blocked: plugin names never to load, besides ``config.disabled_plugins``.
+    :raises PluginError: a plugin failed to load or registered a clashing name.
+    :raises UnknownComponentError: the configuration names a component nobody registered.
+    """
+
+    def __init__(
+        self,
+        config: ScoringConfig | Mapping[str, Any] | None = None,
+        *,
+        plugin_manager: ArenaPluginManager | None = None,
+        autoload: bool | None = None,
+        blocked: tuple[str, ...] = (),
+    ) -> None:
+        self.config = structure(config or {}, ScoringConfig)
+        self.plugin_manager = plugin_manager or get_plugin_manager(
+            autoload=autoload, blocked=(*self.config.disabled_plugins, *blocked)
+        )
+        self.components: Components = collect(self.plugin_manager)
+        self._scorer = Scorer(self.components, self.config)
+
+    def evaluate(
+        self,
+        submission: Submission | Mapping[str, Any],
+        task: Task | Mapping[str, Any],
+        baseline: Baseline | Mapping[str, Any],
+        *,
+        evaluated_at: str | None = None,
+    ) -> Evaluation:
+        """Score one submission: the spec's ``calculate_overall_score``, plus difficulty and provenance.
+
+        Models or spec-shaped dicts are accepted for every argument.
+
+        :raises ValidationError: naming the record and field, for any invalid input.
+        """
+        return self._scorer.evaluate(
+            structure(submission, Submission),
+            structure(task, Task),
+            structure(baseline, Baseline),
+            evaluated_at or datetime.now(timezone.utc).isoformat(),
+        )
+
+    def plugins(self, *, include_builtins: bool = True) -> list[PluginInfo]:
+        """What is loaded, from which distribution, and what each plugin registered; blocked names last."""
+        pm = self.plugin_manager
+        registered = self.components.by_plugin()
+        infos: list[PluginInfo] = []
+        for name, plugin in pm.list_name_plugin():
+            builtin = name in DEFAULT_PLUGINS and pm.distribution(name) is None
+            if builtin and not include_builtins:
+                continue
+            dist = pm.distribution(name)
+            hooks = tuple(sorted(h.name for h in pm.get_hookcallers(plugin) or ()))
+            families = registered.get(name, {})
+            infos.append(
+                PluginInfo(
+                    name=name,
+                    builtin=builtin,
+                    distribution=dist.name if dist else None,
+                    version=dist.version if dist else None,
+                    hooks=hooks,
+                    components={f: tuple(families[f]) for f in FAMILIES if f in families},
+                )
+            )
+        infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
+        return infos

@@ -1,0 +1,74 @@
+"""The exceptions arena-core raises.
+
+Every error a user can cause derives from :class:`ArenaError`, so a host application
+catches one type. Input problems are :class:`ValidationError`: the message always names
+the record, the field and what was expected, because a score computed from a silently
+repaired record is worse than no score.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "ArenaError",
+    "ValidationError",
+    "PluginError",
+    "PluginLoadError",
+    "DuplicateComponentError",
+    "UnknownComponentError",
+    "closest",
+]
+
+
+class ArenaError(Exception):
+    """Base class of every error arena-core raises on purpose."""
+
+
+class ValidationError(ArenaError, ValueError):
+    """A record (submission, task, baseline, evaluation, configuration) is not valid.
+
+    :param record: what the record is, e.g. ``submission 'abc-1'``.
+    :param field: the offending field, dotted for nested ones (``success_criteria.0.type``).
+    :param expected: what a valid value looks like.
+    :param got: the value found; omitted from the message when the field is missing.
+    """
+
+    _MISSING = object()
+
+    def __init__(self, record: str, field: str, expected: str, got: Any = _MISSING) -> None:
+        self.record = record
+        self.field = field
+        self.expected = expected
+        self.got = got
+        found = "" if got is self._MISSING else f", got {got!r}"
+        super().__init__(f"{record}: {field}: expected {expected}{found}")
+
+    def within(self, record: str, prefix: str = "") -> ValidationError:
+        """The same error seen from an enclosing record (used for nested fields)."""
+        field = f"{prefix}.{self.field}" if prefix else self.field
+        return ValidationError(record, field, self.expected, self.got)
+
+
+class PluginError(ArenaError):
+    """A plugin could not be loaded or its components do not fit together."""
+
+
+class PluginLoadError(PluginError):
+    """An entry-point plugin failed to import or to register."""
+
+
+class DuplicateComponentError(PluginError):
+    """Two plugins registered a component under the same name."""
+
+
+class UnknownComponentError(ArenaError, LookupError):
+    """A configuration or a record asked for a component nobody registered."""
+
+
+def closest(name: str, choices: Iterable[str]) -> str:
+    """A ``"; did you mean 'x'?"`` suffix for a likely typo of ``name``, or ``""``."""
+    match = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {match[0]!r}?" if match else ""

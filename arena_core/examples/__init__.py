@@ -1,0 +1,1 @@
+"""Bundled example data: a small, realistic arena (see README.md)."""

@@ -1,0 +1,99 @@
+"""The hooks arena-core calls: the whole contract between the engine and its plugins.
+
+Plugins implement these with :data:`hookimpl`. The ``arena_register_*`` hooks are called
+once when an :class:`~arena_core.Arena` is built; each returns components that carry a unique
+``name`` (or ``type`` for checkers), and the engine calls those components directly while it
+scores. No pluggy dispatch happens per record, which keeps scoring fast and lets a component
+offer a vectorised form.
+
+Third-party plugins are found through the entry-point group ``arena_core``::
+
+    [project.entry-points.arena_core]
+    my_plugin = "my_package.arena_plugin"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric
+    from arena_core.models import WeightProfile
+
+__all__ = ["NAME", "hookspec", "hookimpl"]
+
+#: The project name: pluggy's marker name and the entry-point group plugins register under.
+NAME = "arena_core"
+
+hookspec = pluggy.HookspecMarker(NAME)
+#: Decorator marking a plugin's implementation of an arena-core hook.
+hookimpl = pluggy.HookimplMarker(NAME)
+
+
+# ---------------------------------------------------------------------------
+# Component registration hooks (called once per Arena, never per record)
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def arena_register_metrics() -> Sequence[Metric]:
+    """Register metrics: algorithms that score a submission 0-100.
+
+    A metric has a unique ``name`` and a ``score(submission, task, baseline)`` method (see
+    :class:`arena_core.interfaces.Metric`). The configuration decides which metric fills each
+    scored dimension (``efficiency``, ``speed``, ``cost``, ``correctness``) and each part of a
+    composite metric, so registering a metric adds a choice without changing any score.
+
+    :return: the plugin's metrics. All plugins' results are collected; two metrics with the
+        same name raise :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_register_criterion_checkers() -> Sequence[CriterionChecker]:
+    """Register criterion checkers, keyed by the criterion ``type`` they check.
+
+    A task's success criterion ``{"type": "file_exists", "file_path": "app.py"}`` is checked by
+    the checker whose ``type`` is ``"file_exists"``. A criterion of a type nobody registered is
+    an error, never a silent pass.
+
+    :return: the plugin's checkers. All plugins' results are collected; two checkers for the
+        same type raise :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_register_weight_profiles() -> Sequence[WeightProfile]:
+    """Register weight profiles: how much each dimension counts in the overall score.
+
+    A task uses the profile named after its category (``default`` when it has none); the
+    configuration can map a category to another profile. Weights must be non-negative and
+    add up to 1.
+
+    :return: the plugin's :class:`~arena_core.models.WeightProfile` objects. All plugins'
+        results are collected; duplicate names raise
+        :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_register_difficulty_adjusters() -> Sequence[DifficultyAdjuster]:
+    """Register difficulty adjusters, keyed by the task difficulty they apply to.
+
+    An adjuster maps the unadjusted overall score of a task of its difficulty to the final
+    overall score (the spec multiplies and caps at 100).
+
+    :return: the plugin's adjusters. All plugins' results are collected; duplicate names raise
+        :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.1
+    """

@@ -1,0 +1,88 @@
+"""What a plugin component looks like: the protocols the engine calls.
+
+Components are plain objects; nothing needs to inherit from these protocols. The engine
+checks the shape when it collects components, so a mistake is reported at start-up with
+the plugin's name, not halfway through a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+if TYPE_CHECKING:
+    from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
+
+__all__ = ["Metric", "Score", "CriterionChecker", "DifficultyAdjuster", "Resolver", "bind"]
+
+
+@frozen
+class Score:
+    """A metric's result when it has more to say than a number.
+
+    A metric may return a plain ``float``; composite metrics return the scores of their parts
+    and the correctness metric the verdict of each criterion, which the evaluation records.
+    """
+
+    value: float
+    parts: Mapping[str, float] = field(factory=dict)
+    criteria: tuple[CriterionResult, ...] = ()
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """Scores one submission 0-100 against a task and its baseline.
+
+    ``requires`` lists the submission fields the metric cannot do without (e.g.
+    ``("total_tokens",)``); the engine reports a submission that lacks one by name instead of
+    calling the metric. A metric built from other components implements
+    ``bind(resolver) -> Metric`` returning a copy wired to them (see :class:`Resolver`).
+    """
+
+    name: str
+    requires: tuple[str, ...]
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score: ...
+
+
+@runtime_checkable
+class CriterionChecker(Protocol):
+    """Checks one success criterion of one submission.
+
+    ``check`` returns a bool, or a :class:`~arena_core.models.CriterionResult` for partial
+    credit or for "not checkable" with a reason.
+    """
+
+    type: str
+
+    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> bool | CriterionResult: ...
+
+
+@runtime_checkable
+class DifficultyAdjuster(Protocol):
+    """Turns the unadjusted overall score of a task of difficulty ``name`` into the final one."""
+
+    name: str
+
+    def adjust(self, score: float) -> float: ...
+
+
+class Resolver(Protocol):
+    """Given to ``Metric.bind``: looks up the components a composite metric is built from."""
+
+    def metric(self, slot: str) -> Metric:
+        """The bound metric configured for ``slot`` (by default the metric named ``slot``)."""
+        ...
+
+    def checkers(self) -> Mapping[str, CriterionChecker]:
+        """All registered criterion checkers by type."""
+        ...
+
+
+def bind(component: Metric, resolver: Resolver) -> Metric:
+    """``component.bind(resolver)`` when it has one, else the component itself."""
+    binder = getattr(component, "bind", None)
+    return binder(resolver) if binder is not None else component
+

@@ -1,0 +1,169 @@
+"""Scoring one submission: the engine's hot path.
+
+A :class:`Scorer` resolves, once, which metric fills every slot of every weight profile,
+binds composite metrics to their parts and checks every configured name. Scoring a
+submission then calls plain methods: no plugin lookup, no hook dispatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from arena_core.config import ScoringConfig
+from arena_core.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
+from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric, bind
+from arena_core.models import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
+from arena_core.registry import Components
+
+__all__ = ["Scorer"]
+
+
+class Scorer:
+    """Scores submissions with the components and configuration it was built with.
+
+    :raises UnknownComponentError: a configured name, or a metric a profile needs, is not registered.
+    """
+
+    def __init__(self, components: Components, config: ScoringConfig) -> None:
+        self.components = components
+        self.config = config
+        self._bound: dict[str, Metric] = {}
+        self._binding: list[str] = []
+        for profile_name in config.category_profiles.values():
+            components.weight_profiles[profile_name]
+        for adjuster_name in config.difficulty_adjusters.values():
+            components.difficulty_adjusters[adjuster_name]
+        for slot in config.metrics:
+            self.metric(slot)
+        for profile in components.weight_profiles.values():
+            for dimension in profile.weights:
+                self.metric(dimension)
+
+    # -- Resolver protocol, used by composite metrics while binding ---------------------------
+
+    def metric(self, slot: str) -> Metric:
+        """The bound metric that fills ``slot``."""
+        bound = self._bound.get(slot)
+        if bound is not None:
+            return bound
+        if slot in self._binding:
+            cycle = " -> ".join((*self._binding, slot))
+            raise PluginError(f"metrics refer to each other in a cycle: {cycle}")
+        name = self.config.metrics.get(slot, slot)
+        try:
+            component = self.components.metrics[name]
+        except UnknownComponentError as exc:
+            raise UnknownComponentError(f"slot {slot!r}: {exc}") from None
+        self._binding.append(slot)
+        try:
+            bound = bind(component, self)
+        finally:
+            self._binding.pop()
+        self._bound[slot] = bound
+        return bound
+
+    def checkers(self) -> Mapping[str, CriterionChecker]:
+        return self.components.checkers
+
+    # -- per task -------------------------------------------------------------------------------
+
+    def profile_for(self, task: Task) -> WeightProfile:
+        """The weight profile for the task's category (``default`` without one)."""
+        category = task.category or "default"
+        name = self.config.category_profiles.get(category, category)
+        profiles = self.components.weight_profiles
+        if name not in profiles:
+            raise ValidationError(
+                f"task {task.id!r}",
+                "category",
+                f"a category with a weight profile ({', '.join(profiles)}){closest(name, profiles)}; "
+                "map other categories to a profile with the category_profiles setting",
+                task.category,
+            )
+        return profiles[name]
+
+    def adjuster_for(self, task: Task) -> DifficultyAdjuster | None:
+        """The difficulty adjuster for the task, ``None`` when it has no difficulty."""
+        if task.difficulty is None:
+            return None
+        name = self.config.difficulty_adjusters.get(task.difficulty, task.difficulty)
+        adjusters = self.components.difficulty_adjusters
+        if name not in adjusters:
+            raise ValidationError(
+                f"task {task.id!r}",
+                "difficulty",
+                f"one of {', '.join(adjusters)}{closest(name, adjusters)}",
+                task.difficulty,
+            )
+        return adjusters[name]
+
+    # -- per submission ---------------------------------------------------------------------------
+
+    def evaluate(self, submission: Submission, task: Task, baseline: Baseline, evaluated_at: str) -> Evaluation:
+        """Score ``submission`` on ``task`` against ``baseline``.
+
+        :raises ValidationError: the submission lacks a figure a metric requires, belongs to
+            another task, or the task names an unknown category, difficulty or criterion type.
+        :raises PluginError: a metric failed or returned a score outside 0-100.
+        """
+        if submission.task_id is not None and submission.task_id != task.id:
+            raise ValidationError(
+                f"submission {submission.id!r}", "task_id", f"{task.id!r}, the task it is scored on",
+                submission.task_id,
+            )
+        profile = self.profile_for(task)
+        adjuster = self.adjuster_for(task)
+        scores: dict[str, float] = {}
+        parts: dict[str, float] = {}
+        criteria: tuple[CriterionResult, ...] = ()
+        overall = 0.0
+        for dimension, weight in profile.weights.items():
+            metric = self._bound[dimension]
+            for required in metric.requires:
+                if getattr(submission, required) is None:
+                    raise ValidationError(
+                        f"submission {submission.id!r}", required,
+                        f"a value (the {metric.name!r} metric needs it)",
+                    )
+            try:
+                result = metric.score(submission, task, baseline)
+            except ArenaError:
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"metric {metric.name!r} ({self._owner(metric)}) failed on submission {submission.id!r}: {exc!r}"
+                ) from exc
+            if isinstance(result, float | int):
+                value = result
+            else:
+                value = result.value
+                parts.update(result.parts)
+                if result.criteria:
+                    criteria = result.criteria
+            if not 0.0 <= value <= 100.0:
+                raise PluginError(
+                    f"metric {metric.name!r} ({self._owner(metric)}) scored submission {submission.id!r} "
+                    f"{value!r}; expected a score from 0 to 100"
+                )
+            scores[dimension] = value
+            overall += value * weight
+        adjusted = adjuster.adjust(overall) if adjuster is not None else overall
+        return Evaluation(
+            submission_id=submission.id,
+            task_id=task.id,
+            overall_score=round(adjusted, 2),
+            scores={d: round(v, 2) for d, v in scores.items()},
+            weights=profile.weights,
+            weight_profile=profile.name,
+            unadjusted_overall_score=round(overall, 2),
+            evaluated_at=evaluated_at,
+            difficulty=adjuster.name if adjuster is not None else None,
+            metric_scores={p: round(v, 2) for p, v in parts.items()},
+            criteria=criteria,
+            tool=submission.tool,
+            model=submission.model,
+        )
+
+    def _owner(self, metric: Metric) -> str:
+        registry = self.components.metrics
+        return f"plugin {registry.owner(metric.name)!r}" if metric.name in registry else "unregistered"

@@ -1,0 +1,157 @@
+"""The spec's metrics: token, tool-call and iteration efficiency, efficiency, speed, cost, correctness.
+
+Each formula is the spec's, branch for branch, so the default configuration reproduces the
+spec's numbers exactly. Where the spec's comments promise something its code does not do
+(a "logarithmic" token score that is linear), the code is what is kept; see
+``docs/spec-notes.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import field, frozen
+
+from arena_core import hookimpl
+from arena_core.composite import WeightedSum
+from arena_core.errors import ValidationError, closest
+from arena_core.interfaces import CriterionChecker, Resolver, Score
+from arena_core.models import Baseline, CriterionResult, Submission, Task
+
+
+def linear_score(value: float, low: float, high: float) -> float:
+    """100 at or below ``low``, 0 at or above ``high``, linear in between (lower is better).
+
+    The spec writes the token score as ``min(100, ratio * 100)`` and the others as
+    ``ratio * 100``; between the two bounds ``ratio < 1``, so both are this.
+    """
+    if value <= low:
+        return 100.0
+    if value >= high:
+        return 0.0
+    return (high - value) / (high - low) * 100.0
+
+
+class TokenEfficiency:
+    """Fewer tokens, higher score: linear between the baseline's min and max tokens."""
+
+    name = "token_efficiency"
+    requires = ("total_tokens",)
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        return linear_score(submission.total_tokens, baseline.min_tokens, baseline.max_tokens)  # type: ignore[arg-type]
+
+
+class ToolCallEfficiency:
+    """Fewer tool calls, higher score: linear between the baseline's min and max calls."""
+
+    name = "tool_call_efficiency"
+    requires = ("tool_calls",)
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        return linear_score(submission.tool_calls, baseline.min_tool_calls, baseline.max_tool_calls)  # type: ignore[arg-type]
+
+
+class IterationEfficiency:
+    """100 for one iteration, -15 per extra iteration down to 50 up to the median, then -10 each."""
+
+    name = "iteration_efficiency"
+    requires: tuple[str, ...] = ()
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        iterations = submission.iterations
+        median = baseline.median_iterations
+        if iterations == 1:
+            return 100.0
+        if iterations <= median:
+            return max(50.0, 100.0 - (iterations - 1) * 15.0)
+        return max(0.0, 50.0 - (iterations - median) * 10.0)
+
+
+class Speed:
+    """Faster, higher score: ``ratio ** 0.7`` between the baseline's min and max time; 50 when unmeasured."""
+
+    name = "speed"
+    requires: tuple[str, ...] = ()
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        time = submission.execution_time
+        if not time:
+            return 50.0
+        if time <= baseline.min_execution_time:
+            return 100.0
+        if time >= baseline.max_execution_time:
+            return 0.0
+        ratio = (baseline.max_execution_time - time) / (baseline.max_execution_time - baseline.min_execution_time)
+        return min(100.0, (ratio**0.7) * 100.0)
+
+
+class Cost:
+    """Cheaper, higher score: linear between the baseline's min and max cost; 50 when unmeasured."""
+
+    name = "cost"
+    requires: tuple[str, ...] = ()
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        cost = submission.estimated_cost
+        if not cost:
+            return 50.0
+        return linear_score(cost, baseline.min_cost, baseline.max_cost)
+
+
+@frozen
+class Correctness:
+    """Weighted share of the task's success criteria met (the spec's pass rate with equal weights).
+
+    A task without criteria scores 100, as in the spec. A checker that raises does not stop
+    scoring: its criterion earns nothing and the evaluation records why.
+    """
+
+    checkers: Mapping[str, CriterionChecker] = field(factory=dict)
+    name = "correctness"
+    requires = ()
+
+    def bind(self, resolver: Resolver) -> Correctness:
+        return Correctness(resolver.checkers())
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score:
+        criteria = task.success_criteria
+        if not criteria:
+            return Score(100.0)
+        results = tuple(self._check(i, submission, task) for i in range(len(criteria)))
+        total_weight = sum(r.weight for r in results)
+        if total_weight == 0:
+            raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
+        earned = sum(r.credit * r.weight for r in results)
+        return Score(earned / total_weight * 100.0, criteria=results)
+
+    def _check(self, index: int, submission: Submission, task: Task) -> CriterionResult:
+        criterion = task.success_criteria[index]
+        checker = self.checkers.get(criterion.type)
+        if checker is None:
+            raise ValidationError(
+                f"task {task.id!r}",
+                f"success_criteria.{index}.type",
+                f"a registered criterion type ({', '.join(self.checkers)}){closest(criterion.type, self.checkers)}",
+                criterion.type,
+            )
+        try:
+            verdict = checker.check(submission, criterion, task)
+        except ValidationError:
+            raise
+        except Exception as exc:
+            return CriterionResult(criterion.type, "error", 0.0, criterion.weight, f"{type(exc).__name__}: {exc}")
+        if isinstance(verdict, bool):
+            return CriterionResult(criterion.type, "passed" if verdict else "failed", float(verdict), criterion.weight)
+        return CriterionResult(criterion.type, verdict.status, verdict.credit, criterion.weight, verdict.reason)
+
+
+#: The spec's combined efficiency score.
+EFFICIENCY = WeightedSum(
+    "efficiency", {"token_efficiency": 0.5, "tool_call_efficiency": 0.3, "iteration_efficiency": 0.2}
+)
+
+
+@hookimpl
+def arena_register_metrics() -> list[object]:
+    return [TokenEfficiency(), ToolCallEfficiency(), IterationEfficiency(), EFFICIENCY, Speed(), Cost(), Correctness()]
