@@ -69,6 +69,12 @@ class Registry(Mapping[str, C]):
                 f"no {self.family.label} named {name!r} is registered{closest(name, self._items)} (registered: {known})"
             ) from None
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._items.get(name, default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)
 

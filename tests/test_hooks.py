@@ -1,0 +1,125 @@
+"""One test per hook (test_hook_<name>), and meta-tests that keep hooks, tests and docs in step."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+from arena_core import Arena, WeightProfile, hookimpl, hookspecs
+from arena_core.manager import get_plugin_manager
+
+DOCS = Path(__file__).parent.parent / "docs"
+HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("arena_"))
+SUB = {"id": "s", "total_tokens": 3000, "tool_calls": 5}
+
+
+def _arena_with(plugin: object, config: dict | None = None) -> Arena:
+    pm = get_plugin_manager(autoload=False)
+    pm.register(plugin, name="under-test")
+    return Arena(config, plugin_manager=pm)
+
+
+def test_hook_arena_register_metrics(baseline: dict) -> None:
+    class HalfTokens:
+        name = "half_tokens"
+        requires = ("total_tokens",)
+
+        def score(self, submission, task, baseline):
+            return 50.0 if submission.total_tokens > baseline.median_tokens else 100.0
+
+    class Plugin:
+        @hookimpl
+        def arena_register_metrics(self):
+            return [HalfTokens()]
+
+    arena = _arena_with(Plugin(), {"metrics": {"token_efficiency": "half_tokens"}})
+    assert arena.components.metrics.owner("half_tokens") == "under-test"
+    ev = arena.evaluate({**SUB, "total_tokens": 9000}, {"id": "t"}, baseline)
+    assert ev.metric_scores["token_efficiency"] == 50.0  # the part was swapped inside the composite
+    with pytest.raises(ValueError, match="total_tokens"):
+        arena.evaluate({"id": "s", "tool_calls": 1}, {"id": "t"}, baseline)
+
+
+def test_hook_arena_register_criterion_checkers(baseline: dict) -> None:
+    class ReadmeWritten:
+        type = "readme_written"
+
+        def check(self, submission, criterion, task):
+            return "README.md" in submission.files_created
+
+    class Plugin:
+        @hookimpl
+        def arena_register_criterion_checkers(self):
+            return [ReadmeWritten()]
+
+    arena = _arena_with(Plugin())
+    task = {"id": "t", "success_criteria": [{"type": "readme_written"}, {"type": "no_errors"}]}
+    assert arena.evaluate({**SUB, "files_created": ["README.md"]}, task, baseline).correctness_score == 100.0
+    assert arena.evaluate(SUB, task, baseline).correctness_score == 50.0
+
+
+def test_hook_arena_register_weight_profiles(baseline: dict) -> None:
+    class Plugin:
+        @hookimpl
+        def arena_register_weight_profiles(self):
+            return [WeightProfile("security", {"correctness": 0.7, "efficiency": 0.3})]
+
+    arena = _arena_with(Plugin())
+    ev = arena.evaluate({**SUB, "success": False}, {"id": "t", "category": "security",
+                                                    "success_criteria": [{"type": "no_errors"}]}, baseline)
+    assert ev.weight_profile == "security"
+    assert list(ev.scores) == ["correctness", "efficiency"]
+    assert ev.overall_score == round(0.0 * 0.7 + ev.scores["efficiency"] * 0.3, 2)
+
+
+def test_hook_arena_register_difficulty_adjusters(baseline: dict) -> None:
+    class Expert:
+        name = "expert"
+
+        def adjust(self, score):
+            return min(100.0, score + 10.0)
+
+    class Plugin:
+        @hookimpl
+        def arena_register_difficulty_adjusters(self):
+            return [Expert()]
+
+    arena = _arena_with(Plugin())
+    ev = arena.evaluate(SUB, {"id": "t", "difficulty": "expert"}, baseline)
+    assert ev.difficulty == "expert"
+    assert ev.overall_score == pytest.approx(ev.unadjusted_overall_score + 10.0, abs=0.0100001)
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_has_a_test(hook: str) -> None:
+    assert f"test_hook_{hook}" in globals(), f"no test_hook_{hook} in tests/test_hooks.py"
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_is_documented_where_declared(hook: str) -> None:
+    doc = inspect.getdoc(getattr(hookspecs, hook)) or ""
+    assert ":return:" in doc and "versionadded" in doc, f"{hook}'s docstring lacks :return: or versionadded"
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_every_hook_has_a_docs_page_with_its_signature(hook: str) -> None:
+    page = DOCS / "hooks" / f"{hook}.md"
+    assert page.exists(), f"missing {page}"
+    signature = f"{hook}{inspect.signature(getattr(hookspecs, hook)).replace(return_annotation=inspect.Signature.empty)}"
+    assert f"# {signature}" in page.read_text()
+
+
+def _python_blocks(page: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+
+
+@pytest.mark.parametrize("page", sorted((DOCS / "hooks").glob("*.md")), ids=lambda p: p.stem)
+def test_hook_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocks = _python_blocks(page)
+    assert blocks, f"{page.name} has no runnable example"
+    namespace: dict = {"__name__": f"docs_{page.stem}"}
+    for block in blocks:
+        exec(compile(block, str(page), "exec"), namespace)

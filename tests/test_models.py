@@ -1,0 +1,100 @@
+"""Models and the dict boundary: spec-shaped dicts in, clear errors for bad input, dicts out."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from arena_core import Baseline, Evaluation, Submission, Task, ValidationError, structure, to_dict
+from arena_core.models import SuccessCriterion
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "message"),
+    [
+        ({"id": "s1", "total_tokens": -5}, "total_tokens", "submission 's1': total_tokens: expected a finite number >= 0, got -5"),
+        ({"id": "s1", "total_tokens": "12"}, "total_tokens", "submission 's1': total_tokens: expected a whole number, got '12'"),
+        ({"id": "s1", "tool_calls": 2.5}, "tool_calls", "expected a whole number, got 2.5"),
+        ({"id": "s1", "execution_time": math.nan}, "execution_time", "expected a finite number >= 0, got nan"),
+        ({"id": "s1", "execution_time": math.inf}, "execution_time", "expected a finite number >= 0, got inf"),
+        ({"id": "s1", "estimated_cost": "cheap"}, "estimated_cost", "expected a number, got 'cheap'"),
+        ({"id": "s1", "iterations": 0}, "iterations", "expected a finite number >= 1, got 0"),
+        ({"id": "s1", "success": "false"}, "success", "expected true or false, got 'false'"),
+        ({"id": "s1", "files_created": "app.py"}, "files_created", "expected a list of strings, got 'app.py'"),
+        ({"id": "s1", "total_tokens": True}, "total_tokens", "expected a whole number, got True"),
+        ({"id": "s1", "correctness": 35.6}, "correctness", "expected a pass rate between 0 and 1, got 35.6"),
+        ({"id": "s1", "tests_passed": 5, "tests_total": 3}, "tests_passed", "expected at most tests_total (3), got 5"),
+        ({"total_tokens": 3}, "id", "submission: id: expected a value (the field is required)"),
+        ({"id": ""}, "id", "expected a non-empty string"),
+    ],
+)
+def test_bad_submission_fields_are_named(record: dict, field: str, message: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        structure(record, Submission)
+    assert info.value.field == field
+    assert message in str(info.value)
+
+
+def test_a_submission_that_is_not_a_mapping_is_refused() -> None:
+    with pytest.raises(ValidationError, match="expected a submission record"):
+        structure(["s1", 100], Submission)
+
+
+def test_nested_errors_name_the_path_inside_the_task() -> None:
+    with pytest.raises(ValidationError) as info:
+        structure({"id": "t1", "success_criteria": [{"type": "no_errors"}, {"type": "x", "weight": -1}]}, Task)
+    assert str(info.value) == "task 't1': success_criteria.1.weight: expected a finite number >= 0, got -1.0"
+    with pytest.raises(ValidationError, match=r"task 't1': success_criteria.0: expected a criterion table"):
+        structure({"id": "t1", "success_criteria": [{"file_path": "a.py"}]}, Task)
+    with pytest.raises(ValidationError, match=r"task 't1': default_baseline.min_tokens: expected a value"):
+        structure({"id": "t1", "default_baseline": {"median_tokens": 1}}, Task)
+
+
+def test_baseline_order_of_min_median_max_is_enforced(baseline: dict) -> None:
+    with pytest.raises(ValidationError, match="median_cost: expected min_cost <= median_cost <= max_cost"):
+        structure({**baseline, "median_cost": 5.0}, Baseline)
+
+
+def test_extra_keys_are_kept_under_meta_and_round_trip() -> None:
+    record = {"id": "s1", "total_tokens": 10, "tool_calls": 1, "run": "r7", "meta": {"date": "2025-01-01"}}
+    sub = structure(record, Submission)
+    assert sub.meta == {"run": "r7", "date": "2025-01-01"}
+    assert to_dict(sub) == {"id": "s1", "total_tokens": 10, "tool_calls": 1, "meta": {"run": "r7", "date": "2025-01-01"}}
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (Submission("s1", 10, 2, iterations=3, files_created=("a.py",)),
+         {"id": "s1", "total_tokens": 10, "tool_calls": 2, "iterations": 3, "files_created": ["a.py"]}),
+        (Task("t1", "debugging", "advanced", (SuccessCriterion("file_exists", {"file_path": "a.py"}),)),
+         {"id": "t1", "category": "debugging", "difficulty": "advanced",
+          "success_criteria": [{"type": "file_exists", "file_path": "a.py"}]}),
+        (Task("t2", success_criteria=(SuccessCriterion("tests_pass", weight=2.0, description="all green"),)),
+         {"id": "t2", "success_criteria": [{"type": "tests_pass", "weight": 2.0, "description": "all green"}]}),
+    ],
+)
+def test_round_trip(obj: object, expected: dict) -> None:
+    assert to_dict(obj) == expected
+    assert structure(expected, type(obj)) == obj
+
+
+def test_evaluation_round_trips_through_its_spec_dict(arena, baseline) -> None:
+    ev = arena.evaluate(
+        {"id": "s1", "total_tokens": 3000, "tool_calls": 5, "tool": "aider/diff"},
+        {"id": "t1", "category": "debugging", "success_criteria": [{"type": "no_errors"}]},
+        baseline,
+        evaluated_at="2026-01-01T00:00:00+00:00",
+    )
+    data = to_dict(ev)
+    assert data["breakdown"] == {"efficiency_weight": 0.25, "speed_weight": 0.35, "cost_weight": 0.15, "correctness_weight": 0.25}
+    assert data["speed_score"] == 50.0
+    assert structure(data, Evaluation) == ev
+
+
+def test_pass_rate_prefers_counts_over_the_reported_fraction() -> None:
+    assert Submission("s", tests_passed=3, tests_total=4, correctness=0.1).pass_rate == 0.75
+    assert Submission("s", correctness=0.4).pass_rate == 0.4
+    assert Submission("s").pass_rate is None
+    assert Submission("s", tests_passed=0, tests_total=0).pass_rate is None
