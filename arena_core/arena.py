@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from attrs import frozen
 
+from arena_core import ranking
+from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
 from arena_core.config import ScoringConfig
+from arena_core.errors import ValidationError
 from arena_core.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
 from arena_core.models import Baseline, Evaluation, Submission, Task
 from arena_core.registry import FAMILIES, Components, collect
@@ -79,6 +82,62 @@ class Arena:
             structure(baseline, Baseline),
             evaluated_at or datetime.now(timezone.utc).isoformat(),
         )
+
+    def compute_baseline(
+        self, task_id: str, submissions: Iterable[Submission | Mapping[str, Any]], *, task: Task | None = None
+    ) -> Baseline:
+        """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
+        (``task.default_baseline``) or the framework's :data:`~arena_core.baselines.DEFAULT_BASELINE`."""
+        subs = [structure(s, Submission) for s in submissions]
+        default = task.default_baseline if task is not None and task.default_baseline else DEFAULT_BASELINE
+        return compute_baseline(task_id, subs, default)
+
+    def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
+        """The spec's ``calculate_rankings``: best first, ties share a rank (1, 1, 3), with percentiles."""
+        return ranking.rank([structure(e, Evaluation) for e in evaluations])
+
+    def category_rankings(self, evaluations: Iterable[Evaluation | Mapping[str, Any]], metric: str) -> list[Evaluation]:
+        """Rank by one dimension (``efficiency``, ``speed``, ``cost``, ``correctness``); ties share a rank."""
+        return ranking.rank_by_metric([structure(e, Evaluation) for e in evaluations], metric)
+
+    def evaluate_many(
+        self,
+        submissions: Iterable[Submission | Mapping[str, Any]],
+        tasks: Mapping[str, Task | Mapping[str, Any]],
+        baselines: Mapping[str, Baseline | Mapping[str, Any]] | None = None,
+        *,
+        evaluated_at: str | None = None,
+    ) -> list[Evaluation]:
+        """Score, baseline and rank many submissions: one evaluation per submission, in input order,
+        with ``overall_ranking`` and ``percentile`` within its task.
+
+        :param tasks: task id to task; every submission's ``task_id`` must be among them.
+        :param baselines: task id to baseline; without one, a task's baseline is computed from its
+            submissions as :meth:`compute_baseline` does.
+        """
+        stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
+        subs = [structure(s, Submission) for s in submissions]
+        task_models = {task_id: structure(t, Task) for task_id, t in tasks.items()}
+        for task in task_models.values():
+            self._scorer.check_task(task)
+        by_task: dict[str, list[int]] = {}
+        for index, sub in enumerate(subs):
+            if sub.task_id not in task_models:
+                known = ", ".join(sorted(task_models)) or "none"
+                raise ValidationError(f"submission {sub.id!r}", "task_id", f"one of the given tasks ({known})", sub.task_id)
+            by_task.setdefault(sub.task_id, []).append(index)
+        results: list[Evaluation | None] = [None] * len(subs)
+        for task_id, indices in by_task.items():
+            task = task_models[task_id]
+            if baselines is not None and task_id in baselines:
+                baseline = structure(baselines[task_id], Baseline)
+            else:
+                default = task.default_baseline or DEFAULT_BASELINE
+                baseline = compute_baseline(task_id, [subs[i] for i in indices], default, now=stamp)
+            evaluations = [self._scorer.evaluate(subs[i], task, baseline, stamp) for i in indices]
+            for i, ev in zip(indices, ranking.annotate(evaluations)):
+                results[i] = ev
+        return results  # type: ignore[return-value]
 
     def plugins(self, *, include_builtins: bool = True) -> list[PluginInfo]:
         """What is loaded, from which distribution, and what each plugin registered; blocked names last."""

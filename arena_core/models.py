@@ -263,6 +263,8 @@ class Evaluation:
     """Rank within the task, filled in by ranking."""
     percentile: float | None = None
     """Percentile within the task, filled in by ranking."""
+    rankings: Mapping[str, int] = field(factory=dict)
+    """Dimension to rank within the task, filled in by per-metric ranking."""
 
     @property
     def efficiency_score(self) -> float | None:

@@ -97,6 +97,11 @@ class Scorer:
             )
         return adjusters[name]
 
+    def check_task(self, task: Task) -> None:
+        """Fail early, before any work, when the task's category or difficulty has no component."""
+        self.profile_for(task)
+        self.adjuster_for(task)
+
     # -- per submission ---------------------------------------------------------------------------
 
     def evaluate(self, submission: Submission, task: Task, baseline: Baseline, evaluated_at: str) -> Evaluation:

@@ -151,6 +151,7 @@ def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
         value = getattr(ev, key)
         if value is not None:
             out[key] = value
+    out.update({f"{name}_ranking": r for name, r in ev.rankings.items()})
     return out
 
 
@@ -188,6 +189,9 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
         model=value.get("model"),
         overall_ranking=value.get("overall_ranking"),
         percentile=value.get("percentile"),
+        rankings={
+            k.removesuffix("_ranking"): v for k, v in value.items() if k.endswith("_ranking") and k != "overall_ranking"
+        },
     )
 
 

@@ -1,1 +1,12 @@
-"""Bundled example data: a small, realistic arena (see README.md)."""
+"""Bundled example data: a small, realistic arena.
+
+12 tasks (all five categories, three difficulties) and 120 submissions from five tools, with
+telemetry gaps and three planted outliers, made by
+``arena_core.synthetic.generate_arena(seed=7)``. ``arena leaderboard --example`` scores it.
+"""
+
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SUBMISSIONS = HERE / "submissions.jsonl"
+TASKS = HERE / "tasks.json"

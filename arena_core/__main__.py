@@ -1,0 +1,3 @@
+from arena_core.cli import main
+
+main()

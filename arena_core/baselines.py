@@ -1,0 +1,79 @@
+"""Per-task baselines: the spec's dynamic statistics, and the documented defaults below 5 submissions."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from arena_core.errors import ValidationError
+from arena_core.models import Baseline, Submission
+
+__all__ = ["MIN_SUBMISSIONS", "DEFAULT_BASELINE", "compute_baseline"]
+
+#: Below this many submissions the spec does not trust a dynamic baseline.
+MIN_SUBMISSIONS = 5
+
+#: The framework's default baseline. Time and cost are the spec's own fallbacks; tokens,
+#: tool calls and iterations, which the spec leaves undefined, are set to the spread of
+#: typical agentic coding runs (a few thousand to a few hundred thousand tokens).
+DEFAULT_BASELINE = Baseline(
+    median_tokens=50_000, min_tokens=5_000, max_tokens=500_000,
+    median_tool_calls=20, min_tool_calls=1, max_tool_calls=100,
+    median_execution_time=300, min_execution_time=60, max_execution_time=1800,
+    median_cost=0.05, min_cost=0.01, max_cost=0.20,
+    median_iterations=2,
+)
+
+
+def _required(submissions: Sequence[Submission], field: str) -> list[float]:
+    values = []
+    for s in submissions:
+        value = getattr(s, field)
+        if value is None:
+            raise ValidationError(f"submission {s.id!r}", field, "a value (dynamic baselines need it)")
+        values.append(value)
+    return values
+
+
+def compute_baseline(
+    task_id: str,
+    submissions: Sequence[Submission],
+    default: Baseline = DEFAULT_BASELINE,
+    *,
+    now: str | None = None,
+) -> Baseline:
+    """The spec's ``calculate_task_baseline``: statistics of a task's submissions.
+
+    With fewer than :data:`MIN_SUBMISSIONS` submissions, ``default`` (the task's own default
+    baseline, or the framework's) is returned for the task, with ``submission_count`` 0.
+    Time and cost statistics use only submissions that measured them, falling back to the
+    spec's fixed values when none did.
+    """
+    stamp = now or datetime.now(timezone.utc).isoformat()
+    if len(submissions) < MIN_SUBMISSIONS:
+        return Baseline(**{**_fields(default), "task_id": task_id, "submission_count": 0, "last_updated": stamp})
+    tokens = _required(submissions, "total_tokens")
+    calls = _required(submissions, "tool_calls")
+    times = [s.execution_time for s in submissions if s.execution_time]
+    costs = [s.estimated_cost for s in submissions if s.estimated_cost]
+    quartiles = statistics.quantiles(tokens, n=4)
+    return Baseline(
+        submission_count=len(submissions),
+        median_tokens=statistics.median(tokens), min_tokens=min(tokens), max_tokens=max(tokens),
+        q25_tokens=quartiles[0], q75_tokens=quartiles[2],
+        median_tool_calls=statistics.median(calls), min_tool_calls=min(calls), max_tool_calls=max(calls),
+        median_execution_time=statistics.median(times) if times else 300,
+        min_execution_time=min(times) if times else 60,
+        max_execution_time=max(times) if times else 1800,
+        median_cost=statistics.median(costs) if costs else 0.05,
+        min_cost=min(costs) if costs else 0.01,
+        max_cost=max(costs) if costs else 0.20,
+        median_iterations=statistics.median(s.iterations for s in submissions),
+        task_id=task_id,
+        last_updated=stamp,
+    )
+
+
+def _fields(baseline: Baseline) -> dict[str, object]:
+    return {a.name: getattr(baseline, a.name) for a in baseline.__attrs_attrs__}  # type: ignore[attr-defined]

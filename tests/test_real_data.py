@@ -1,0 +1,38 @@
+"""Aider's public leaderboard runs: real telemetry, with the holes real telemetry has."""
+
+from __future__ import annotations
+
+import pytest
+
+from arena_core import Arena, ValidationError
+
+MAPPED = {"category_profiles": {"code_editing": "default"}}
+
+
+def test_unknown_real_category_is_reported_with_the_remedy(real_submissions, real_tasks) -> None:
+    with pytest.raises(ValidationError, match=r"task 'aider-polyglot': category: .*category_profiles.*got 'code_editing'"):
+        Arena(autoload=False).evaluate_many(real_submissions, real_tasks)
+
+
+def test_runs_without_tokens_are_named_not_scored(real_submissions, real_tasks) -> None:
+    with pytest.raises(ValidationError) as info:
+        Arena(MAPPED, autoload=False).evaluate_many(real_submissions, real_tasks)
+    assert info.value.field == "total_tokens"
+    assert info.value.record.startswith("submission 'aider-")
+
+
+def test_real_runs_score_once_the_missing_counts_are_supplied(real_submissions, real_tasks) -> None:
+    # Only the figures the leaderboards do not publish are filled in; time, cost and pass
+    # rates are the published ones, with their gaps (cost 0 = not recorded).
+    subs = [{"total_tokens": 0, "tool_calls": 0, **s} for s in real_submissions]
+    evaluations = Arena(MAPPED, autoload=False).evaluate_many(subs, real_tasks)
+    assert len(evaluations) == 181
+    by_id = {e.submission_id: e for e in evaluations}
+    for s in real_submissions:
+        ev = by_id[s["id"]]
+        assert ev.correctness_score == round(s["correctness"] * 100, 2)  # tests_pass credit = pass rate
+        if "estimated_cost" not in s:
+            assert ev.cost_score == 50.0
+    refactor = [e for e in evaluations if e.task_id == "aider-refactor"]
+    assert {e.weight_profile for e in refactor} == {"refactoring"}
+    assert sorted(e.overall_ranking for e in refactor)[0] == 1
