@@ -1,0 +1,37 @@
+"""The README and docs show what the code does: their examples run and their output is current."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+
+def _blocks(path: Path, lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", path.read_text(), flags=re.S)
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/embedding.md"])
+def test_python_examples_run(page: str) -> None:
+    namespace: dict = {"__name__": "docs_example"}
+    for block in _blocks(ROOT / page, "python"):
+        exec(compile(block, page, "exec"), namespace)
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    commands = _blocks(ROOT / "README.md", "bash")[:2]
+    assert commands == ["pip install . && arena leaderboard --example\n", "pip install -e '.[test]' && python -m pytest\n"]
+    assert "pip install -e '.[test]' && python -m pytest" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_shows_the_current_leaderboard() -> None:
+    shown = _blocks(ROOT / "README.md", "text")[0]
+    printed = subprocess.run(
+        [sys.executable, "-m", "arena_core", "leaderboard", "--example"], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown == printed
