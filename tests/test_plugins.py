@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -217,7 +218,8 @@ print(json.dumps({"plugins": plugins, "evaluation": ev}))
 @pytest.fixture(scope="module")
 def installed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(EXAMPLE)]
+    source = shutil.copytree(EXAMPLE, tmp_path_factory.mktemp("src") / "example_plugin")  # builds leave files behind
+    command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(source)]
     subprocess.run(command, check=True, capture_output=True, text=True)
     return target
 

@@ -6,6 +6,7 @@ scores 0 instead of 50).
 """
 
 from arena_core import hookimpl
+from arena_plugins.metrics import linear_score
 
 
 class HasTests:
@@ -27,11 +28,7 @@ class FrugalCost:
         cost = submission.estimated_cost
         if not cost:
             return 0.0
-        if cost <= baseline.min_cost:
-            return 100.0
-        if cost >= baseline.max_cost:
-            return 0.0
-        return (baseline.max_cost - cost) / (baseline.max_cost - baseline.min_cost) * 100.0
+        return linear_score(cost, baseline.min_cost, baseline.max_cost)
 
 
 @hookimpl
