@@ -8,8 +8,10 @@ from typing import Any
 
 from attrs import frozen
 
-from arena_core import ranking
-from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
+from arena_core import quality, ranking
+from arena_core.baselines import DEFAULT_BASELINE, compute_baseline, scope_key
+from arena_core.bias import BiasFinding, detect_bias
+from arena_core.quality import Outlier
 from arena_core.config import ScoringConfig
 from arena_core.errors import ValidationError
 from arena_core.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
@@ -61,6 +63,7 @@ class Arena:
         )
         self.components: Components = collect(self.plugin_manager)
         self._scorer = Scorer(self.components, self.config)
+        self._interval = self.components.interval_methods[self.config.confidence_interval]
 
     def evaluate(
         self,
@@ -89,16 +92,39 @@ class Arena:
         """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
         (``task.default_baseline``) or the framework's :data:`~arena_core.baselines.DEFAULT_BASELINE`."""
         subs = [structure(s, Submission) for s in submissions]
-        default = task.default_baseline if task is not None and task.default_baseline else DEFAULT_BASELINE
-        return compute_baseline(task_id, subs, default)
+        return compute_baseline(task_id, subs, _default_baseline(task))
 
     def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
-        """The spec's ``calculate_rankings``: best first, ties share a rank (1, 1, 3), with percentiles."""
-        return ranking.rank([structure(e, Evaluation) for e in evaluations])
+        """The spec's ``calculate_rankings``: best first, ties share a rank (1, 1, 3), with percentiles.
+
+        Entries whose tool has fewer than ``min_submissions_per_tool`` evaluations in the list
+        are ranked and marked ``provisional``.
+        """
+        evs = [structure(e, Evaluation) for e in evaluations]
+        return ranking.rank(evs, self._provisional(e.tool for e in evs))
 
     def category_rankings(self, evaluations: Iterable[Evaluation | Mapping[str, Any]], metric: str) -> list[Evaluation]:
         """Rank by one dimension (``efficiency``, ``speed``, ``cost``, ``correctness``); ties share a rank."""
         return ranking.rank_by_metric([structure(e, Evaluation) for e in evaluations], metric)
+
+    def confidence_interval(
+        self, scores: Sequence[float], confidence_level: float = 0.95, *, method: str | None = None
+    ) -> tuple[float, float]:
+        """Confidence interval of the mean score, by the configured method (the spec's by default)."""
+        chosen = self.components.interval_methods[method] if method else self._interval
+        return chosen.interval(list(scores), confidence_level)
+
+    def detect_outliers(self, submissions: Iterable[Submission | Mapping[str, Any]]) -> list[Outlier]:
+        """The spec's ``detect_outliers``; ``to_dict`` gives its ``{submission_id, flags, recommended_action}``."""
+        return quality.detect_outliers([structure(s, Submission) for s in submissions])
+
+    def validate(self, evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
+        """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well."""
+        return quality.validate(evaluation, total_tokens)
+
+    def detect_bias(self, evaluations: Iterable[Evaluation | Mapping[str, Any]], *, z: float = 1.96) -> list[BiasFinding]:
+        """Per tool and dimension, its mean against the others', flagged beyond ``z`` standard errors."""
+        return detect_bias([structure(e, Evaluation) for e in evaluations], z=z)
 
     def evaluate_many(
         self,
@@ -112,8 +138,8 @@ class Arena:
         with ``overall_ranking`` and ``percentile`` within its task.
 
         :param tasks: task id to task; every submission's ``task_id`` must be among them.
-        :param baselines: task id to baseline; without one, a task's baseline is computed from its
-            submissions as :meth:`compute_baseline` does.
+        :param baselines: task id to baseline; without one, baselines are computed from the
+            submissions as :meth:`compute_baseline` does, grouped by the configured ``baseline_scope``.
         """
         stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
         subs = [structure(s, Submission) for s in submissions]
@@ -126,18 +152,32 @@ class Arena:
                 known = ", ".join(sorted(task_models)) or "none"
                 raise ValidationError(f"submission {sub.id!r}", "task_id", f"one of the given tasks ({known})", sub.task_id)
             by_task.setdefault(sub.task_id, []).append(index)
-        results: list[Evaluation | None] = [None] * len(subs)
+        given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
+        provisional = self._provisional(s.tool for s in subs)
+        results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
+        scope = self.config.baseline_scope
         for task_id, indices in by_task.items():
             task = task_models[task_id]
-            if baselines is not None and task_id in baselines:
-                baseline = structure(baselines[task_id], Baseline)
+            if task_id in given:
+                task_baselines = {}
             else:
-                default = task.default_baseline or DEFAULT_BASELINE
-                baseline = compute_baseline(task_id, [subs[i] for i in indices], default, now=stamp)
-            evaluations = [self._scorer.evaluate(subs[i], task, baseline, stamp) for i in indices]
-            for i, ev in zip(indices, ranking.annotate(evaluations)):
+                groups: dict[tuple[str | None, ...], list[Submission]] = {}
+                for i in indices:
+                    groups.setdefault(scope_key(subs[i], scope), []).append(subs[i])
+                default = _default_baseline(task)
+                task_baselines = {key: compute_baseline(task_id, group, default, now=stamp) for key, group in groups.items()}
+            evaluations = [
+                self._scorer.evaluate(
+                    subs[i], task, given[task_id] if task_id in given else task_baselines[scope_key(subs[i], scope)], stamp
+                )
+                for i in indices
+            ]
+            for i, ev in zip(indices, ranking.annotate(evaluations, provisional)):
                 results[i] = ev
-        return results  # type: ignore[return-value]
+        return results
+
+    def _provisional(self, tools: Iterable[str | None]) -> frozenset[str | None]:
+        return ranking.provisional_tools(tools, self.config.min_submissions_per_tool)
 
     def plugins(self, *, include_builtins: bool = True) -> list[PluginInfo]:
         """What is loaded, from which distribution, and what each plugin registered; blocked names last."""
@@ -163,3 +203,7 @@ class Arena:
             )
         infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
         return infos
+
+
+def _default_baseline(task: Task | None) -> Baseline:
+    return task.default_baseline if task is not None and task.default_baseline else DEFAULT_BASELINE

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from arena_core.errors import ValidationError
 from arena_core.models import Baseline, Submission
 
-__all__ = ["MIN_SUBMISSIONS", "DEFAULT_BASELINE", "compute_baseline"]
+__all__ = ["MIN_SUBMISSIONS", "DEFAULT_BASELINE", "compute_baseline", "scope_key"]
 
 #: Below this many submissions the spec does not trust a dynamic baseline.
 MIN_SUBMISSIONS = 5
@@ -24,6 +24,17 @@ DEFAULT_BASELINE = Baseline(
     median_cost=0.05, min_cost=0.01, max_cost=0.20,
     median_iterations=2,
 )
+
+
+def scope_key(submission: Submission, scope: str) -> tuple[str | None, ...]:
+    """The group a submission's baseline is computed over: its task, plus tool and/or model by ``scope``."""
+    if scope == "task":
+        return (submission.task_id,)
+    if scope == "task_tool":
+        return (submission.task_id, submission.tool)
+    if scope == "task_model":
+        return (submission.task_id, submission.model)
+    return (submission.task_id, submission.tool, submission.model)
 
 
 def _required(submissions: Sequence[Submission], field: str) -> list[float]:

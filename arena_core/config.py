@@ -8,10 +8,27 @@ adjuster.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from attrs import field, frozen
 
-__all__ = ["ScoringConfig"]
+from arena_core.errors import ValidationError
+
+__all__ = ["BASELINE_SCOPES", "ScoringConfig"]
+
+#: How submissions are grouped for dynamic baselines: per task (the spec), or per task and
+#: tool, model, or tool and model (the spec's "comparable baselines").
+BASELINE_SCOPES = ("task", "task_tool", "task_model", "task_tool_model")
+
+
+def _scope(instance: Any, attribute: Any, value: str) -> None:
+    if value not in BASELINE_SCOPES:
+        raise ValidationError("configuration", attribute.name, f"one of {', '.join(BASELINE_SCOPES)}", value)
+
+
+def _at_least_one(instance: Any, attribute: Any, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError("configuration", attribute.name, "a whole number >= 1", value)
 
 
 def _mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -35,3 +52,9 @@ class ScoringConfig:
     """Task difficulty to difficulty adjuster name."""
     disabled_plugins: tuple[str, ...] = field(default=(), converter=_names)
     """Plugins never to load, by registered name (built-in or entry point)."""
+    confidence_interval: str = "spec"
+    """Name of the registered interval method: ``spec`` (default), ``student_t`` or ``bootstrap``."""
+    baseline_scope: str = field(default="task", validator=_scope)
+    """Group submissions for dynamic baselines by task (default) or also by tool and/or model."""
+    min_submissions_per_tool: int = field(default=5, validator=_at_least_one)
+    """Tools with fewer submissions than this are ranked but marked ``provisional``."""

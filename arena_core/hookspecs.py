@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric
+    from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
     from arena_core.models import WeightProfile
 
 __all__ = ["NAME", "hookspec", "hookimpl"]
@@ -94,6 +94,21 @@ def arena_register_difficulty_adjusters() -> Sequence[DifficultyAdjuster]:
 
     :return: the plugin's adjusters. All plugins' results are collected; duplicate names raise
         :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_register_interval_methods() -> Sequence[IntervalMethod]:
+    """Register confidence-interval methods for score distributions.
+
+    A method has a unique ``name`` and ``interval(scores, confidence_level) -> (low, high)``
+    (see :class:`arena_core.interfaces.IntervalMethod`); the configuration's
+    ``confidence_interval`` setting picks one by name (the spec's method by default).
+
+    :return: the plugin's interval methods. All plugins' results are collected; duplicate
+        names raise :class:`~arena_core.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
     """

@@ -7,7 +7,7 @@ the plugin's name, not halfway through a batch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -15,7 +15,7 @@ from attrs import field, frozen
 if TYPE_CHECKING:
     from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
 
-__all__ = ["Metric", "Score", "CriterionChecker", "DifficultyAdjuster", "Resolver", "bind"]
+__all__ = ["Metric", "Score", "CriterionChecker", "DifficultyAdjuster", "IntervalMethod", "Resolver", "bind"]
 
 
 @frozen
@@ -67,6 +67,15 @@ class DifficultyAdjuster(Protocol):
     name: str
 
     def adjust(self, score: float) -> float: ...
+
+
+@runtime_checkable
+class IntervalMethod(Protocol):
+    """A confidence interval for the mean of a list of scores (0-100)."""
+
+    name: str
+
+    def interval(self, scores: Sequence[float], confidence_level: float) -> tuple[float, float]: ...
 
 
 class Resolver(Protocol):

@@ -39,6 +39,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "checkers": "arena_plugins.checkers",
     "weights": "arena_plugins.weights",
     "difficulty": "arena_plugins.difficulty",
+    "intervals": "arena_plugins.intervals",
 }
 
 DISABLED_PLUGINS_ENV = "ARENA_DISABLED_PLUGINS"

@@ -265,6 +265,8 @@ class Evaluation:
     """Percentile within the task, filled in by ranking."""
     rankings: Mapping[str, int] = field(factory=dict)
     """Dimension to rank within the task, filled in by per-metric ranking."""
+    provisional: bool = False
+    """Set by ranking when the submission's tool has too few submissions to be ranked reliably."""
 
     @property
     def efficiency_score(self) -> float | None:

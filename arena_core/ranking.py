@@ -9,14 +9,15 @@ strictly below a score, found with ``list.index`` on a sorted list (quadratic ov
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence, Set
 
 import attrs
 
 from arena_core.errors import ValidationError
 from arena_core.models import Evaluation
 
-__all__ = ["annotate", "competition_ranks", "percentile", "rank", "rank_by_metric"]
+__all__ = ["annotate", "competition_ranks", "percentile", "provisional_tools", "rank", "rank_by_metric"]
 
 
 def percentile(score: float, sorted_scores: Sequence[float]) -> float:
@@ -34,18 +35,26 @@ def competition_ranks(scores_best_first: Sequence[float]) -> list[int]:
     return ranks
 
 
-def annotate(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
-    """The evaluations in input order, each with its ``overall_ranking`` and ``percentile``."""
-    return _ranked(evaluations)[1]
+def annotate(evaluations: Sequence[Evaluation], provisional_tools: Set[str | None] = frozenset()) -> list[Evaluation]:
+    """The evaluations in input order, each with its ``overall_ranking`` and ``percentile``,
+    and marked ``provisional`` when its tool is in ``provisional_tools``."""
+    return _ranked(evaluations, provisional_tools)[1]
 
 
-def rank(evaluations: Sequence[Evaluation]) -> list[Evaluation]:
+def rank(evaluations: Sequence[Evaluation], provisional_tools: Set[str | None] = frozenset()) -> list[Evaluation]:
     """The spec's ``calculate_rankings``: best first, with ``overall_ranking`` and ``percentile``."""
-    order, annotated = _ranked(evaluations)
+    order, annotated = _ranked(evaluations, provisional_tools)
     return [annotated[i] for i in order]
 
 
-def _ranked(evaluations: Sequence[Evaluation]) -> tuple[list[int], list[Evaluation]]:
+def provisional_tools(tools: Iterable[str | None], minimum: int) -> frozenset[str | None]:
+    """Tools that appear fewer than ``minimum`` times."""
+    return frozenset(tool for tool, count in Counter(tools).items() if count < minimum)
+
+
+def _ranked(
+    evaluations: Sequence[Evaluation], provisional: Set[str | None]
+) -> tuple[list[int], list[Evaluation]]:
     """(best-first order of indices, evaluations annotated in input order).
 
     Sorting indices by the spec's key with ``reverse=True`` gives the order the spec's
@@ -61,7 +70,12 @@ def _ranked(evaluations: Sequence[Evaluation]) -> tuple[list[int], list[Evaluati
     annotated = list(evaluations)
     for i, r in zip(order, ranks):
         ev = evaluations[i]
-        annotated[i] = attrs.evolve(ev, overall_ranking=r, percentile=percentile(ev.overall_score, ascending))
+        annotated[i] = attrs.evolve(
+            ev,
+            overall_ranking=r,
+            percentile=percentile(ev.overall_score, ascending),
+            provisional=ev.tool in provisional,
+        )
     return order, annotated
 
 

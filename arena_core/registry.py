@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar
 from attrs import frozen
 
 from arena_core.errors import ArenaError, DuplicateComponentError, PluginError, UnknownComponentError, closest
-from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric
+from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
 from arena_core.manager import ArenaPluginManager
 from arena_core.models import WeightProfile
 
@@ -48,6 +48,9 @@ FAMILIES: dict[str, Family[Any]] = {
     "difficulty_adjusters": Family(
         "difficulty adjuster", "arena_register_difficulty_adjusters", "name",
         lambda c: isinstance(c, DifficultyAdjuster),
+    ),
+    "interval_methods": Family(
+        "interval method", "arena_register_interval_methods", "name", lambda c: isinstance(c, IntervalMethod)
     ),
 }
 
@@ -106,6 +109,7 @@ class Components:
     checkers: Registry[CriterionChecker]
     weight_profiles: Registry[WeightProfile]
     difficulty_adjusters: Registry[DifficultyAdjuster]
+    interval_methods: Registry[IntervalMethod]
 
     def by_plugin(self) -> dict[str, dict[str, list[str]]]:
         """Plugin name -> family -> names it registered."""

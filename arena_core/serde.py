@@ -152,13 +152,15 @@ def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
         if value is not None:
             out[key] = value
     out.update({f"{name}_ranking": r for name, r in ev.rankings.items()})
+    if ev.provisional:
+        out["provisional"] = True
     return out
 
 
 _EVALUATION_KEYS = frozenset(
     ("submission_id", "task_id", "overall_score", "breakdown", "weight_profile", "difficulty",
      "unadjusted_overall_score", "metric_scores", "criteria", "evaluated_at", "tool", "model",
-     "overall_ranking", "percentile")
+     "overall_ranking", "percentile", "provisional")
 )
 
 
@@ -192,6 +194,7 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
         rankings={
             k.removesuffix("_ranking"): v for k, v in value.items() if k.endswith("_ranking") and k != "overall_ranking"
         },
+        provisional=_structure_bool(value.get("provisional", False), bool),
     )
 
 

@@ -79,5 +79,5 @@ def test_usage_error_without_inputs() -> None:
 def test_plugins_lists_builtins_with_all_and_json() -> None:
     assert CliRunner().invoke(main, ["plugins"]).output.strip() == "No third-party plugins installed."
     listed = json.loads(CliRunner().invoke(main, ["plugins", "--all", "--json"]).output)
-    assert [p["name"] for p in listed] == ["metrics", "checkers", "weights", "difficulty"]
+    assert [p["name"] for p in listed] == ["metrics", "checkers", "weights", "difficulty", "intervals"]
     assert listed[1]["components"]["checkers"] == ["file_exists", "no_errors", "min_functionality", "tests_pass"]

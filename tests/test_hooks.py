@@ -93,6 +93,23 @@ def test_hook_arena_register_difficulty_adjusters(baseline: dict) -> None:
     assert ev.overall_score == pytest.approx(ev.unadjusted_overall_score + 10.0, abs=0.0100001)
 
 
+def test_hook_arena_register_interval_methods() -> None:
+    class MinMax:
+        name = "min_max"
+
+        def interval(self, scores, confidence_level):
+            return (min(scores), max(scores))
+
+    class Plugin:
+        @hookimpl
+        def arena_register_interval_methods(self):
+            return [MinMax()]
+
+    arena = _arena_with(Plugin(), {"confidence_interval": "min_max"})
+    assert arena.confidence_interval([40.0, 55.5, 70.0]) == (40.0, 70.0)
+    assert arena.confidence_interval([40.0, 55.5, 70.0], method="spec") != (40.0, 70.0)
+
+
 @pytest.mark.parametrize("hook", HOOKS)
 def test_every_hook_has_a_test(hook: str) -> None:
     assert f"test_hook_{hook}" in globals(), f"no test_hook_{hook} in tests/test_hooks.py"

@@ -146,7 +146,7 @@ def test_component_of_the_wrong_shape_is_refused() -> None:
         Arena(plugin_manager=pm)
 
 
-@pytest.mark.parametrize("name", sorted(set(DEFAULT_PLUGINS) - {"metrics"}))
+@pytest.mark.parametrize("name", sorted(set(DEFAULT_PLUGINS) - {"metrics", "intervals"}))
 def test_builtins_are_listed_and_blockable_by_name(name: str) -> None:
     listed = {p.name: p for p in Arena(autoload=False).plugins()}
     assert listed[name].builtin and not listed[name].blocked and listed[name].components
@@ -157,6 +157,11 @@ def test_builtins_are_listed_and_blockable_by_name(name: str) -> None:
 def test_blocking_the_builtin_metrics_needs_replacements() -> None:
     with pytest.raises(UnknownComponentError, match="slot 'efficiency': no metric named 'efficiency'"):
         Arena(autoload=False, blocked=("metrics",))
+
+
+def test_blocking_the_builtin_intervals_needs_a_replacement() -> None:
+    with pytest.raises(UnknownComponentError, match="no interval method named 'spec' is registered"):
+        Arena(autoload=False, blocked=("intervals",))
 
 
 def test_a_blocked_builtin_can_be_replaced_under_the_same_names(baseline: dict) -> None:
