@@ -8,10 +8,12 @@ from typing import Any
 
 from attrs import frozen
 
-from arena_core import quality, ranking
+from arena_core import pipeline, quality, ranking
 from arena_core.baselines import DEFAULT_BASELINE, compute_baseline, scope_key
 from arena_core.bias import BiasFinding, detect_bias
+from arena_core.pipeline import BatchResult
 from arena_core.quality import Outlier
+from arena_core.store import Store
 from arena_core.config import ScoringConfig
 from arena_core.errors import ValidationError
 from arena_core.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
@@ -62,7 +64,9 @@ class Arena:
             autoload=autoload, blocked=(*self.config.disabled_plugins, *blocked)
         )
         self.components: Components = collect(self.plugin_manager)
-        self._scorer = Scorer(self.components, self.config)
+        self.scorer = Scorer(self.components, self.config)
+        #: The baseline used below 5 submissions when a task has no default of its own.
+        self.default_baseline: Baseline = DEFAULT_BASELINE
         self._interval = self.components.interval_methods[self.config.confidence_interval]
 
     def evaluate(
@@ -79,7 +83,7 @@ class Arena:
 
         :raises ValidationError: naming the record and field, for any invalid input.
         """
-        return self._scorer.evaluate(
+        return self.scorer.evaluate(
             structure(submission, Submission),
             structure(task, Task),
             structure(baseline, Baseline),
@@ -92,13 +96,13 @@ class Arena:
         """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
         (``task.default_baseline``) or the framework's :data:`~arena_core.baselines.DEFAULT_BASELINE`."""
         subs = [structure(s, Submission) for s in submissions]
-        return compute_baseline(task_id, subs, _default_baseline(task))
+        return compute_baseline(task_id, subs, _default_baseline(task, self.default_baseline))
 
     def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
         """The spec's ``calculate_rankings``: best first, ties share a rank (1, 1, 3), with percentiles.
 
-        Entries whose tool has fewer than ``min_submissions_per_tool`` evaluations in the list
-        are ranked and marked ``provisional``.
+        Pass the evaluations of one task, as the spec does. Entries whose tool has fewer than
+        ``min_submissions_per_tool`` evaluations in the list are ranked and marked ``provisional``.
         """
         evs = [structure(e, Evaluation) for e in evaluations]
         return ranking.rank(evs, self._provisional(e.tool for e in evs))
@@ -135,7 +139,8 @@ class Arena:
         evaluated_at: str | None = None,
     ) -> list[Evaluation]:
         """Score, baseline and rank many submissions: one evaluation per submission, in input order,
-        with ``overall_ranking`` and ``percentile`` within its task.
+        with ``overall_ranking`` and ``percentile`` within its task (``provisional`` when its tool
+        has fewer than ``min_submissions_per_tool`` submissions on the task).
 
         :param tasks: task id to task; every submission's ``task_id`` must be among them.
         :param baselines: task id to baseline; without one, baselines are computed from the
@@ -145,7 +150,7 @@ class Arena:
         subs = [structure(s, Submission) for s in submissions]
         task_models = {task_id: structure(t, Task) for task_id, t in tasks.items()}
         for task in task_models.values():
-            self._scorer.check_task(task)
+            self.scorer.check_task(task)
         by_task: dict[str, list[int]] = {}
         for index, sub in enumerate(subs):
             if sub.task_id not in task_models:
@@ -153,7 +158,6 @@ class Arena:
                 raise ValidationError(f"submission {sub.id!r}", "task_id", f"one of the given tasks ({known})", sub.task_id)
             by_task.setdefault(sub.task_id, []).append(index)
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
-        provisional = self._provisional(s.tool for s in subs)
         results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
         scope = self.config.baseline_scope
         for task_id, indices in by_task.items():
@@ -164,20 +168,34 @@ class Arena:
                 groups: dict[tuple[str | None, ...], list[Submission]] = {}
                 for i in indices:
                     groups.setdefault(scope_key(subs[i], scope), []).append(subs[i])
-                default = _default_baseline(task)
+                default = _default_baseline(task, self.default_baseline)
                 task_baselines = {key: compute_baseline(task_id, group, default, now=stamp) for key, group in groups.items()}
             evaluations = [
-                self._scorer.evaluate(
+                self.scorer.evaluate(
                     subs[i], task, given[task_id] if task_id in given else task_baselines[scope_key(subs[i], scope)], stamp
                 )
                 for i in indices
             ]
+            provisional = self._provisional(subs[i].tool for i in indices)
             for i, ev in zip(indices, ranking.annotate(evaluations, provisional)):
                 results[i] = ev
         return results
 
     def _provisional(self, tools: Iterable[str | None]) -> frozenset[str | None]:
         return ranking.provisional_tools(tools, self.config.min_submissions_per_tool)
+
+    async def process_batch(
+        self,
+        submissions: Iterable[Submission | Mapping[str, Any]],
+        *,
+        store: Store,
+        tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
+    ) -> BatchResult:
+        """The spec's evaluation pipeline over ``store``, as one transaction (see :mod:`arena_core.pipeline`).
+
+        :param tasks: tasks to store with the batch; other tasks must already be in the store.
+        """
+        return await pipeline.process_batch(self, submissions, store, tasks)
 
     def plugins(self, *, include_builtins: bool = True) -> list[PluginInfo]:
         """What is loaded, from which distribution, and what each plugin registered; blocked names last."""
@@ -205,5 +223,5 @@ class Arena:
         return infos
 
 
-def _default_baseline(task: Task | None) -> Baseline:
-    return task.default_baseline if task is not None and task.default_baseline else DEFAULT_BASELINE
+def _default_baseline(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:
+    return task.default_baseline if task is not None and task.default_baseline else fallback

@@ -120,7 +120,7 @@ def leaderboard(submissions: Path | None, tasks: Path | None, example: bool, by:
     \b
     Examples:
       arena leaderboard --example
-      arena leaderboard runs.jsonl --tasks tasks.json --by submission --task debugging-004
+      arena leaderboard runs.jsonl --tasks tasks.json --by submission --task debugging-009
     """
     evaluations = _score(submissions, tasks, example)
     if task_id is not None:

@@ -56,5 +56,6 @@ class ScoringConfig:
     """Name of the registered interval method: ``spec`` (default), ``student_t`` or ``bootstrap``."""
     baseline_scope: str = field(default="task", validator=_scope)
     """Group submissions for dynamic baselines by task (default) or also by tool and/or model."""
-    min_submissions_per_tool: int = field(default=5, validator=_at_least_one)
-    """Tools with fewer submissions than this are ranked but marked ``provisional``."""
+    min_submissions_per_tool: int = field(default=3, validator=_at_least_one)
+    """A tool with fewer submissions than this on a task is ranked there but marked ``provisional``;
+    a tool with fewer in the whole arena is a provisional group in aggregate leaderboards."""

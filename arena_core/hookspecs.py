@@ -21,7 +21,8 @@ import pluggy
 
 if TYPE_CHECKING:
     from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
-    from arena_core.models import WeightProfile
+    from arena_core.models import Evaluation, WeightProfile
+    from arena_core.pipeline import BatchResult
 
 __all__ = ["NAME", "hookspec", "hookimpl"]
 
@@ -109,6 +110,37 @@ def arena_register_interval_methods() -> Sequence[IntervalMethod]:
 
     :return: the plugin's interval methods. All plugins' results are collected; duplicate
         names raise :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.1
+    """
+
+
+# ---------------------------------------------------------------------------
+# Pipeline lifecycle hooks (called by process_batch after its transaction commits)
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def arena_evaluation_completed(evaluation: Evaluation) -> None:
+    """Called once per evaluation of a batch, after the batch is committed to the store.
+
+    Use it to notify the submitter. It is not called for a batch that failed, so it never
+    announces a result that was rolled back. An exception raised here propagates to the caller
+    of ``process_batch``; the batch stays committed.
+
+    :param evaluation: the stored evaluation, with its rank and percentile within its task.
+    :return: nothing; return values are ignored. Every implementation is called.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_batch_completed(result: BatchResult) -> None:
+    """Called once per batch, after it is committed and after every ``arena_evaluation_completed``.
+
+    :param result: the batch's evaluations (input order), its outliers and the updated baselines.
+    :return: nothing; return values are ignored. Every implementation is called.
 
     .. versionadded:: 0.1
     """

@@ -85,7 +85,7 @@ def _plant_outlier(submission: dict[str, Any]) -> None:
 
 
 def generate_arena(
-    *, tasks: int = 12, submissions_per_task: int = 10, outliers: int = 3, seed: int = 7
+    *, tasks: int = 12, submissions_per_task: int = 15, outliers: int = 3, seed: int = 7
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``(tasks, submissions)`` as spec-shaped dicts; submissions cycle through :data:`TOOLS`."""
     rng = random.Random(seed)

@@ -27,7 +27,7 @@ def test_leaderboard_on_the_bundled_example_ranks_all_five_tools() -> None:
     assert len(body) == 5 and [row[0] for row in body][0] == "1"
     overall = [float(row[3]) for row in body]
     assert overall == sorted(overall, reverse=True)
-    assert sum(int(row[2]) for row in body) == 120
+    assert sum(int(row[2]) for row in body) == 180
 
 
 def test_score_emits_one_evaluation_per_submission_in_input_order(tmp_path: Path) -> None:
@@ -36,14 +36,14 @@ def test_score_emits_one_evaluation_per_submission_in_input_order(tmp_path: Path
     evaluations = [json.loads(line) for line in result.output.splitlines()]
     ids = [json.loads(line)["id"] for line in SUBMISSIONS.read_text().splitlines()]
     assert [e["submission_id"] for e in evaluations] == ids
-    assert all(1 <= e["overall_ranking"] <= 10 for e in evaluations)
+    assert all(1 <= e["overall_ranking"] <= 15 for e in evaluations)
 
 
 def test_per_task_submission_view_is_ranked(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["leaderboard", "--example", "--by", "submission", "--task", "debugging-004"])
+    result = CliRunner().invoke(main, ["leaderboard", "--example", "--by", "submission", "--task", "debugging-009"])
     assert result.exit_code == 0
     ranks = [int(line.split()[1]) for line in result.output.splitlines()[2:]]
-    assert ranks == sorted(ranks) and ranks[0] == 1 and len(ranks) == 10
+    assert ranks == sorted(ranks) and ranks[0] == 1 and len(ranks) == 15
 
 
 @pytest.mark.parametrize(

@@ -110,6 +110,42 @@ def test_hook_arena_register_interval_methods() -> None:
     assert arena.confidence_interval([40.0, 55.5, 70.0], method="spec") != (40.0, 70.0)
 
 
+def _pipeline_run(listener: object, runs: list[dict]):
+    import asyncio
+
+    from arena_core.store import MemoryStore
+
+    return asyncio.run(_arena_with(listener).process_batch(runs, store=MemoryStore(), tasks={"t": {"id": "t"}}))
+
+
+RUNS = [{"id": f"r{i}", "task_id": "t", "total_tokens": 1000 * (i + 1), "tool_calls": i} for i in range(6)]
+
+
+def test_hook_arena_evaluation_completed() -> None:
+    heard: list = []
+
+    class Listener:
+        @hookimpl
+        def arena_evaluation_completed(self, evaluation):
+            heard.append((evaluation.submission_id, evaluation.overall_ranking))
+
+    result = _pipeline_run(Listener(), RUNS)
+    assert heard == [(e.submission_id, e.overall_ranking) for e in result.evaluations]
+    assert [h[0] for h in heard] == [r["id"] for r in RUNS]
+
+
+def test_hook_arena_batch_completed() -> None:
+    heard: list = []
+
+    class Listener:
+        @hookimpl
+        def arena_batch_completed(self, result):
+            heard.append(result)
+
+    result = _pipeline_run(Listener(), RUNS)
+    assert heard == [result] and result.baselines["t"].submission_count == 6
+
+
 @pytest.mark.parametrize("hook", HOOKS)
 def test_every_hook_has_a_test(hook: str) -> None:
     assert f"test_hook_{hook}" in globals(), f"no test_hook_{hook} in tests/test_hooks.py"
@@ -125,7 +161,7 @@ def test_every_hook_is_documented_where_declared(hook: str) -> None:
 def test_every_hook_has_a_docs_page_with_its_signature(hook: str) -> None:
     page = DOCS / "hooks" / f"{hook}.md"
     assert page.exists(), f"missing {page}"
-    signature = f"{hook}{inspect.signature(getattr(hookspecs, hook)).replace(return_annotation=inspect.Signature.empty)}"
+    signature = f"{hook}({', '.join(inspect.signature(getattr(hookspecs, hook)).parameters)})"
     assert f"# {signature}" in page.read_text()
 
 

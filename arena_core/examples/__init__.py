@@ -1,6 +1,7 @@
 """Bundled example data: a small, realistic arena.
 
-12 tasks (all five categories, three difficulties) and 120 submissions from five tools, with
+12 tasks (all five categories, three difficulties) and 180 submissions from five tools (three
+per tool and task), with
 telemetry gaps and three planted outliers, made by
 ``arena_core.synthetic.generate_arena(seed=7)``. ``arena leaderboard --example`` scores it.
 """

@@ -1,0 +1,70 @@
+"""An in-memory store, for tests and for hosts that persist elsewhere."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from arena_core.models import Baseline, Evaluation, Submission, Task
+
+__all__ = ["MemoryStore"]
+
+
+class _Tables:
+    def __init__(self) -> None:
+        self.tasks: dict[str, Task] = {}
+        self.baselines: dict[str, Baseline] = {}
+        self.submissions: dict[str, Submission] = {}
+        self.evaluations: dict[str, Evaluation] = {}
+
+
+class _MemoryTransaction:
+    def __init__(self, tables: _Tables) -> None:
+        self._t = tables
+
+    def get_task(self, task_id: str) -> Task | None:
+        return self._t.tasks.get(task_id)
+
+    def put_task(self, task: Task) -> None:
+        self._t.tasks[task.id] = task
+
+    def get_baseline(self, key: str) -> Baseline | None:
+        return self._t.baselines.get(key)
+
+    def put_baseline(self, key: str, baseline: Baseline) -> None:
+        self._t.baselines[key] = baseline
+
+    def submissions(self, task_id: str) -> list[Submission]:
+        return [s for s in self._t.submissions.values() if s.task_id == task_id]
+
+    def put_submission(self, submission: Submission) -> None:
+        self._t.submissions[submission.id] = submission
+
+    def evaluations(self, task_id: str) -> list[Evaluation]:
+        return [e for e in self._t.evaluations.values() if e.task_id == task_id]
+
+    def put_evaluation(self, evaluation: Evaluation) -> None:
+        self._t.evaluations[evaluation.submission_id] = evaluation
+
+
+class MemoryStore:
+    """Keeps everything in dicts. A transaction works on a copy that replaces the tables on
+    success and is dropped on failure; transactions are serialised by a lock."""
+
+    def __init__(self) -> None:
+        self._tables = _Tables()
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[_MemoryTransaction]:
+        with self._lock:
+            if not write:
+                yield _MemoryTransaction(self._tables)
+                return
+            working = copy.copy(self._tables)
+            for name in ("tasks", "baselines", "submissions", "evaluations"):
+                setattr(working, name, dict(getattr(self._tables, name)))
+            yield _MemoryTransaction(working)
+            self._tables = working

@@ -1,0 +1,230 @@
+"""The evaluation pipeline over the memory and SQLite stores."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from arena_core import Arena, PluginError, ValidationError, hookimpl, to_dict
+from arena_core.manager import get_plugin_manager
+from arena_core.ranking import competition_ranks
+from arena_core.store import MemoryStore, SQLiteStore, Store
+from arena_core.synthetic import generate_arena
+
+TASKS, SUBS = generate_arena(tasks=4, submissions_per_task=12, outliers=2, seed=5)
+TASK_MAP = {t["id"]: t for t in TASKS}
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "arena.db")
+
+
+def snapshot(store: Store) -> dict:
+    with store.transaction(write=False) as tx:
+        return {
+            t: (to_dict(tx.get_task(t)), [to_dict(s) for s in tx.submissions(t)],
+                [to_dict(e) for e in tx.evaluations(t)], to_dict(tx.get_baseline(t)))
+            for t in TASK_MAP
+        }
+
+
+def run(arena: Arena, subs: list, store: Store, tasks: dict | None = TASK_MAP):
+    return asyncio.run(arena.process_batch(subs, store=store, tasks=tasks))
+
+
+def test_one_batch_on_an_empty_store_equals_evaluate_many(arena: Arena, store: Store) -> None:
+    result = run(arena, SUBS, store)
+    expected = arena.evaluate_many(SUBS, TASK_MAP)
+
+    def strip(ev):
+        return {k: v for k, v in to_dict(ev).items() if k != "evaluated_at"}
+
+    assert [strip(e) for e in result.evaluations] == [strip(e) for e in expected]
+    assert {o.submission_id for o in result.outliers} == {s["id"] for s in SUBS if s.get("meta", {}).get("planted_outlier")}
+    assert set(result.baselines) == set(TASK_MAP)
+
+
+def test_later_batches_are_ranked_among_everything_stored(arena: Arena, store: Store) -> None:
+    run(arena, SUBS[::2], store)
+    run(arena, SUBS[1::2], store)
+    with store.transaction(write=False) as tx:
+        for task_id in TASK_MAP:
+            evaluations = tx.evaluations(task_id)
+            assert len(evaluations) == 12
+            best_first = sorted(evaluations, key=lambda e: e.overall_ranking)
+            assert [e.overall_ranking for e in best_first] == competition_ranks([e.overall_score for e in best_first])
+            assert tx.get_baseline(task_id).submission_count == 12
+
+
+def test_resubmission_replaces_instead_of_duplicating(arena: Arena, store: Store) -> None:
+    run(arena, SUBS, store)
+    before = snapshot(store)
+    run(arena, SUBS[:5], store)
+    after = snapshot(store)
+    for task_id in TASK_MAP:
+        assert len(after[task_id][1]) == len(before[task_id][1]) and len(after[task_id][2]) == len(before[task_id][2])
+    changed = {**SUBS[0], "total_tokens": SUBS[0]["total_tokens"] * 3}
+    run(arena, [changed], store)
+    with store.transaction(write=False) as tx:
+        stored = [s for s in tx.submissions(changed["task_id"]) if s.id == changed["id"]]
+        assert len(stored) == 1 and stored[0].total_tokens == changed["total_tokens"]
+
+
+def test_duplicate_ids_in_one_batch_and_unknown_tasks_are_refused(arena: Arena, store: Store) -> None:
+    with pytest.raises(ValidationError, match="an id unique within the batch"):
+        run(arena, [SUBS[0], SUBS[0]], store)
+    with pytest.raises(ValidationError, match="a task known to the store"):
+        run(arena, SUBS[:3], store, tasks=None)
+
+
+class _FailOn:
+    """A metric that raises on one submission: a failure halfway through scoring."""
+
+    name = "speed_or_fail"
+    requires = ()
+
+    def __init__(self, victim: str) -> None:
+        self.victim = victim
+
+    def score(self, submission, task, baseline):
+        if submission.id == self.victim:
+            raise RuntimeError("injected failure")
+        return 50.0
+
+
+def test_failure_halfway_through_scoring_leaves_the_store_as_it_was(arena: Arena, store: Store) -> None:
+    run(arena, SUBS[:20], store)
+    before = snapshot(store)
+
+    class Plugin:
+        @hookimpl
+        def arena_register_metrics(self):
+            return [_FailOn(SUBS[40]["id"])]
+
+    pm = get_plugin_manager(autoload=False)
+    pm.register(Plugin(), name="failing")
+    failing = Arena({"metrics": {"speed": "speed_or_fail"}}, plugin_manager=pm)
+    with pytest.raises(PluginError, match="injected failure"):
+        run(failing, SUBS[20:], store)
+    assert snapshot(store) == before
+
+
+class _BreaksAfter:
+    """Wraps a store; its transaction raises after ``n`` writes, as a full disk would."""
+
+    def __init__(self, inner: Store, n: int) -> None:
+        self.inner, self.n = inner, n
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[object]:
+        outer = self
+
+        class Tx:
+            def __init__(self, tx):
+                self._tx, self.writes = tx, 0
+
+            def __getattr__(self, name):
+                attr = getattr(self._tx, name)
+                if not name.startswith("put_"):
+                    return attr
+
+                def put(*args):
+                    self.writes += 1
+                    if self.writes > outer.n:
+                        raise OSError("disk full")
+                    return attr(*args)
+
+                return put
+
+        with self.inner.transaction(write=write) as tx:
+            yield Tx(tx)
+
+
+def test_failure_halfway_through_writing_leaves_no_partial_rows(arena: Arena, store: Store) -> None:
+    run(arena, SUBS[:10], store)
+    before = snapshot(store)
+    with pytest.raises(OSError, match="disk full"):
+        run(arena, SUBS[10:], _BreaksAfter(store, 25))
+    assert snapshot(store) == before
+
+
+def test_notifications_follow_the_commit_and_only_it(store: Store) -> None:
+    seen: list = []
+
+    class Listener:
+        @hookimpl
+        def arena_evaluation_completed(self, evaluation):
+            with store.transaction(write=False) as tx:  # already committed when we hear of it
+                seen.append(("evaluation", evaluation.submission_id, len(tx.evaluations(evaluation.task_id))))
+
+        @hookimpl
+        def arena_batch_completed(self, result):
+            seen.append(("batch", len(result.evaluations)))
+
+    pm = get_plugin_manager(autoload=False)
+    pm.register(Listener(), name="listener")
+    arena = Arena(plugin_manager=pm)
+    run(arena, SUBS[:12], store)
+    assert seen[-1] == ("batch", 12)
+    assert [s[1] for s in seen[:-1]] == [s["id"] for s in SUBS[:12]]
+    assert all(count == 12 for _, _, count in seen[:-1])
+    seen.clear()
+    with pytest.raises(ValidationError):
+        run(arena, [SUBS[0], SUBS[0]], store)
+    assert seen == []
+
+
+def test_the_spec_flow_scores_against_the_stored_baseline(arena: Arena, store: Store) -> None:
+    run(arena, SUBS[:12], store)  # task 0's 12 submissions define its baseline
+    task_id = SUBS[0]["task_id"]
+    with store.transaction(write=False) as tx:
+        stored = tx.get_baseline(task_id)
+    newcomer = {**SUBS[0], "id": "late", "total_tokens": int(stored.max_tokens * 2)}
+    result = run(arena, [newcomer], store)
+    assert result.evaluations[0].metric_scores["token_efficiency"] == 0.0  # judged by the stored baseline
+    assert result.baselines[task_id].max_tokens == newcomer["total_tokens"]  # then the baseline moves
+    assert result.baselines[task_id].submission_count == 13
+
+
+def _write_batch(path: str, ids: list[int]) -> None:
+    arena = Arena(autoload=False)
+    store = SQLiteStore(path)
+    for chunk in range(0, len(ids), 4):
+        asyncio.run(arena.process_batch([SUBS[i] for i in ids[chunk:chunk + 4]], store=store, tasks=TASK_MAP))
+
+
+def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    SQLiteStore(path)
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_batch, args=(path, list(range(start, len(SUBS), 2)))) for start in (0, 1)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("SELECT COUNT(*) FROM submissions").fetchone()[0] == len(SUBS)
+        assert connection.execute("SELECT COUNT(*) FROM evaluations").fetchone()[0] == len(SUBS)
+    store = SQLiteStore(path)
+    with store.transaction(write=False) as tx:
+        for task_id in TASK_MAP:
+            ranks = sorted(e.overall_ranking for e in tx.evaluations(task_id))
+            scores = sorted((e.overall_score for e in tx.evaluations(task_id)), reverse=True)
+            assert ranks == competition_ranks(scores)
+
+
+def test_a_file_that_is_not_a_database_is_reported(tmp_path: Path) -> None:
+    from arena_core import ArenaError
+
+    bogus = tmp_path / "not.db"
+    bogus.write_text("this is not sqlite " * 100)
+    with pytest.raises(ArenaError, match="not a usable arena database"):
+        SQLiteStore(bogus)
