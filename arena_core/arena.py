@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+import attrs
 from attrs import frozen
 
 from arena_core import pipeline, quality, ranking
@@ -15,12 +16,12 @@ from arena_core.pipeline import BatchResult
 from arena_core.quality import Outlier
 from arena_core.store import Store
 from arena_core.config import ScoringConfig
-from arena_core.errors import ValidationError
+from arena_core.errors import ValidationError, closest
 from arena_core.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
 from arena_core.models import Baseline, Evaluation, Submission, Task
 from arena_core.registry import FAMILIES, Components, collect
 from arena_core.scoring import Scorer
-from arena_core.serde import structure
+from arena_core.serde import structure, structure_strict
 
 __all__ = ["Arena", "PluginInfo"]
 
@@ -66,7 +67,8 @@ class Arena:
         self.components: Components = collect(self.plugin_manager)
         self.scorer = Scorer(self.components, self.config)
         #: The baseline used below 5 submissions when a task has no default of its own.
-        self.default_baseline: Baseline = DEFAULT_BASELINE
+        self.default_baseline: Baseline = _configured_default(self.config.default_baseline)
+        self._structure = structure_strict if self.config.strict else structure
         self._interval = self.components.interval_methods[self.config.confidence_interval]
 
     def evaluate(
@@ -84,7 +86,7 @@ class Arena:
         :raises ValidationError: naming the record and field, for any invalid input.
         """
         return self.scorer.evaluate(
-            structure(submission, Submission),
+            self._structure(submission, Submission),
             structure(task, Task),
             structure(baseline, Baseline),
             evaluated_at or datetime.now(timezone.utc).isoformat(),
@@ -95,7 +97,7 @@ class Arena:
     ) -> Baseline:
         """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
         (``task.default_baseline``) or the framework's :data:`~arena_core.baselines.DEFAULT_BASELINE`."""
-        subs = [structure(s, Submission) for s in submissions]
+        subs = [self._structure(s, Submission) for s in submissions]
         return compute_baseline(task_id, subs, _default_baseline(task, self.default_baseline))
 
     def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
@@ -120,7 +122,7 @@ class Arena:
 
     def detect_outliers(self, submissions: Iterable[Submission | Mapping[str, Any]]) -> list[Outlier]:
         """The spec's ``detect_outliers``; ``to_dict`` gives its ``{submission_id, flags, recommended_action}``."""
-        return quality.detect_outliers([structure(s, Submission) for s in submissions])
+        return quality.detect_outliers([self._structure(s, Submission) for s in submissions])
 
     def validate(self, evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
         """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well."""
@@ -147,7 +149,7 @@ class Arena:
             submissions as :meth:`compute_baseline` does, grouped by the configured ``baseline_scope``.
         """
         stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
-        subs = [structure(s, Submission) for s in submissions]
+        subs = [self._structure(s, Submission) for s in submissions]
         task_models = {task_id: structure(t, Task) for task_id, t in tasks.items()}
         for task in task_models.values():
             self.scorer.check_task(task)
@@ -221,6 +223,14 @@ class Arena:
             )
         infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
         return infos
+
+
+def _configured_default(overrides: Mapping[str, float]) -> Baseline:
+    fields = {a.name for a in attrs.fields(Baseline)}
+    for key in overrides:
+        if key not in fields:
+            raise ValidationError("configuration", f"default_baseline.{key}", f"a baseline field{closest(key, fields)}")
+    return attrs.evolve(DEFAULT_BASELINE, **overrides)
 
 
 def _default_baseline(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:

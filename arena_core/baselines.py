@@ -6,7 +6,6 @@ import statistics
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from arena_core.errors import ValidationError
 from arena_core.models import Baseline, Submission
 
 __all__ = ["MIN_SUBMISSIONS", "DEFAULT_BASELINE", "compute_baseline", "scope_key"]
@@ -37,16 +36,6 @@ def scope_key(submission: Submission, scope: str) -> tuple[str | None, ...]:
     return (submission.task_id, submission.tool, submission.model)
 
 
-def _required(submissions: Sequence[Submission], field: str) -> list[float]:
-    values = []
-    for s in submissions:
-        value = getattr(s, field)
-        if value is None:
-            raise ValidationError(f"submission {s.id!r}", field, "a value (dynamic baselines need it)")
-        values.append(value)
-    return values
-
-
 def compute_baseline(
     task_id: str,
     submissions: Sequence[Submission],
@@ -58,22 +47,27 @@ def compute_baseline(
 
     With fewer than :data:`MIN_SUBMISSIONS` submissions, ``default`` (the task's own default
     baseline, or the framework's) is returned for the task, with ``submission_count`` 0.
-    Time and cost statistics use only submissions that measured them, falling back to the
-    spec's fixed values when none did.
+    Every statistic uses only the submissions that measured its figure, as the spec does for
+    time and cost; a figure nobody measured takes the spec's fixed values (time, cost) or
+    ``default``'s (tokens, tool calls). With every figure present this is the spec exactly.
     """
     stamp = now or datetime.now(timezone.utc).isoformat()
     if len(submissions) < MIN_SUBMISSIONS:
         return Baseline(**{**_fields(default), "task_id": task_id, "submission_count": 0, "last_updated": stamp})
-    tokens = _required(submissions, "total_tokens")
-    calls = _required(submissions, "tool_calls")
+    tokens = [s.total_tokens for s in submissions if s.total_tokens is not None]
+    calls = [s.tool_calls for s in submissions if s.tool_calls is not None]
     times = [s.execution_time for s in submissions if s.execution_time]
     costs = [s.estimated_cost for s in submissions if s.estimated_cost]
-    quartiles = statistics.quantiles(tokens, n=4)
+    quartiles = statistics.quantiles(tokens, n=4) if len(tokens) >= 2 else (None, None, None)
     return Baseline(
         submission_count=len(submissions),
-        median_tokens=statistics.median(tokens), min_tokens=min(tokens), max_tokens=max(tokens),
+        median_tokens=statistics.median(tokens) if tokens else default.median_tokens,
+        min_tokens=min(tokens) if tokens else default.min_tokens,
+        max_tokens=max(tokens) if tokens else default.max_tokens,
         q25_tokens=quartiles[0], q75_tokens=quartiles[2],
-        median_tool_calls=statistics.median(calls), min_tool_calls=min(calls), max_tool_calls=max(calls),
+        median_tool_calls=statistics.median(calls) if calls else default.median_tool_calls,
+        min_tool_calls=min(calls) if calls else default.min_tool_calls,
+        max_tool_calls=max(calls) if calls else default.max_tool_calls,
         median_execution_time=statistics.median(times) if times else 300,
         min_execution_time=min(times) if times else 60,
         max_execution_time=max(times) if times else 1800,

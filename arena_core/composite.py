@@ -8,6 +8,7 @@ touching the composite.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from attrs import field, frozen
@@ -33,24 +34,39 @@ class WeightedSum:
     bound: tuple[tuple[str, Metric, float], ...] = field(default=(), repr=False)
     """(slot, metric, weight) once bound; empty on the registered, unbound component."""
 
-    @property
-    def requires(self) -> tuple[str, ...]:
-        """Every field a part requires."""
-        return tuple(dict.fromkeys(f for _, metric, _ in self.bound for f in metric.requires))
+    #: A composite needs nothing itself: each part checks its own inputs (and the engine
+    #: applies the missing-telemetry policy to each part separately).
+    requires: tuple[str, ...] = field(default=(), init=False)
 
     def bind(self, resolver: Resolver) -> WeightedSum:
         return WeightedSum(
             self.name, self.parts, tuple((slot, resolver.metric(slot), w) for slot, w in self.parts.items())
         )
 
-    def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score:
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score | None:
+        """The weighted sum; parts that were not measured (``None``) are left out and the
+        remaining weights renormalised. ``None`` when no part was measured."""
         if not self.bound:
             raise RuntimeError(f"composite metric {self.name!r} was scored before it was bound")
         total = 0.0
         parts: dict[str, float] = {}
+        filled: dict[str, str] = {}
+        dropped = 0.0
         for slot, metric, weight in self.bound:
             result = metric.score(submission, task, baseline)
-            value = result if isinstance(result, float | int) else result.value
+            if result is None:
+                filled[slot] = "reweight"
+                dropped += weight
+                continue
+            if isinstance(result, float | int):
+                value = result
+            else:
+                value = result.value
+                filled.update(result.filled)
             parts[slot] = value
             total += value * weight
-        return Score(total, parts)
+        if not parts:
+            return None
+        if dropped:
+            total /= math.fsum(weight for slot, _, weight in self.bound if slot in parts)
+        return Score(total, parts, filled=filled)

@@ -14,11 +14,39 @@ from attrs import field, frozen
 
 from arena_core.errors import ValidationError
 
-__all__ = ["BASELINE_SCOPES", "ScoringConfig"]
+__all__ = ["BASELINE_SCOPES", "MISSING_POLICIES", "DEFAULT_MISSING", "ScoringConfig"]
 
 #: How submissions are grouped for dynamic baselines: per task (the spec), or per task and
 #: tool, model, or tool and model (the spec's "comparable baselines").
 BASELINE_SCOPES = ("task", "task_tool", "task_model", "task_tool_model")
+
+
+#: What a missing figure does to the metric that needs it: ``error`` (refuse the submission),
+#: ``neutral`` (the metric scores 50, the spec's rule for time and cost) or ``reweight``
+#: (leave the metric out and renormalise the remaining weights).
+MISSING_POLICIES = ("error", "neutral", "reweight")
+
+#: The spec's behaviour: tokens and tool calls are required; missing time and cost score 50.
+DEFAULT_MISSING: Mapping[str, str] = {
+    "total_tokens": "error",
+    "tool_calls": "error",
+    "execution_time": "neutral",
+    "estimated_cost": "neutral",
+}
+
+
+def _policies(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return {**DEFAULT_MISSING, **(value or {})}
+
+
+def _check_policies(instance: Any, attribute: Any, value: Mapping[str, str]) -> None:
+    for name, policy in value.items():
+        if policy not in MISSING_POLICIES:
+            raise ValidationError("configuration", f"missing.{name}", f"one of {', '.join(MISSING_POLICIES)}", policy)
+
+
+def _weight_tables(value: Mapping[str, Mapping[str, float]] | None) -> Mapping[str, Mapping[str, float]]:
+    return {name: dict(weights) for name, weights in (value or {}).items()}
 
 
 def _scope(instance: Any, attribute: Any, value: str) -> None:
@@ -59,3 +87,12 @@ class ScoringConfig:
     min_submissions_per_tool: int = field(default=3, validator=_at_least_one)
     """A tool with fewer submissions than this on a task is ranked there but marked ``provisional``;
     a tool with fewer in the whole arena is a provisional group in aggregate leaderboards."""
+    missing: Mapping[str, str] = field(factory=dict, converter=_policies, validator=_check_policies)
+    """Submission field to missing-telemetry policy (see :data:`MISSING_POLICIES`); fields not
+    listed keep :data:`DEFAULT_MISSING`, and any other required field is an ``error``."""
+    weights: Mapping[str, Mapping[str, float]] = field(factory=dict, converter=_weight_tables)
+    """Weight profile name to its weights; replaces a registered profile or adds a new one."""
+    default_baseline: Mapping[str, float] = field(factory=dict, converter=_mapping)
+    """Fields of the framework's default baseline to change (e.g. ``median_tokens``)."""
+    strict: bool = False
+    """Refuse records with keys that are not fields, instead of keeping them under ``meta``."""

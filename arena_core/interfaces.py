@@ -29,6 +29,8 @@ class Score:
     value: float
     parts: Mapping[str, float] = field(factory=dict)
     criteria: tuple[CriterionResult, ...] = ()
+    filled: Mapping[str, str] = field(factory=dict)
+    """Slot to the missing-telemetry policy that produced its score (``neutral``, ``reweight``)."""
 
 
 @runtime_checkable
@@ -36,15 +38,17 @@ class Metric(Protocol):
     """Scores one submission 0-100 against a task and its baseline.
 
     ``requires`` lists the submission fields the metric cannot do without (e.g.
-    ``("total_tokens",)``); the engine reports a submission that lacks one by name instead of
-    calling the metric. A metric built from other components implements
+    ``("total_tokens",)``); when one is missing the engine applies the configured policy
+    (refuse, score 50, or leave the metric out) instead of calling the metric. ``score`` may
+    itself return ``None`` for "not measured": the engine then leaves the metric out and
+    renormalises the remaining weights. A metric built from other components implements
     ``bind(resolver) -> Metric`` returning a copy wired to them (see :class:`Resolver`).
     """
 
     name: str
     requires: tuple[str, ...]
 
-    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score: ...
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score | None: ...
 
 
 @runtime_checkable

@@ -267,6 +267,9 @@ class Evaluation:
     """Dimension to rank within the task, filled in by per-metric ranking."""
     provisional: bool = False
     """Set by ranking when the submission's tool has too few submissions to be ranked reliably."""
+    filled: Mapping[str, str] = field(factory=dict)
+    """Metrics (by slot) whose input was missing, to the policy that filled them in
+    (``neutral``: scored 50; ``reweight``: left out). Every other metric was measured."""
 
     @property
     def efficiency_score(self) -> float | None:

@@ -7,6 +7,7 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from arena_core.config import ScoringConfig
@@ -14,6 +15,7 @@ from arena_core.errors import ArenaError, PluginError, UnknownComponentError, Va
 from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric, bind
 from arena_core.models import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
 from arena_core.registry import Components
+from arena_core.telemetry import guard
 
 __all__ = ["Scorer"]
 
@@ -29,13 +31,19 @@ class Scorer:
         self.config = config
         self._bound: dict[str, Metric] = {}
         self._binding: list[str] = []
+        #: Registered weight profiles, with the configuration's ``weights`` tables on top.
+        self.profiles: dict[str, WeightProfile] = {
+            **components.weight_profiles,
+            **{name: WeightProfile(name, weights) for name, weights in config.weights.items()},
+        }
         for profile_name in config.category_profiles.values():
-            components.weight_profiles[profile_name]
+            if profile_name not in self.profiles:
+                components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
         for adjuster_name in config.difficulty_adjusters.values():
             components.difficulty_adjusters[adjuster_name]
         for slot in config.metrics:
             self.metric(slot)
-        for profile in components.weight_profiles.values():
+        for profile in self.profiles.values():
             for dimension in profile.weights:
                 self.metric(dimension)
 
@@ -56,7 +64,7 @@ class Scorer:
             raise UnknownComponentError(f"slot {slot!r}: {exc}") from None
         self._binding.append(slot)
         try:
-            bound = bind(component, self)
+            bound = guard(bind(component, self), slot, self.config.missing)
         finally:
             self._binding.pop()
         self._bound[slot] = bound
@@ -71,7 +79,7 @@ class Scorer:
         """The weight profile for the task's category (``default`` without one)."""
         category = task.category or "default"
         name = self.config.category_profiles.get(category, category)
-        profiles = self.components.weight_profiles
+        profiles = self.profiles
         if name not in profiles:
             raise ValidationError(
                 f"task {task.id!r}",
@@ -107,8 +115,9 @@ class Scorer:
     def evaluate(self, submission: Submission, task: Task, baseline: Baseline, evaluated_at: str) -> Evaluation:
         """Score ``submission`` on ``task`` against ``baseline``.
 
-        :raises ValidationError: the submission lacks a figure a metric requires, belongs to
-            another task, or the task names an unknown category, difficulty or criterion type.
+        :raises ValidationError: the submission lacks a figure a metric requires (under the
+            ``error`` policy), belongs to another task, or the task names an unknown category,
+            difficulty or criterion type.
         :raises PluginError: a metric failed or returned a score outside 0-100.
         """
         if submission.task_id is not None and submission.task_id != task.id:
@@ -120,16 +129,12 @@ class Scorer:
         adjuster = self.adjuster_for(task)
         scores: dict[str, float] = {}
         parts: dict[str, float] = {}
+        filled: dict[str, str] = {}
         criteria: tuple[CriterionResult, ...] = ()
         overall = 0.0
-        for dimension, weight in profile.weights.items():
+        weights = profile.weights
+        for dimension, weight in weights.items():
             metric = self._bound[dimension]
-            for required in metric.requires:
-                if getattr(submission, required) is None:
-                    raise ValidationError(
-                        f"submission {submission.id!r}", required,
-                        f"a value (the {metric.name!r} metric needs it)",
-                    )
             try:
                 result = metric.score(submission, task, baseline)
             except ArenaError:
@@ -138,11 +143,15 @@ class Scorer:
                 raise PluginError(
                     f"metric {metric.name!r} ({self._owner(metric)}) failed on submission {submission.id!r}: {exc!r}"
                 ) from exc
+            if result is None:
+                filled[dimension] = "reweight"
+                continue
             if isinstance(result, float | int):
                 value = result
             else:
                 value = result.value
                 parts.update(result.parts)
+                filled.update(result.filled)
                 if result.criteria:
                     criteria = result.criteria
             if not 0.0 <= value <= 100.0:
@@ -152,13 +161,21 @@ class Scorer:
                 )
             scores[dimension] = value
             overall += value * weight
+        if len(scores) < len(weights):
+            if not scores:
+                raise ValidationError(
+                    f"submission {submission.id!r}", "(record)", "at least one measured metric; every metric was left out"
+                )
+            kept = math.fsum(weights[d] for d in scores)
+            overall /= kept
+            weights = {d: weights[d] / kept for d in scores}
         adjusted = adjuster.adjust(overall) if adjuster is not None else overall
         return Evaluation(
             submission_id=submission.id,
             task_id=task.id,
             overall_score=round(adjusted, 2),
             scores={d: round(v, 2) for d, v in scores.items()},
-            weights=profile.weights,
+            weights=weights,
             weight_profile=profile.name,
             unadjusted_overall_score=round(overall, 2),
             evaluated_at=evaluated_at,
@@ -167,6 +184,7 @@ class Scorer:
             criteria=criteria,
             tool=submission.tool,
             model=submission.model,
+            filled=filled,
         )
 
     def _owner(self, metric: Metric) -> str:

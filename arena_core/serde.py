@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 import cattrs
 from cattrs.errors import ClassValidationError, IterableValidationError
 
-from arena_core.errors import ValidationError
+from arena_core.errors import ValidationError, closest
 from arena_core.models import Baseline, CriterionResult, Evaluation, SuccessCriterion, Submission, Task
 
-__all__ = ["converter", "structure", "to_dict", "coerce"]
+__all__ = ["converter", "structure", "structure_strict", "to_dict", "coerce"]
 
 T = TypeVar("T")
 
@@ -154,13 +154,15 @@ def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
     out.update({f"{name}_ranking": r for name, r in ev.rankings.items()})
     if ev.provisional:
         out["provisional"] = True
+    if ev.filled:
+        out["filled"] = dict(ev.filled)
     return out
 
 
 _EVALUATION_KEYS = frozenset(
     ("submission_id", "task_id", "overall_score", "breakdown", "weight_profile", "difficulty",
      "unadjusted_overall_score", "metric_scores", "criteria", "evaluated_at", "tool", "model",
-     "overall_ranking", "percentile", "provisional")
+     "overall_ranking", "percentile", "provisional", "filled")
 )
 
 
@@ -195,6 +197,7 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
             k.removesuffix("_ranking"): v for k, v in value.items() if k.endswith("_ranking") and k != "overall_ranking"
         },
         provisional=_structure_bool(value.get("provisional", False), bool),
+        filled=_structure_mapping(value.get("filled", {}), dict),
     )
 
 
@@ -262,6 +265,20 @@ def structure(data: Any, cls: type[T]) -> T:
         raise ValidationError(record, field, str(leaf)) from None
     except KeyError as exc:
         raise ValidationError(_record_name(kind, data), str(exc.args[0]), "a value (the field is required)") from None
+
+
+def structure_strict(data: Any, cls: type[T]) -> T:
+    """Like :func:`structure`, but a key that is not a field of ``cls`` is an error (with a
+    suggestion) instead of going under ``meta``."""
+    if isinstance(data, Mapping):
+        known = [a.name for a in cls.__attrs_attrs__]  # type: ignore[attr-defined]
+        for key in data:
+            if key not in known:
+                raise ValidationError(
+                    _record_name(cls.__name__.lower(), data), str(key),
+                    f"a known field (strict mode){closest(str(key), known)}", data[key],
+                )
+    return structure(data, cls)
 
 
 def coerce(data: Any, cls: type[T]) -> T:

@@ -69,10 +69,14 @@ class IterationEfficiency:
 
 
 class Speed:
-    """Faster, higher score: ``ratio ** 0.7`` between the baseline's min and max time; 50 when unmeasured."""
+    """Faster, higher score: ``ratio ** 0.7`` between the baseline's min and max time.
+
+    Unmeasured time (missing or 0) scores 50, as in the spec; inside the engine the
+    ``missing.execution_time`` policy decides first (``neutral`` by default, the same 50).
+    """
 
     name = "speed"
-    requires: tuple[str, ...] = ()
+    requires = ("execution_time",)
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
         time = submission.execution_time
@@ -87,10 +91,14 @@ class Speed:
 
 
 class Cost:
-    """Cheaper, higher score: linear between the baseline's min and max cost; 50 when unmeasured."""
+    """Cheaper, higher score: linear between the baseline's min and max cost.
+
+    Unmeasured cost (missing or 0) scores 50, as in the spec; inside the engine the
+    ``missing.estimated_cost`` policy decides first (``neutral`` by default, the same 50).
+    """
 
     name = "cost"
-    requires: tuple[str, ...] = ()
+    requires = ("estimated_cost",)
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
         cost = submission.estimated_cost
