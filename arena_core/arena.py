@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -60,7 +60,7 @@ class Arena:
         autoload: bool | None = None,
         blocked: tuple[str, ...] = (),
     ) -> None:
-        self.config = structure(config or {}, ScoringConfig)
+        self.config = structure_strict(config or {}, ScoringConfig)
         self.plugin_manager = plugin_manager or get_plugin_manager(
             autoload=autoload, blocked=(*self.config.disabled_plugins, *blocked)
         )
@@ -139,6 +139,7 @@ class Arena:
         baselines: Mapping[str, Baseline | Mapping[str, Any]] | None = None,
         *,
         evaluated_at: str | None = None,
+        progress: Callable[[int], object] | None = None,
     ) -> list[Evaluation]:
         """Score, baseline and rank many submissions: one evaluation per submission, in input order,
         with ``overall_ranking`` and ``percentile`` within its task (``provisional`` when its tool
@@ -147,6 +148,7 @@ class Arena:
         :param tasks: task id to task; every submission's ``task_id`` must be among them.
         :param baselines: task id to baseline; without one, baselines are computed from the
             submissions as :meth:`compute_baseline` does, grouped by the configured ``baseline_scope``.
+        :param progress: called with the number of submissions scored after each task.
         """
         stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
         subs = [self._structure(s, Submission) for s in submissions]
@@ -181,6 +183,8 @@ class Arena:
             provisional = self._provisional(subs[i].tool for i in indices)
             for i, ev in zip(indices, ranking.annotate(evaluations, provisional)):
                 results[i] = ev
+            if progress is not None:
+                progress(len(indices))
         return results
 
     def _provisional(self, tools: Iterable[str | None]) -> frozenset[str | None]:

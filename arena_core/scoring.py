@@ -70,6 +70,10 @@ class Scorer:
         self._bound[slot] = bound
         return bound
 
+    def slots(self) -> list[str]:
+        """Every metric slot in use: the profiles' dimensions and the parts of composites."""
+        return list(self._bound)
+
     def checkers(self) -> Mapping[str, CriterionChecker]:
         return self.components.checkers
 

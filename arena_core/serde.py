@@ -217,6 +217,8 @@ for _cls in (Submission, Task, Baseline):
 
 
 def _record_name(kind: str, data: Any) -> str:
+    if kind == "scoringconfig":
+        return "configuration"
     ident = data.get("id", data.get("submission_id", data.get("task_id"))) if isinstance(data, Mapping) else None
     return f"{kind} {ident!r}" if ident is not None else kind
 

@@ -22,7 +22,7 @@ def test_leaderboard_on_the_bundled_example_ranks_all_five_tools() -> None:
     result = run("leaderboard", "--example")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["Rank", "Tool", "N", "Overall", "Efficiency", "Speed", "Cost", "Correctness"]
+    assert lines[0].split() == ["Rank", "Tool", "N", "Overall", "95%", "CI", "Efficiency", "Speed", "Cost", "Correctness"]
     body = [line.split() for line in lines[2:]]
     assert len(body) == 5 and [row[0] for row in body][0] == "1"
     overall = [float(row[3]) for row in body]

@@ -4,7 +4,7 @@ A store is anything with a ``transaction()`` context manager yielding a :class:`
 All reads and writes of a batch happen inside one transaction: when the batch fails, nothing
 it wrote remains. Two stores ship with arena-core: :class:`MemoryStore` and
 :class:`SQLiteStore` (the embedded default: one file, WAL, safe across processes). A host
-application plugs in its own database by implementing the eight methods of
+application plugs in its own database by implementing the nine methods of
 :class:`Transaction`; see ``docs/store.md``.
 """
 
@@ -22,6 +22,10 @@ __all__ = ["MemoryStore", "SQLiteStore", "Store", "Transaction"]
 
 class Transaction(Protocol):
     """Reads and writes inside one transaction. ``put_*`` replace the record with the same key."""
+
+    def task_ids(self) -> list[str]:
+        """Ids of every stored task."""
+        ...
 
     def get_task(self, task_id: str) -> Task | None: ...
 

@@ -24,6 +24,9 @@ class _MemoryTransaction:
     def __init__(self, tables: _Tables) -> None:
         self._t = tables
 
+    def task_ids(self) -> list[str]:
+        return list(self._t.tasks)
+
     def get_task(self, task_id: str) -> Task | None:
         return self._t.tasks.get(task_id)
 

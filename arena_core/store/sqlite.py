@@ -50,6 +50,9 @@ class _SQLiteTransaction:
     def _all(self, sql: str, key: str, cls: type[T]) -> list[T]:
         return [structure(json.loads(row[0]), cls) for row in self._c.execute(sql, (key,))]
 
+    def task_ids(self) -> list[str]:
+        return [row[0] for row in self._c.execute("SELECT id FROM tasks ORDER BY rowid")]
+
     def get_task(self, task_id: str) -> Task | None:
         return self._one("SELECT data FROM tasks WHERE id = ?", task_id, Task)
 

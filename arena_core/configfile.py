@@ -1,0 +1,176 @@
+"""The configuration file: ``arena.toml``, or ``[tool.arena]`` in ``pyproject.toml``.
+
+Found by searching the current directory and its parents (as pytest and ruff do), read with
+:mod:`tomllib`, validated key by key: an error names the file, the key and the allowed values,
+and suggests the closest valid key for a typo. ``arena config init`` writes a complete starter
+file with tomli-w; ``arena config show`` prints the effective configuration and where each
+value came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import tomli_w
+from attrs import frozen
+
+from arena_core.baselines import DEFAULT_BASELINE
+from arena_core.config import BASELINE_SCOPES, DEFAULT_MISSING, MISSING_POLICIES, ScoringConfig
+from arena_core.errors import ArenaError, ValidationError, closest
+from arena_core.manager import DISABLED_PLUGINS_ENV
+from arena_core.models import Baseline, Submission
+from arena_core.serde import structure, to_dict
+
+__all__ = ["ConfigError", "LoadedConfig", "find_config", "load_config", "starter_toml", "effective_lines"]
+
+FILE_NAMES = ("arena.toml", "pyproject.toml")
+
+#: One line of help per key, written above it by ``arena config init``.
+HELP: dict[str, str] = {
+    "confidence_interval": "Confidence-interval method: spec (default), student_t, bootstrap, or a plugin's.",
+    "baseline_scope": f"Group submissions for dynamic baselines: {', '.join(BASELINE_SCOPES)}.",
+    "min_submissions_per_tool": "A tool with fewer submissions on a task is ranked there but marked provisional.",
+    "strict": "Refuse records with unknown keys instead of keeping them under 'meta'.",
+    "disabled_plugins": "Plugins never to load, by name (see `arena plugins --all`).",
+    "metrics": "Which registered metric fills each slot (a dimension, or a part of a composite metric).",
+    "category_profiles": "Map task categories onto weight profiles (e.g. code_editing = \"default\").",
+    "difficulty_adjusters": "Map task difficulties onto difficulty adjusters.",
+    "weights": "Replace a weight profile's weights or add a profile; weights add up to 1.",
+    "missing": f"What a missing figure does: {', '.join(MISSING_POLICIES)}.",
+    "default_baseline": "The baseline used below 5 submissions, for tasks without their own default.",
+}
+_TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline"}
+
+
+class ConfigError(ArenaError):
+    """The configuration file cannot be read or is not valid; the message starts with the file."""
+
+
+@frozen
+class LoadedConfig:
+    """The effective configuration and where it came from."""
+
+    config: ScoringConfig
+    path: Path | None
+    """The file read, ``None`` when none was found."""
+    file_keys: frozenset[str]
+    """Dotted keys the file set (``missing.total_tokens``); every other value is a default."""
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``arena.toml``, or ``pyproject.toml`` with a ``[tool.arena]`` table."""
+    directory = (start or Path.cwd()).resolve()
+    for folder in (directory, *directory.parents):
+        candidate = folder / "arena.toml"
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "tool" in (data := _read(pyproject)) and "arena" in data["tool"]:
+            return pyproject
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"at line (\d+)", str(exc))
+        where = f"{path}:{line.group(1)}" if line else str(path)
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+
+
+def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
+    fields = [a.name for a in attrs.fields(ScoringConfig)]
+    for key, value in data.items():
+        if key not in fields:
+            raise ConfigError(f"{path}: {key}: unknown key{closest(key, fields)} (known: {', '.join(fields)})")
+        if key in _TABLES and not isinstance(value, Mapping):
+            raise ConfigError(f"{path}: {key}: expected a table ([{key}]), got {value!r}")
+    submission_fields = [a.name for a in attrs.fields(Submission)]
+    for field in data.get("missing", {}):
+        if field not in submission_fields:
+            raise ConfigError(f"{path}: missing.{field}: not a submission field{closest(field, submission_fields)}")
+    baseline_fields = [a.name for a in attrs.fields(Baseline)]
+    for field in data.get("default_baseline", {}):
+        if field not in baseline_fields:
+            raise ConfigError(f"{path}: default_baseline.{field}: not a baseline field{closest(field, baseline_fields)}")
+    for name, weights in data.get("weights", {}).items():
+        if not isinstance(weights, Mapping):
+            raise ConfigError(f"{path}: weights.{name}: expected a table of dimension = weight, got {weights!r}")
+
+
+def load_config(path: Path | None = None) -> LoadedConfig:
+    """Read and validate ``path`` (default: :func:`find_config`); defaults when there is none.
+
+    :raises ConfigError: naming the file and the key.
+    """
+    path = path or find_config()
+    if path is None:
+        return LoadedConfig(ScoringConfig(), None, frozenset())
+    data = _read(path)
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("arena", {})
+    _check_keys(path, data)
+    try:
+        config = structure(data, ScoringConfig)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {exc.field}: expected {exc.expected}" + _got(exc)) from None
+    keys = frozenset(
+        f"{k}.{sub}" if isinstance(v, Mapping) else k
+        for k, v in data.items()
+        for sub in (v if isinstance(v, Mapping) else [None])
+    )
+    return LoadedConfig(config, path, keys)
+
+
+def _got(exc: ValidationError) -> str:
+    return "" if exc.got is ValidationError._MISSING else f", got {exc.got!r}"
+
+
+def starter_toml(slots: Iterable[str] = ()) -> str:
+    """A complete ``arena.toml`` with every key at its default and a comment above each.
+
+    :param slots: the metric slots to list under ``[metrics]`` (each filled by its own name).
+    """
+    defaults = to_dict(ScoringConfig())
+    defaults["missing"] = dict(DEFAULT_MISSING)
+    defaults["metrics"] = {slot: slot for slot in slots}
+    defaults["default_baseline"] = {k: v for k, v in to_dict(DEFAULT_BASELINE).items() if k != "submission_count"}
+    lines = ["# arena-core configuration. Every key is optional; these are the defaults.", ""]
+    for key in (k for k in defaults if k not in _TABLES):
+        lines += [f"# {HELP[key]}", tomli_w.dumps({key: defaults[key]}).strip(), ""]
+    for key in ("metrics", "category_profiles", "difficulty_adjusters", "missing", "default_baseline", "weights"):
+        lines += [f"# {HELP[key]}", f"[{key}]"]
+        body = tomli_w.dumps(defaults.get(key) or {}).strip()
+        if body:
+            lines.append(body)
+        lines.append("")
+    lines.insert(lines.index("[category_profiles]") + 1, '# code_editing = "default"')
+    lines.insert(lines.index("[weights]") + 1, "# [weights.debugging]\n# efficiency = 0.25\n# speed = 0.35\n# cost = 0.15\n# correctness = 0.25")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def effective_lines(loaded: LoadedConfig) -> list[tuple[str, Any, str]]:
+    """``(dotted key, value, source)`` for every effective setting."""
+    source_file = str(loaded.path) if loaded.path else "default"
+    out: list[tuple[str, Any, str]] = []
+    for key, value in to_dict(loaded.config).items():
+        if isinstance(value, Mapping) and key in _TABLES:
+            for sub, inner in value.items():
+                dotted = f"{key}.{sub}"
+                out.append((dotted, inner, source_file if dotted in loaded.file_keys else "default"))
+            continue
+        out.append((key, value, source_file if key in loaded.file_keys else "default"))
+    env = [n.strip() for n in os.environ.get(DISABLED_PLUGINS_ENV, "").split(",") if n.strip()]
+    if env:
+        out.append(("disabled_plugins (environment)", env, DISABLED_PLUGINS_ENV))
+    return out
