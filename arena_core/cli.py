@@ -21,7 +21,7 @@ import click
 
 from arena_core import examples
 from arena_core.arena import Arena
-from arena_core.configfile import LoadedConfig, effective_lines, find_config, load_config, starter_toml
+from arena_core.configfile import ConfigError, LoadedConfig, effective_lines, find_config, load_config, starter_toml
 from arena_core.errors import ArenaError
 from arena_core.formats import FORMATS, write_evaluations
 from arena_core.io import atomic_output, iter_submissions, read_tasks
@@ -54,8 +54,9 @@ class _State:
             try:
                 self._arena = Arena(self.loaded.config)
             except ArenaError as exc:
-                where = f"{self.loaded.path}: " if self.loaded.path else ""
-                raise type(exc)(f"{where}{exc}") from None
+                if self.loaded.path is None:
+                    raise
+                raise ConfigError(f"{self.loaded.path}: {exc}") from None
         return self._arena
 
 
