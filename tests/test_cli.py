@@ -353,3 +353,22 @@ def test_explicit_config_option_and_help_examples(workdir: Path) -> None:
         assert "Example" in text and f"arena {command}" in text
     for command in ("init", "show"):
         assert "Example" in arena("config", command, "--help", cwd=workdir).stdout
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("tty", "quiet", "shown"), [(True, False, True), (True, True, False), (False, False, False)])
+def test_progress_bar_only_on_a_terminal_and_not_quiet(monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, shown: bool) -> None:
+    from arena_core import cli
+
+    stream = _Terminal() if tty else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with cli._progress(10, "Scoring", quiet) as update:
+        update(4)
+        update(6)
+    assert ("Scoring" in stream.getvalue()) == shown
+    if shown:
+        assert "100%" in stream.getvalue()
