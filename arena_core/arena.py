@@ -6,11 +6,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+import math
+
 import attrs
+import numpy as np
 from attrs import frozen
 
 from arena_core import pipeline, quality, ranking
-from arena_core.baselines import DEFAULT_BASELINE, compute_baseline, scope_key
+from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
+from arena_core.batch import Columns, evaluate_columns, group_baselines
 from arena_core.bias import BiasFinding, detect_bias
 from arena_core.pipeline import BatchResult
 from arena_core.quality import Outlier
@@ -134,57 +138,92 @@ class Arena:
 
     def evaluate_many(
         self,
-        submissions: Iterable[Submission | Mapping[str, Any]],
+        submissions: Iterable[Submission | Mapping[str, Any]] | Mapping[str, Any],
         tasks: Mapping[str, Task | Mapping[str, Any]],
         baselines: Mapping[str, Baseline | Mapping[str, Any]] | None = None,
         *,
         evaluated_at: str | None = None,
         progress: Callable[[int], object] | None = None,
-    ) -> list[Evaluation]:
+    ) -> Sequence[Evaluation]:
         """Score, baseline and rank many submissions: one evaluation per submission, in input order,
         with ``overall_ranking`` and ``percentile`` within its task (``provisional`` when its tool
         has fewer than ``min_submissions_per_tool`` submissions on the task).
 
+        :param submissions: records (models or dicts), or columns: a mapping of field name to an
+            array-like (NumPy, Arrow, pandas, lists), with ``id`` and ``task_id`` columns and NaN
+            or None for a missing figure. Columns are never turned into a million objects.
         :param tasks: task id to task; every submission's ``task_id`` must be among them.
         :param baselines: task id to baseline; without one, baselines are computed from the
             submissions as :meth:`compute_baseline` does, grouped by the configured ``baseline_scope``.
-        :param progress: called with the number of submissions scored after each task.
+        :param progress: called with the number of submissions scored as work completes.
+        :return: a sequence of evaluations. When every component in use has a batch form (the
+            built-ins do), it is an :class:`~arena_core.batch.EvaluationBatch` that builds each
+            :class:`Evaluation` on access and offers ``columns()``; the numbers are those of the
+            per-record path.
         """
         stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
-        subs = [self._structure(s, Submission) for s in submissions]
         task_models = {task_id: structure(t, Task) for task_id, t in tasks.items()}
         for task in task_models.values():
             self.scorer.check_task(task)
-        by_task: dict[str, list[int]] = {}
-        for index, sub in enumerate(subs):
-            if sub.task_id not in task_models:
-                known = ", ".join(sorted(task_models)) or "none"
-                raise ValidationError(f"submission {sub.id!r}", "task_id", f"one of the given tasks ({known})", sub.task_id)
-            by_task.setdefault(sub.task_id, []).append(index)
+        if isinstance(submissions, Mapping):
+            columns = Columns.from_mapping(submissions)
+            subs: list[Submission] | None = None
+        else:
+            subs = [self._structure(s, Submission) for s in submissions]
+            columns = Columns.from_submissions(subs)
+        task_list = list(task_models.values())
+        task_codes = _codes(columns, task_list)
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
-        results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
+        baseline_list, baseline_codes = self._baselines_for(columns, task_list, task_codes, given, stamp)
+        result = evaluate_columns(
+            self.scorer, columns, task_list, task_codes, baseline_list, baseline_codes,
+            self.config.min_submissions_per_tool, stamp,
+        )
+        if result is None:  # a component without a batch form: score record by record
+            if subs is None:
+                subs = [structure(_row(columns, i), Submission) for i in range(columns.size)]
+            result = self._evaluate_each(subs, task_list, task_codes, baseline_list, baseline_codes, stamp)
+        if progress is not None:
+            progress(len(result))
+        return result
+
+    def _baselines_for(
+        self, columns: Columns, task_list: Sequence[Task], task_codes: np.ndarray, given: Mapping[str, Baseline], stamp: str
+    ) -> tuple[list[Baseline], np.ndarray]:
+        """One baseline per group of the configured scope, and each row's group."""
         scope = self.config.baseline_scope
-        for task_id, indices in by_task.items():
-            task = task_models[task_id]
-            if task_id in given:
-                task_baselines = {}
-            else:
-                groups: dict[tuple[str | None, ...], list[Submission]] = {}
-                for i in indices:
-                    groups.setdefault(scope_key(subs[i], scope), []).append(subs[i])
-                default = _default_baseline(task, self.default_baseline)
-                task_baselines = {key: compute_baseline(task_id, group, default, now=stamp) for key, group in groups.items()}
+        if scope == "task":
+            keys: list[tuple[int, ...]] = [(code,) for code in range(len(task_list))]
+            codes = task_codes
+        else:
+            extra = {"task_tool": (columns.tools,), "task_model": (columns.models,),
+                     "task_tool_model": (columns.tools, columns.models)}[scope]
+            index: dict[tuple[Any, ...], int] = {}
+            codes = np.fromiter(
+                (index.setdefault((int(task_codes[i]), *(e[i] for e in extra)), len(index)) for i in range(columns.size)),
+                dtype=np.int64, count=columns.size,
+            )
+            keys = list(index)
+        group_tasks = [task_list[key[0]] for key in keys]
+        computed = group_baselines(
+            columns, codes, len(keys), [_default_baseline(t, self.default_baseline) for t in group_tasks],
+            [t.id for t in group_tasks], stamp,
+        )
+        return [given.get(t.id, b) for t, b in zip(group_tasks, computed)], codes
+
+    def _evaluate_each(
+        self, subs: Sequence[Submission], task_list: Sequence[Task], task_codes: np.ndarray,
+        baseline_list: Sequence[Baseline], baseline_codes: np.ndarray, stamp: str,
+    ) -> list[Evaluation]:
+        results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
+        for code, task in enumerate(task_list):
+            indices = [int(i) for i in np.flatnonzero(task_codes == code)]
             evaluations = [
-                self.scorer.evaluate(
-                    subs[i], task, given[task_id] if task_id in given else task_baselines[scope_key(subs[i], scope)], stamp
-                )
-                for i in indices
+                self.scorer.evaluate(subs[i], task, baseline_list[baseline_codes[i]], stamp) for i in indices
             ]
             provisional = self._provisional(subs[i].tool for i in indices)
             for i, ev in zip(indices, ranking.annotate(evaluations, provisional)):
                 results[i] = ev
-            if progress is not None:
-                progress(len(indices))
         return results
 
     def _provisional(self, tools: Iterable[str | None]) -> frozenset[str | None]:
@@ -239,3 +278,28 @@ def _configured_default(overrides: Mapping[str, float]) -> Baseline:
 
 def _default_baseline(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:
     return task.default_baseline if task is not None and task.default_baseline else fallback
+
+
+def _codes(columns: Columns, task_list: Sequence[Task]) -> np.ndarray:
+    """Per row, the index of its task; an unknown task id names the submission."""
+    index = {t.id: k for k, t in enumerate(task_list)}
+    codes = np.empty(columns.size, dtype=np.int64)
+    for row, task_id in enumerate(columns.task_ids):
+        code = index.get(task_id)
+        if code is None:
+            known = ", ".join(sorted(index)) or "none"
+            raise ValidationError(f"submission {columns.ids[row]!r}", "task_id", f"one of the given tasks ({known})", task_id)
+        codes[row] = code
+    return codes
+
+
+def _row(columns: Columns, i: int) -> dict[str, Any]:
+    """One row of columns as a submission record (for the per-record fallback)."""
+    record: dict[str, Any] = {"id": columns.ids[i], "task_id": columns.task_ids[i], "tool": columns.tools[i],
+                              "model": columns.models[i], "success": bool(columns.success[i]),
+                              "files_created": list(columns.files_created[i])}
+    for name, values in columns.numeric.items():
+        value = float(values[i])
+        if not math.isnan(value):
+            record[name] = int(value) if name in ("total_tokens", "tool_calls", "iterations", "tests_passed", "tests_total") else value
+    return record

@@ -8,7 +8,6 @@ touching the composite.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 from attrs import field, frozen
@@ -68,5 +67,9 @@ class WeightedSum:
         if not parts:
             return None
         if dropped:
-            total /= math.fsum(weight for slot, _, weight in self.bound if slot in parts)
+            kept = 0.0
+            for slot, _, weight in self.bound:
+                if slot in parts:
+                    kept += weight
+            total /= kept
         return Score(total, parts, filled=filled)

@@ -7,7 +7,6 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 from arena_core.config import ScoringConfig
@@ -170,7 +169,9 @@ class Scorer:
                 raise ValidationError(
                     f"submission {submission.id!r}", "(record)", "at least one measured metric; every metric was left out"
                 )
-            kept = math.fsum(weights[d] for d in scores)
+            kept = 0.0
+            for dimension in scores:
+                kept += weights[dimension]
             overall /= kept
             weights = {d: weights[d] / kept for d in scores}
         adjusted = adjuster.adjust(overall) if adjuster is not None else overall

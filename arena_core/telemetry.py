@@ -17,15 +17,10 @@ from arena_core.errors import ValidationError
 from arena_core.interfaces import Metric, Score
 from arena_core.models import Baseline, Submission, Task
 
-__all__ = ["ZERO_MEANS_MISSING", "Guarded", "guard", "is_missing"]
+__all__ = ["ZERO_MEANS_MISSING", "Guarded", "guard"]
 
 #: The spec treats 0 as "not measured" for these (and public data writes 0 for "not recorded").
 ZERO_MEANS_MISSING = frozenset({"execution_time", "estimated_cost"})
-
-
-def is_missing(submission: Submission, field: str) -> bool:
-    value = getattr(submission, field)
-    return value is None or (value == 0 and field in ZERO_MEANS_MISSING)
 
 
 @frozen
@@ -34,7 +29,8 @@ class Guarded:
 
     inner: Metric
     slot: str
-    checks: tuple[tuple[str, str], ...]
+    checks: tuple[tuple[str, str, bool], ...]
+    """(field, policy, whether 0 also means missing)."""
 
     @property
     def name(self) -> str:
@@ -45,8 +41,9 @@ class Guarded:
         return self.inner.requires
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score | None:
-        for field, policy in self.checks:
-            if is_missing(submission, field):
+        for field, policy, zero_missing in self.checks:
+            value = getattr(submission, field)
+            if value is None or (zero_missing and value == 0):
                 if policy == "neutral":
                     return Score(50.0, filled={self.slot: "neutral"})
                 if policy == "reweight":
@@ -64,4 +61,6 @@ def guard(metric: Metric, slot: str, policies: Mapping[str, str]) -> Metric:
     """``metric`` wrapped with the policies of the fields it requires (unchanged if it requires none)."""
     if not metric.requires:
         return metric
-    return Guarded(metric, slot, tuple((f, policies.get(f, "error")) for f in metric.requires))
+    return Guarded(
+        metric, slot, tuple((f, policies.get(f, "error"), f in ZERO_MEANS_MISSING) for f in metric.requires)
+    )

@@ -9,7 +9,10 @@ nothing to check it against earns nothing and says so: it is never a silent pass
 
 from __future__ import annotations
 
+import numpy as np
+
 from arena_core import hookimpl
+from arena_core.batch import Batch, CheckColumn
 from arena_core.errors import ValidationError
 from arena_core.models import CriterionResult, SuccessCriterion, Submission, Task
 
@@ -33,6 +36,11 @@ class FileExists:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
         return path in submission.files_created
 
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
+        files = batch.files_created()
+        return CheckColumn.of(np.fromiter((path in f for f in files), dtype=bool, count=len(files)))
+
 
 class NoErrors:
     """Passes when the workflow reported success."""
@@ -41,6 +49,9 @@ class NoErrors:
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> bool:
         return submission.success
+
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        return CheckColumn.of(batch.success())
 
 
 class MinFunctionality:
@@ -62,6 +73,24 @@ class MinFunctionality:
         passed = rate > 0
         return CriterionResult.of(passed, "" if passed else "no test passes")
 
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        rate = batch.pass_rate()
+        unknown = np.isnan(rate)
+        if "min_pass_rate" in criterion.params:
+            threshold = _param(criterion, task, "min_pass_rate", (int, float), "a pass rate from 0 to 1")
+            passed = ~unknown & (rate >= threshold)
+
+            def reason(row: int) -> str:
+                return _NO_RESULTS if unknown[row] else f"pass rate {rate[row]:g} is below {threshold:g}"
+        else:
+            passed = ~unknown & (rate > 0)
+
+            def reason(row: int) -> str:
+                return _NO_RESULTS if unknown[row] else "no test passes"
+
+        status = np.where(unknown, 2, passed.astype(np.int8))
+        return CheckColumn(passed.astype(float), status, reason)
+
 
 class TestsPass:
     """Credit equal to the reported share of tests passed; passed only when all pass."""
@@ -76,6 +105,14 @@ class TestsPass:
         if rate >= 1.0:
             return CriterionResult(self.type, "passed", 1.0)
         return CriterionResult(self.type, "failed", rate, reason=f"pass rate {rate:g}")
+
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        rate = batch.pass_rate()
+        unknown = np.isnan(rate)
+        passed = rate >= 1.0
+        credit = np.where(unknown, 0.0, np.where(passed, 1.0, rate))
+        status = np.where(unknown, 2, passed.astype(np.int8))
+        return CheckColumn(credit, status, lambda row: _NO_RESULTS if unknown[row] else f"pass rate {rate[row]:g}")
 
 
 @hookimpl

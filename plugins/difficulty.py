@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from attrs import frozen
 
 from arena_core import hookimpl
@@ -16,6 +17,9 @@ class Multiplier:
 
     def adjust(self, score: float) -> float:
         return min(100.0, score * self.factor)
+
+    def adjust_batch(self, scores: np.ndarray) -> np.ndarray:
+        return np.minimum(100.0, scores * self.factor)
 
 
 @hookimpl

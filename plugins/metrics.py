@@ -10,13 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from typing import NoReturn
+
+import numpy as np
 from attrs import field, frozen
 
 from arena_core import hookimpl
 from arena_core.composite import WeightedSum
 from arena_core.errors import ValidationError, closest
+from arena_core.batch import Batch
 from arena_core.interfaces import CriterionChecker, Resolver, Score
-from arena_core.models import Baseline, CriterionResult, Submission, Task
+from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
+
+
+def linear_scores(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """:func:`linear_score` over arrays, with the same floating-point operations."""
+    with np.errstate(all="ignore"):
+        between = (high - values) / (high - low) * 100.0
+    return np.where(values <= low, 100.0, np.where(values >= high, 0.0, between))
 
 
 def linear_score(value: float, low: float, high: float) -> float:
@@ -41,6 +52,9 @@ class TokenEfficiency:
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
         return linear_score(submission.total_tokens, baseline.min_tokens, baseline.max_tokens)  # type: ignore[arg-type]
 
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        return linear_scores(batch.column("total_tokens"), batch.baseline("min_tokens"), batch.baseline("max_tokens"))
+
 
 class ToolCallEfficiency:
     """Fewer tool calls, higher score: linear between the baseline's min and max calls."""
@@ -50,6 +64,9 @@ class ToolCallEfficiency:
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
         return linear_score(submission.tool_calls, baseline.min_tool_calls, baseline.max_tool_calls)  # type: ignore[arg-type]
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        return linear_scores(batch.column("tool_calls"), batch.baseline("min_tool_calls"), batch.baseline("max_tool_calls"))
 
 
 class IterationEfficiency:
@@ -66,6 +83,12 @@ class IterationEfficiency:
         if iterations <= median:
             return max(50.0, 100.0 - (iterations - 1) * 15.0)
         return max(0.0, 50.0 - (iterations - median) * 10.0)
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        iterations, median = batch.column("iterations"), batch.baseline("median_iterations")
+        up_to_median = np.maximum(50.0, 100.0 - (iterations - 1) * 15.0)
+        beyond = np.maximum(0.0, 50.0 - (iterations - median) * 10.0)
+        return np.where(iterations == 1, 100.0, np.where(iterations <= median, up_to_median, beyond))
 
 
 class Speed:
@@ -89,6 +112,14 @@ class Speed:
         ratio = (baseline.max_execution_time - time) / (baseline.max_execution_time - baseline.min_execution_time)
         return min(100.0, (ratio**0.7) * 100.0)
 
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        time = batch.column("execution_time")
+        low, high = batch.baseline("min_execution_time"), batch.baseline("max_execution_time")
+        with np.errstate(all="ignore"):
+            between = np.minimum(100.0, ((high - time) / (high - low)) ** 0.7 * 100.0)
+        scored = np.where(time <= low, 100.0, np.where(time >= high, 0.0, between))
+        return np.where((time == 0) | np.isnan(time), 50.0, scored)
+
 
 class Cost:
     """Cheaper, higher score: linear between the baseline's min and max cost.
@@ -106,6 +137,11 @@ class Cost:
             return 50.0
         return linear_score(cost, baseline.min_cost, baseline.max_cost)
 
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        cost = batch.column("estimated_cost")
+        scored = linear_scores(cost, batch.baseline("min_cost"), batch.baseline("max_cost"))
+        return np.where((cost == 0) | np.isnan(cost), 50.0, scored)
+
 
 @frozen
 class Correctness:
@@ -120,37 +156,77 @@ class Correctness:
     requires = ()
 
     def bind(self, resolver: Resolver) -> Correctness:
-        return Correctness(resolver.checkers())
+        return Correctness(dict(resolver.checkers()))
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score:
         criteria = task.success_criteria
         if not criteria:
             return Score(100.0)
-        results = tuple(self._check(i, submission, task) for i in range(len(criteria)))
-        total_weight = sum(r.weight for r in results)
+        results = []
+        earned = 0.0
+        total_weight = 0.0
+        for index, criterion in enumerate(criteria):
+            result = self._check(index, criterion, submission, task)
+            results.append(result)
+            earned += result.credit * result.weight
+            total_weight += result.weight
         if total_weight == 0:
             raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
-        earned = sum(r.credit * r.weight for r in results)
-        return Score(earned / total_weight * 100.0, criteria=results)
+        return Score(earned / total_weight * 100.0, criteria=tuple(results))
 
-    def _check(self, index: int, submission: Submission, task: Task) -> CriterionResult:
-        criterion = task.success_criteria[index]
+    def supports_batch(self) -> bool:
+        """The batch form applies when every registered checker has one."""
+        return all(hasattr(c, "check_batch") for c in self.checkers.values())
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        """Per task: each criterion's checker over the task's rows, then the weighted share."""
+        scores = np.empty(batch.size)
+        for task, rows in batch.tasks():
+            criteria = task.success_criteria
+            if not criteria:
+                scores[rows] = 100.0
+                continue
+            earned = np.zeros(len(rows))
+            total_weight = 0.0
+            columns = []
+            for index, criterion in enumerate(criteria):
+                checker = self.checkers.get(criterion.type)
+                if checker is None:
+                    self._unknown(index, criterion, task)
+                column = checker.check_batch(batch.subset(rows), criterion, task)  # type: ignore[union-attr]
+                columns.append((criterion, column))
+                earned = earned + column.credit * criterion.weight
+                total_weight += criterion.weight
+            if total_weight == 0:
+                raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
+            scores[rows] = earned / total_weight * 100.0
+            batch.record_criteria(task, rows, columns)
+        return scores
+
+    def _unknown(self, index: int, criterion: SuccessCriterion, task: Task) -> NoReturn:
+        raise ValidationError(
+            f"task {task.id!r}",
+            f"success_criteria.{index}.type",
+            f"a registered criterion type ({', '.join(self.checkers)}){closest(criterion.type, self.checkers)}",
+            criterion.type,
+        )
+
+    def _check(self, index: int, criterion: SuccessCriterion, submission: Submission, task: Task) -> CriterionResult:
         checker = self.checkers.get(criterion.type)
         if checker is None:
-            raise ValidationError(
-                f"task {task.id!r}",
-                f"success_criteria.{index}.type",
-                f"a registered criterion type ({', '.join(self.checkers)}){closest(criterion.type, self.checkers)}",
-                criterion.type,
-            )
+            self._unknown(index, criterion, task)
         try:
             verdict = checker.check(submission, criterion, task)
         except ValidationError:
             raise
         except Exception as exc:
             return CriterionResult(criterion.type, "error", 0.0, criterion.weight, f"{type(exc).__name__}: {exc}")
-        if isinstance(verdict, bool):
-            return CriterionResult(criterion.type, "passed" if verdict else "failed", float(verdict), criterion.weight)
+        if verdict is True:
+            return CriterionResult(criterion.type, "passed", 1.0, criterion.weight)
+        if verdict is False:
+            return CriterionResult(criterion.type, "failed", 0.0, criterion.weight)
+        if verdict.type == criterion.type and verdict.weight == criterion.weight:
+            return verdict
         return CriterionResult(criterion.type, verdict.status, verdict.credit, criterion.weight, verdict.reason)
 
 

@@ -1,0 +1,197 @@
+"""The batch path gives exactly the per-record path's evaluations."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import arena_core.arena as arena_module
+from arena_core import Arena, ValidationError, hookimpl, to_dict
+from arena_core.batch import EvaluationBatch, competition_ranks_by_group, round_exact
+from arena_core.manager import get_plugin_manager
+from arena_core.ranking import annotate
+from arena_core.synthetic import CATEGORIES, DIFFICULTIES
+
+STAMP = "2026-01-01T00:00:00+00:00"
+FILES = ["a.py", "b.py", "tests/test_a.py"]
+CRITERIA = [
+    {"type": "file_exists", "file_path": "a.py"},
+    {"type": "file_exists", "file_path": "tests/test_a.py", "weight": 2.0},
+    {"type": "no_errors"},
+    {"type": "tests_pass"},
+    {"type": "min_functionality"},
+    {"type": "min_functionality", "min_pass_rate": 0.5},
+]
+
+
+def per_record(arena: Arena, subs, tasks):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arena_module, "evaluate_columns", lambda *args, **kwargs: None)
+        result = arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+    assert isinstance(result, list)
+    return result
+
+
+@st.composite
+def arenas(draw: st.DrawFn, *, complete: bool = True) -> tuple[list[dict], dict[str, dict]]:
+    task_count = draw(st.integers(1, 4))
+    tasks = {}
+    for k in range(task_count):
+        task = {"id": f"t{k}", "success_criteria": draw(st.lists(st.sampled_from(CRITERIA), max_size=4))}
+        if draw(st.booleans()):
+            task["category"] = draw(st.sampled_from(CATEGORIES))
+        if draw(st.booleans()):
+            task["difficulty"] = draw(st.sampled_from(DIFFICULTIES))
+        tasks[task["id"]] = task
+    subs = []
+    for i in range(draw(st.integers(1, 40))):
+        sub: dict = {"id": f"s{i}", "task_id": f"t{draw(st.integers(0, task_count - 1))}",
+                     "tool": draw(st.sampled_from(["a", "b", "c"])), "model": draw(st.sampled_from(["m1", "m2"]))}
+        if complete or draw(st.booleans()):
+            sub["total_tokens"] = draw(st.integers(0, 40)) * 250
+        if complete or draw(st.booleans()):
+            sub["tool_calls"] = draw(st.integers(0, 12))
+        for field, values in (("iterations", st.integers(1, 8)),
+                              ("execution_time", st.sampled_from([0, 3.0, 60.0, 95.5, 300.0, 1799.0])),
+                              ("estimated_cost", st.sampled_from([0.0, 0.01, 0.033, 0.2, 0.5])),
+                              ("success", st.booleans()),
+                              ("files_created", st.lists(st.sampled_from(FILES), unique=True))):
+            if draw(st.booleans()):
+                sub[field] = draw(values)
+        reported = draw(st.sampled_from(["none", "counts", "fraction", "zero"]))
+        if reported == "counts":
+            total = draw(st.integers(1, 10))
+            sub.update(tests_total=total, tests_passed=draw(st.integers(0, total)))
+        elif reported == "fraction":
+            sub["correctness"] = draw(st.sampled_from([0.0, 0.356, 0.5, 1.0]))
+        elif reported == "zero":
+            sub.update(tests_total=0, tests_passed=0)
+        subs.append(sub)
+    return subs, tasks
+
+
+def assert_same(batch, records) -> None:
+    assert len(batch) == len(records)
+    for got, expected in zip(batch, records):
+        assert to_dict(got) == to_dict(expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arenas())
+def test_batch_equals_per_record_with_the_default_configuration(arena_and_tasks) -> None:
+    subs, tasks = arena_and_tasks
+    arena = Arena(autoload=False)
+    batch = arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+    assert isinstance(batch, EvaluationBatch)
+    assert_same(batch, per_record(arena, subs, tasks))
+
+
+POLICY_CONFIGS = [
+    {"missing": {"total_tokens": "reweight", "tool_calls": "neutral", "execution_time": "reweight"}},
+    {"missing": {"total_tokens": "neutral", "tool_calls": "reweight", "estimated_cost": "reweight"},
+     "baseline_scope": "task_tool"},
+    {"missing": {"total_tokens": "reweight", "tool_calls": "reweight"}, "baseline_scope": "task_tool_model",
+     "weights": {"default": {"efficiency": 0.6, "correctness": 0.4}}},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
+def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_tasks, config) -> None:
+    subs, tasks = arena_and_tasks
+    arena = Arena(config, autoload=False)
+    try:
+        expected = per_record(arena, subs, tasks)
+    except ValidationError as exc:  # every metric left out: both paths must refuse the same record
+        with pytest.raises(ValidationError) as info:
+            arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+        assert info.value.record == exc.record
+        return
+    assert_same(arena.evaluate_many(subs, tasks, evaluated_at=STAMP), expected)
+
+
+def test_columns_give_the_same_evaluations_as_records(arena: Arena) -> None:
+    rng = random.Random(4)
+    subs = [{"id": f"s{i}", "task_id": f"t{i % 3}", "tool": "abc"[i % 3], "total_tokens": rng.randint(100, 9000),
+             "tool_calls": rng.randint(0, 30), "execution_time": rng.choice([0.0, rng.uniform(10, 900)]),
+             "estimated_cost": rng.uniform(0.001, 0.3), "iterations": rng.randint(1, 5), "success": rng.random() < 0.8,
+             "files_created": ["a.py"] if rng.random() < 0.5 else []} for i in range(300)]
+    tasks = {f"t{k}": {"id": f"t{k}", "category": CATEGORIES[k], "success_criteria": CRITERIA[:3]} for k in range(3)}
+    columns = {name: np.array([s[name] for s in subs]) for name in subs[0] if name != "files_created"}
+    columns["files_created"] = [s["files_created"] for s in subs]
+    from_columns = arena.evaluate_many(columns, tasks, evaluated_at=STAMP)
+    assert_same(from_columns, arena.evaluate_many(subs, tasks, evaluated_at=STAMP))
+    table = from_columns.columns()
+    assert table["overall_score"].shape == (300,) and table["overall_ranking"].min() == 1
+
+
+def test_columns_are_validated_by_row(arena: Arena) -> None:
+    tasks = {"t": {"id": "t"}}
+    base = {"id": ["a", "b"], "task_id": ["t", "t"], "tool_calls": [1, 2]}
+    with pytest.raises(ValidationError, match=r"submission 'b': total_tokens: expected a finite whole number >= 0, got -5.0"):
+        arena.evaluate_many({**base, "total_tokens": [3, -5]}, tasks)
+    with pytest.raises(ValidationError, match=r"submission 'a': total_tokens: expected a finite whole number >= 0, got 2.5"):
+        arena.evaluate_many({**base, "total_tokens": [2.5, 3]}, tasks)
+    with pytest.raises(ValidationError, match=r"submission 'b': total_tokens: expected a value"):
+        arena.evaluate_many({**base, "total_tokens": [3, None]}, tasks)
+    with pytest.raises(ValidationError, match="columns: total_token: expected a submission field"):
+        arena.evaluate_many({**base, "total_token": [3, 4]}, tasks)
+    with pytest.raises(ValidationError, match="submission 'a': task_id: expected one of the given tasks"):
+        arena.evaluate_many({**base, "total_tokens": [3, 4], "task_id": ["x", "t"]}, tasks)
+
+
+def test_a_component_without_a_batch_form_falls_back_to_per_record(baseline: dict) -> None:
+    class RecordOnly:
+        name = "speed_record_only"
+        requires = ()
+
+        def score(self, submission, task, baseline):
+            return 42.0
+
+    class Plugin:
+        @hookimpl
+        def arena_register_metrics(self):
+            return [RecordOnly()]
+
+    pm = get_plugin_manager(autoload=False)
+    pm.register(Plugin(), name="record-only")
+    arena = Arena({"metrics": {"speed": "speed_record_only"}}, plugin_manager=pm)
+    subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": 100 * i, "tool_calls": i} for i in range(8)]
+    result = arena.evaluate_many(subs, {"t": {"id": "t"}}, evaluated_at=STAMP)
+    assert isinstance(result, list) and {e.speed_score for e in result} == {42.0}
+    columns = {"id": [s["id"] for s in subs], "task_id": ["t"] * 8, "total_tokens": [s["total_tokens"] for s in subs],
+               "tool_calls": [s["tool_calls"] for s in subs]}
+    assert_same(arena.evaluate_many(columns, {"t": {"id": "t"}}, evaluated_at=STAMP), result)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.floats(0, 100, allow_nan=False), st.integers(0, 10_000).map(lambda k: k / 100 + 0.005),
+                          st.integers(0, 1000).map(lambda k: k / 1000)), min_size=1, max_size=50),
+       st.sampled_from([1, 2]))
+def test_round_exact_is_pythons_round(values: list[float], digits: int) -> None:
+    assert round_exact(np.array(values), digits).tolist() == [round(v, digits) for v in values]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, 10.5, 50.0, 50.01, 99.99, 100.0])), min_size=1, max_size=60))
+def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]]) -> None:
+    groups = np.array([g for g, _ in entries])
+    scores = np.array([s for _, s in entries])
+    ranks, percentiles = competition_ranks_by_group(groups, scores)
+    from arena_core.models import Evaluation
+
+    for g in set(groups.tolist()):
+        rows = [i for i, (gg, _) in enumerate(entries) if gg == g]
+        evs = [Evaluation(f"s{i}", "t", entries[i][1], {}, {}, "default", entries[i][1], STAMP) for i in rows]
+        for i, ev in zip(rows, annotate(evs)):
+            assert (ranks[i], percentiles[i]) == (ev.overall_ranking, ev.percentile)
+
+
+def test_nan_is_kept_by_round_exact() -> None:
+    out = round_exact(np.array([math.nan, 1.005]), 2)
+    assert math.isnan(out[0]) and out[1] == round(1.005, 2)
