@@ -283,13 +283,13 @@ def _default_baseline(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) 
 def _codes(columns: Columns, task_list: Sequence[Task]) -> np.ndarray:
     """Per row, the index of its task; an unknown task id names the submission."""
     index = {t.id: k for k, t in enumerate(task_list)}
-    codes = np.empty(columns.size, dtype=np.int64)
-    for row, task_id in enumerate(columns.task_ids):
-        code = index.get(task_id)
-        if code is None:
-            known = ", ".join(sorted(index)) or "none"
-            raise ValidationError(f"submission {columns.ids[row]!r}", "task_id", f"one of the given tasks ({known})", task_id)
-        codes[row] = code
+    codes = np.fromiter(map(index.get, columns.task_ids, [-1] * columns.size), dtype=np.int64, count=columns.size)
+    if (codes < 0).any():
+        row = int(np.flatnonzero(codes < 0)[0])
+        known = ", ".join(sorted(index)) or "none"
+        raise ValidationError(
+            f"submission {str(columns.ids[row])!r}", "task_id", f"one of the given tasks ({known})", columns.task_ids[row]
+        )
     return codes
 
 

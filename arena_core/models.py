@@ -46,7 +46,7 @@ def _number(minimum: float = 0.0, *, optional: bool = False) -> Any:
     def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value is None and optional:
             return
-        expected = f"a finite number >= {minimum:g}"
+        expected = "a finite number" if minimum == -math.inf else f"a finite number >= {minimum:g}"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValidationError(_describe(instance), attribute.name, expected, value)
         if not math.isfinite(value) or value < minimum:
@@ -169,8 +169,11 @@ class Baseline:
     min_cost: float = field(validator=_number())
     max_cost: float = field(validator=_number())
     median_iterations: float = field(validator=_number(1))
-    q25_tokens: float | None = field(default=None, validator=_number(optional=True))
-    q75_tokens: float | None = field(default=None, validator=_number(optional=True))
+    q25_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
+    """First token quartile by ``statistics.quantiles(n=4)``, the spec's call. Its default
+    'exclusive' method extrapolates for small samples, so it may lie below ``min_tokens``
+    (even below zero: ``[0, 250]`` gives -62.5)."""
+    q75_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
     submission_count: int = field(default=0, validator=_number())
     """How many submissions the statistics were computed from (0 for a default baseline)."""
     task_id: str | None = None

@@ -38,8 +38,7 @@ class FileExists:
 
     def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
-        files = batch.files_created()
-        return CheckColumn.of(np.fromiter((path in f for f in files), dtype=bool, count=len(files)))
+        return CheckColumn.of(batch.has_file(path))
 
 
 class NoErrors:

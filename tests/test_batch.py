@@ -195,3 +195,20 @@ def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]
 def test_nan_is_kept_by_round_exact() -> None:
     out = round_exact(np.array([math.nan, 1.005]), 2)
     assert math.isnan(out[0]) and out[1] == round(1.005, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arenas(complete=False))
+def test_vectorised_baselines_equal_compute_baseline(arena_and_tasks) -> None:
+    from arena_core import Submission, structure
+    from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
+    from arena_core.batch import Columns, group_baselines
+
+    subs, tasks = arena_and_tasks
+    models = [structure(s, Submission) for s in subs]
+    ids = sorted(tasks)
+    codes = np.array([ids.index(s.task_id) for s in models], dtype=np.int64)
+    got = group_baselines(Columns.from_submissions(models), codes, len(ids), [DEFAULT_BASELINE] * len(ids), ids, STAMP)
+    for task_id, baseline in zip(ids, got):
+        expected = compute_baseline(task_id, [s for s in models if s.task_id == task_id], DEFAULT_BASELINE, now=STAMP)
+        assert to_dict(baseline) == to_dict(expected)
