@@ -7,7 +7,7 @@ checker in use offers one (adjusters fall back to a loop), and the per-record pa
 
 Exactness: each batch form performs the same floating-point operations, in the same order, as
 its per-record form (IEEE-754 gives the same result for each), NaN marks "not measured", and
-rounding goes through :func:`round_exact`, which agrees with Python's ``round`` everywhere.
+rounding goes through :func:`~arena_core.rounding.round_exact`, which agrees with Python's ``round`` everywhere.
 Results come back as an :class:`EvaluationBatch`: columns for callers holding arrays, and a
 sequence of :class:`~arena_core.models.Evaluation` built on demand for everyone else.
 """
@@ -23,12 +23,13 @@ from attrs import frozen
 
 from arena_core.errors import PluginError, ValidationError
 from arena_core.models import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task
+from arena_core.rounding import round_exact
 
 if TYPE_CHECKING:
     from arena_core.scoring import Scorer
 
 __all__ = [
-    "NUMERIC_FIELDS", "STATUSES", "Batch", "CheckColumn", "Columns", "EvaluationBatch", "factorize", "round_exact",
+    "NUMERIC_FIELDS", "STATUSES", "Batch", "CheckColumn", "Columns", "EvaluationBatch", "factorize",
     "split_by_code",
 ]
 
@@ -40,24 +41,6 @@ NUMERIC_FIELDS = (
 _WHOLE = frozenset({"total_tokens", "tool_calls", "iterations", "tests_passed", "tests_total"})
 #: Criterion status codes used in :class:`CheckColumn`.
 STATUSES = ("failed", "passed", "not_checkable", "error")
-
-
-def round_exact(values: np.ndarray, digits: int) -> np.ndarray:
-    """``round(v, digits)`` for every element, as Python rounds (NaN stays NaN).
-
-    NumPy rounds ``rint(v * 10**digits) / 10**digits``; that picks a different integer than
-    Python's correctly rounded ``round`` only when ``v * 10**digits`` lies within rounding
-    error of a half (for scores up to 10**4 that error is below 2e-12), so exactly the
-    elements within 1e-9 of a half are redone with Python's ``round``.
-    """
-    out = np.round(values, digits)
-    scaled = values * 10.0**digits
-    with np.errstate(invalid="ignore"):
-        risky = np.abs(scaled - np.floor(scaled) - 0.5) < 1e-9
-    redo = np.flatnonzero(risky)
-    if len(redo):
-        out[redo] = [round(value, digits) for value in values[redo].tolist()]
-    return out
 
 
 def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:

@@ -57,11 +57,12 @@ class WeightedSum:
                 filled[slot] = "reweight"
                 dropped += weight
                 continue
-            if isinstance(result, float | int):
+            if isinstance(result, (float, int)):
                 value = result
             else:
                 value = result.value
-                filled.update(result.filled)
+                if result.filled:
+                    filled.update(result.filled)
             parts[slot] = value
             total += value * weight
         if not parts:

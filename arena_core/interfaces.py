@@ -8,9 +8,9 @@ the plugin's name, not halfway through a batch.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from attrs import field, frozen
 
 if TYPE_CHECKING:
     from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
@@ -18,18 +18,23 @@ if TYPE_CHECKING:
 __all__ = ["Metric", "Score", "CriterionChecker", "DifficultyAdjuster", "IntervalMethod", "Resolver", "bind"]
 
 
-@frozen
-class Score:
+#: The empty, read-only mapping shared by every :class:`Score` without parts or fills.
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
+class Score(NamedTuple):
     """A metric's result when it has more to say than a number.
 
     A metric may return a plain ``float``; composite metrics return the scores of their parts
     and the correctness metric the verdict of each criterion, which the evaluation records.
+    (A named tuple rather than an attrs class: it is made several times per evaluation, and
+    a tuple is built in a fraction of the time; it is just as immutable.)
     """
 
     value: float
-    parts: Mapping[str, float] = field(factory=dict)
+    parts: Mapping[str, float] = _NOTHING
     criteria: tuple[CriterionResult, ...] = ()
-    filled: Mapping[str, str] = field(factory=dict)
+    filled: Mapping[str, str] = _NOTHING
     """Slot to the missing-telemetry policy that produced its score (``neutral``, ``reweight``)."""
 
 

@@ -12,10 +12,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from attrs import frozen
 
 from arena_core import quality, ranking
 from arena_core.baselines import compute_baseline, scope_key
+from arena_core.batch import Columns, evaluate_columns
 from arena_core.errors import ValidationError
 from arena_core.models import Baseline, Evaluation, Submission, Task
 from arena_core.quality import Outlier
@@ -80,12 +82,13 @@ def run_batch(
             stored = [s for s in tx.submissions(task_id) if s.id not in batch_ids]  # re-submissions replace
             everyone = stored + batch
             default = task.default_baseline or arena.default_baseline
-            for i in indices:  # 2-3. baseline retrieval and scoring
-                key = baseline_key(subs[i], scope)
+            keys = [baseline_key(s, scope) for s in batch]  # 2. baseline retrieval
+            for key in dict.fromkeys(keys):
                 if key not in baselines:
                     group = [s for s in everyone if baseline_key(s, scope) == key]
                     baselines[key] = tx.get_baseline(key) or compute_baseline(task_id, group, default, now=stamp)
-                results[i] = arena.scorer.evaluate(subs[i], task, baselines[key], stamp)
+            for i, ev in zip(indices, _score(arena, batch, task, [baselines[k] for k in keys], stamp)):  # 3.
+                results[i] = ev
             outliers += [o for o in quality.detect_outliers(everyone) if o.submission_id in batch_ids]  # 4.
             for s in batch:
                 tx.put_submission(s)
@@ -106,6 +109,21 @@ def run_batch(
         arena.plugin_manager.hook.arena_evaluation_completed(evaluation=ev)
     arena.plugin_manager.hook.arena_batch_completed(result=result)
     return result
+
+
+def _score(arena: Arena, batch: list[Submission], task: Task, row_baselines: list[Baseline], stamp: str) -> list[Evaluation]:
+    """One task's submissions scored against their baselines: by the batch path when every
+    component has a batch form, else record by record (ranks are assigned afterwards)."""
+    position: dict[int, int] = {}
+    codes = np.array([position.setdefault(id(b), len(position)) for b in row_baselines], dtype=np.int64)
+    distinct = list({id(b): b for b in row_baselines}.values())
+    scored = evaluate_columns(
+        arena.scorer, Columns.from_submissions(batch), [task], np.zeros(len(batch), dtype=np.int64),
+        distinct, codes, arena.config.min_submissions_per_tool, stamp,
+    )
+    if scored is None:
+        return [arena.scorer.evaluate(s, task, b, stamp) for s, b in zip(batch, row_baselines)]
+    return list(scored)
 
 
 async def process_batch(

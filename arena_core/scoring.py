@@ -14,6 +14,7 @@ from arena_core.errors import ArenaError, PluginError, UnknownComponentError, Va
 from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric, bind
 from arena_core.models import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
 from arena_core.registry import Components
+from arena_core.rounding import round_scalar
 from arena_core.telemetry import guard
 
 __all__ = ["Scorer"]
@@ -149,12 +150,14 @@ class Scorer:
             if result is None:
                 filled[dimension] = "reweight"
                 continue
-            if isinstance(result, float | int):
+            if isinstance(result, (float, int)):
                 value = result
             else:
                 value = result.value
-                parts.update(result.parts)
-                filled.update(result.filled)
+                if result.parts:
+                    parts.update(result.parts)
+                if result.filled:
+                    filled.update(result.filled)
                 if result.criteria:
                     criteria = result.criteria
             if not 0.0 <= value <= 100.0:
@@ -178,14 +181,14 @@ class Scorer:
         return Evaluation(
             submission_id=submission.id,
             task_id=task.id,
-            overall_score=round(adjusted, 2),
-            scores={d: round(v, 2) for d, v in scores.items()},
+            overall_score=round_scalar(adjusted, 2),
+            scores={d: round_scalar(v, 2) for d, v in scores.items()},
             weights=weights,
             weight_profile=profile.name,
-            unadjusted_overall_score=round(overall, 2),
+            unadjusted_overall_score=round_scalar(overall, 2),
             evaluated_at=evaluated_at,
             difficulty=adjuster.name if adjuster is not None else None,
-            metric_scores={p: round(v, 2) for p, v in parts.items()},
+            metric_scores={p: round_scalar(v, 2) for p, v in parts.items()},
             criteria=criteria,
             tool=submission.tool,
             model=submission.model,

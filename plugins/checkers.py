@@ -17,6 +17,7 @@ from arena_core.errors import ValidationError
 from arena_core.models import CriterionResult, SuccessCriterion, Submission, Task
 
 _NO_RESULTS = "the submission reports no test results (tests_passed and tests_total, or correctness)"
+_UNREPORTED = CriterionResult("tests_pass", "not_checkable", 0.0, reason=_NO_RESULTS)
 
 
 def _param(criterion: SuccessCriterion, task: Task, key: str, kind: type, expected: str) -> object:
@@ -97,12 +98,12 @@ class TestsPass:
     type = "tests_pass"
     __test__ = False  # not a pytest test class, despite the name
 
-    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult | bool:
         rate = submission.pass_rate
         if rate is None:
-            return CriterionResult(self.type, "not_checkable", 0.0, reason=_NO_RESULTS)
+            return _UNREPORTED
         if rate >= 1.0:
-            return CriterionResult(self.type, "passed", 1.0)
+            return True
         return CriterionResult(self.type, "failed", rate, reason=f"pass rate {rate:g}")
 
     def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:

@@ -9,6 +9,7 @@ spec's numbers exactly. Where the spec's comments promise something its code doe
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from typing import NoReturn
 
@@ -221,13 +222,18 @@ class Correctness:
             raise
         except Exception as exc:
             return CriterionResult(criterion.type, "error", 0.0, criterion.weight, f"{type(exc).__name__}: {exc}")
-        if verdict is True:
-            return CriterionResult(criterion.type, "passed", 1.0, criterion.weight)
-        if verdict is False:
-            return CriterionResult(criterion.type, "failed", 0.0, criterion.weight)
+        if verdict is True or verdict is False:
+            return _plain_verdicts(criterion.type, criterion.weight)[verdict]
         if verdict.type == criterion.type and verdict.weight == criterion.weight:
             return verdict
         return CriterionResult(criterion.type, verdict.status, verdict.credit, criterion.weight, verdict.reason)
+
+
+@lru_cache(maxsize=1024)
+def _plain_verdicts(type_: str, weight: float) -> tuple[CriterionResult, CriterionResult]:
+    """(failed, passed) results of a criterion, made once: results are frozen, and a checker
+    returning a bare bool is the common case on the single-record path."""
+    return CriterionResult(type_, "failed", 0.0, weight), CriterionResult(type_, "passed", 1.0, weight)
 
 
 #: The spec's combined efficiency score.

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import arena_core.arena as arena_module
 from arena_core import Arena, ValidationError, hookimpl, to_dict
-from arena_core.batch import EvaluationBatch, competition_ranks_by_group, round_exact
+from arena_core.batch import EvaluationBatch, competition_ranks_by_group
 from arena_core.manager import get_plugin_manager
 from arena_core.ranking import annotate
 from arena_core.synthetic import CATEGORIES, DIFFICULTIES
@@ -169,14 +169,6 @@ def test_a_component_without_a_batch_form_falls_back_to_per_record(baseline: dic
     assert_same(arena.evaluate_many(columns, {"t": {"id": "t"}}, evaluated_at=STAMP), result)
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.lists(st.one_of(st.floats(0, 100, allow_nan=False), st.integers(0, 10_000).map(lambda k: k / 100 + 0.005),
-                          st.integers(0, 1000).map(lambda k: k / 1000)), min_size=1, max_size=50),
-       st.sampled_from([1, 2]))
-def test_round_exact_is_pythons_round(values: list[float], digits: int) -> None:
-    assert round_exact(np.array(values), digits).tolist() == [round(v, digits) for v in values]
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, 10.5, 50.0, 50.01, 99.99, 100.0])), min_size=1, max_size=60))
 def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]]) -> None:
@@ -190,11 +182,6 @@ def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]
         evs = [Evaluation(f"s{i}", "t", entries[i][1], {}, {}, "default", entries[i][1], STAMP) for i in rows]
         for i, ev in zip(rows, annotate(evs)):
             assert (ranks[i], percentiles[i]) == (ev.overall_ranking, ev.percentile)
-
-
-def test_nan_is_kept_by_round_exact() -> None:
-    out = round_exact(np.array([math.nan, 1.005]), 2)
-    assert math.isnan(out[0]) and out[1] == round(1.005, 2)
 
 
 @settings(max_examples=200, deadline=None)

@@ -16,7 +16,8 @@ def _blocks(path: Path, lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", path.read_text(), flags=re.S)
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/embedding.md", "docs/baselines-and-rankings.md", "docs/store.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/embedding.md", "docs/baselines-and-rankings.md", "docs/store.md",
+                                  "docs/performance.md"])
 def test_python_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples may write files such as arena.db
     namespace: dict = {"__name__": "docs_example"}

@@ -51,6 +51,24 @@ def test_one_batch_on_an_empty_store_equals_evaluate_many(arena: Arena, store: S
     assert set(result.baselines) == set(TASK_MAP)
 
 
+def test_the_batch_path_and_the_per_record_path_store_the_same(
+    arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    batched, per_record = MemoryStore(), MemoryStore()
+    run(arena, SUBS[::2], batched)
+    run(arena, SUBS[1::2], batched)
+    monkeypatch.setattr("arena_core.pipeline.evaluate_columns", lambda *args: None)
+    run(arena, SUBS[::2], per_record)
+    run(arena, SUBS[1::2], per_record)
+
+    def without_times(snap: dict) -> dict:
+        return {t: (task, subs, [{k: v for k, v in e.items() if k != "evaluated_at"} for e in evs],
+                    {k: v for k, v in baseline.items() if k != "last_updated"})
+                for t, (task, subs, evs, baseline) in snap.items()}
+
+    assert without_times(snapshot(batched)) == without_times(snapshot(per_record))
+
+
 def test_later_batches_are_ranked_among_everything_stored(arena: Arena, store: Store) -> None:
     run(arena, SUBS[::2], store)
     run(arena, SUBS[1::2], store)
