@@ -175,11 +175,12 @@ class Arena:
         task_codes = _codes(columns, task_list)
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
         baseline_list, baseline_codes = self._baselines_for(columns, task_list, task_codes, given, stamp)
-        result = evaluate_columns(
+        with_workspaces = subs is not None and any(s.workspace is not None for s in subs)
+        result = None if with_workspaces else evaluate_columns(
             self.scorer, columns, task_list, task_codes, baseline_list, baseline_codes,
             self.config.min_submissions_per_tool, stamp,
         )
-        if result is None:  # a component without a batch form: score record by record
+        if result is None:  # workspaces to check, or a component without a batch form
             if subs is None:
                 subs = [structure(_row(columns, i), Submission) for i in range(columns.size)]
             result = self._evaluate_each(subs, task_list, task_codes, baseline_list, baseline_codes, stamp)
@@ -216,11 +217,12 @@ class Arena:
         baseline_list: Sequence[Baseline], baseline_codes: np.ndarray, stamp: str,
     ) -> list[Evaluation]:
         results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
-        for code, task in enumerate(task_list):
+        scored = self.scorer.evaluate_all(
+            [(s, task_list[task_codes[i]], baseline_list[baseline_codes[i]]) for i, s in enumerate(subs)], stamp
+        )
+        for code in range(len(task_list)):
             indices = [int(i) for i in np.flatnonzero(task_codes == code)]
-            evaluations = [
-                self.scorer.evaluate(subs[i], task, baseline_list[baseline_codes[i]], stamp) for i in indices
-            ]
+            evaluations = [scored[i] for i in indices]
             provisional = self._provisional(subs[i].tool for i in indices)
             for i, ev in zip(indices, ranking.annotate(evaluations, provisional)):
                 results[i] = ev

@@ -144,6 +144,8 @@ class Columns:
         n = len(ids)
         known = {"id", "task_id", "tool", "model", "success", "files_created", *NUMERIC_FIELDS}
         for name in data:
+            if name in ("workspace", "workspace_ref"):
+                raise ValidationError("columns", name, "no workspaces in columns: pass submissions with workspaces as records")
             if name not in known and name != "meta":
                 raise ValidationError("columns", name, "a submission field")
         numeric: dict[str, np.ndarray] = {}

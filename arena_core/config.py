@@ -96,3 +96,20 @@ class ScoringConfig:
     """Fields of the framework's default baseline to change (e.g. ``median_tokens``)."""
     strict: bool = False
     """Refuse records with keys that are not fields, instead of keeping them under ``meta``."""
+    command_runner: str = "local"
+    """Name of the registered command runner that executes criterion commands (the built-in
+    ``local`` runs subprocesses and is not a sandbox; see docs/writing-a-checker.md)."""
+    command_timeout: float = field(default=60.0, validator=lambda i, a, v: _positive(a, v))
+    """Seconds a criterion command may run before it is killed (a criterion's ``timeout`` overrides)."""
+    command_output_limit: int = field(default=65_536, validator=_at_least_one)
+    """Bytes of a command's output kept for the evaluation's reason; the rest is discarded."""
+    check_concurrency: int = field(default=4, validator=_at_least_one)
+    """Submissions whose workspaces are checked at the same time."""
+    workspace_root: str | None = None
+    """When set, every submission's workspace must lie inside this directory (relative
+    workspace paths are taken from it); a workspace elsewhere is refused."""
+
+
+def _positive(attribute: Any, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValidationError("configuration", attribute.name, "a number of seconds > 0", value)

@@ -44,6 +44,11 @@ HELP: dict[str, str] = {
     "weights": "Replace a weight profile's weights or add a profile; weights add up to 1.",
     "missing": f"What a missing figure does: {', '.join(MISSING_POLICIES)}.",
     "default_baseline": "The baseline used below 5 submissions, for tasks without their own default.",
+    "command_runner": "Runner for criterion commands: local (a subprocess, not a sandbox) or a plugin's.",
+    "command_timeout": "Seconds a criterion command may run before it is killed.",
+    "command_output_limit": "Bytes of a command's output kept for the evaluation.",
+    "check_concurrency": "Submissions whose workspaces are checked at the same time.",
+    "workspace_root": "Every submission's workspace must lie inside this directory (unset: anywhere).",
 }
 _TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline"}
 
@@ -61,6 +66,32 @@ class LoadedConfig:
     """The file read, ``None`` when none was found."""
     file_keys: frozenset[str]
     """Dotted keys the file set (``missing.total_tokens``); every other value is a default."""
+    profiles: Mapping[str, ScoringConfig] = attrs.field(factory=dict)
+    """Named scoring profiles (``[profiles.NAME]``), each the base configuration with the
+    profile's keys on top."""
+
+    def profile(self, name_or_file: str) -> tuple[str, ScoringConfig]:
+        """``(name, configuration)`` of a named profile, of ``default`` (the base configuration),
+        or of a profile file (a ``.toml`` path, its keys on top of the base configuration).
+
+        :raises ConfigError: neither a profile nor a readable, valid file; names the choices.
+        """
+        if name_or_file in self.profiles:
+            return name_or_file, self.profiles[name_or_file]
+        if name_or_file == "default":
+            return "default", self.config
+        path = Path(name_or_file)
+        if path.suffix == ".toml" and path.is_file():
+            data = _read(path)
+            return path.stem, _overlay(path, self._base_data(), data, "")
+        choices = ", ".join(["default", *self.profiles])
+        raise ConfigError(
+            f"{self.path or 'configuration'}: profiles: no profile or .toml file named {name_or_file!r}"
+            f"{closest(name_or_file, ['default', *self.profiles])} (profiles: {choices})"
+        )
+
+    def _base_data(self) -> dict[str, Any]:
+        return to_dict(self.config)
 
 
 def find_config(start: Path | None = None) -> Path | None:
@@ -119,6 +150,10 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     data = _read(path)
     if path.name == "pyproject.toml":
         data = data.get("tool", {}).get("arena", {})
+    data = dict(data)
+    profile_tables = data.pop("profiles", {})
+    if not isinstance(profile_tables, Mapping):
+        raise ConfigError(f"{path}: profiles: expected tables [profiles.NAME], got {profile_tables!r}")
     _check_keys(path, data)
     try:
         config = structure(data, ScoringConfig)
@@ -129,7 +164,28 @@ def load_config(path: Path | None = None) -> LoadedConfig:
         for k, v in data.items()
         for sub in (v if isinstance(v, Mapping) else [None])
     )
-    return LoadedConfig(config, path, keys)
+    profiles = {}
+    for name, table in profile_tables.items():
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{path}: profiles.{name}: expected a table of configuration keys, got {table!r}")
+        profiles[name] = _overlay(path, data, table, f"profiles.{name}.")
+    return LoadedConfig(config, path, keys, profiles)
+
+
+def _overlay(path: Path, base: Mapping[str, Any], top: Mapping[str, Any], prefix: str) -> ScoringConfig:
+    """``base`` with ``top``'s keys on top (tables merged entry by entry), validated."""
+    top = {k: v for k, v in top.items() if k != "profiles"}
+    try:
+        _check_keys(path, top)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(f"{path}: ", f"{path}: {prefix}", 1)) from None
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = {**merged.get(key, {}), **value} if key in _TABLES and isinstance(value, Mapping) else value
+    try:
+        return structure(merged, ScoringConfig)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {prefix}{exc.field}: expected {exc.expected}" + _got(exc)) from None
 
 
 def _got(exc: ValidationError) -> str:
@@ -147,7 +203,8 @@ def starter_toml(slots: Iterable[str] = ()) -> str:
     defaults["default_baseline"] = {k: v for k, v in to_dict(DEFAULT_BASELINE).items() if k != "submission_count"}
     lines = ["# arena-core configuration. Every key is optional; these are the defaults.", ""]
     for key in (k for k in defaults if k not in _TABLES):
-        lines += [f"# {HELP[key]}", tomli_w.dumps({key: defaults[key]}).strip(), ""]
+        value = tomli_w.dumps({key: defaults[key]}).strip() if defaults[key] is not None else f'# {key} = "..."'
+        lines += [f"# {HELP[key]}", value, ""]
     for key in ("metrics", "category_profiles", "difficulty_adjusters", "missing", "default_baseline", "weights"):
         lines += [f"# {HELP[key]}", f"[{key}]"]
         body = tomli_w.dumps(defaults.get(key) or {}).strip()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
     from arena_core.models import Evaluation, WeightProfile
     from arena_core.pipeline import BatchResult
+    from arena_core.workspace import CommandRunner
 
 __all__ = ["NAME", "hookspec", "hookimpl"]
 
@@ -112,6 +113,28 @@ def arena_register_interval_methods() -> Sequence[IntervalMethod]:
         names raise :class:`~arena_core.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_register_command_runners() -> Sequence[CommandRunner]:
+    """Register command runners: how the commands of a task's criteria are executed.
+
+    Criterion checkers such as ``tests_pass`` and ``command_succeeds`` run the task's commands
+    in a submission's workspace through the configured runner (``command_runner``; the
+    built-in ``local`` one runs a subprocess and is not a sandbox). A host that scores
+    untrusted submissions registers a runner that executes in a container or sandbox.
+
+    A runner has a unique ``name`` and ``run(argv, *, cwd, env, timeout, output_limit)``
+    returning a :class:`~arena_core.workspace.CommandResult` (see
+    :class:`arena_core.workspace.CommandRunner`). It must never use a shell, must stop the
+    command at ``timeout`` seconds (reporting ``timed_out``) and keep at most ``output_limit``
+    bytes of output.
+
+    :return: the plugin's runners. All plugins' results are collected; duplicate names raise
+        :class:`~arena_core.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.2
     """
 
 

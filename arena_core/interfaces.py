@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
+    from arena_core.workspace import Workspace, WorkspaceSettings
 
 __all__ = ["Metric", "Score", "CriterionChecker", "DifficultyAdjuster", "IntervalMethod", "Resolver", "bind"]
 
@@ -61,7 +62,14 @@ class CriterionChecker(Protocol):
     """Checks one success criterion of one submission.
 
     ``check`` returns a bool, or a :class:`~arena_core.models.CriterionResult` for partial
-    credit or for "not checkable" with a reason.
+    credit or for "not checkable" with a reason; it judges what the submission reports.
+
+    A checker may also have ``check_workspace(workspace, submission, criterion, task)``, same
+    return values, used instead of ``check`` when the submission has a workspace: it reaches
+    files through :meth:`Workspace.path <arena_core.workspace.Workspace.path>` (confined to
+    the workspace) and runs the task's commands with :meth:`Workspace.run
+    <arena_core.workspace.Workspace.run>`. Raising :class:`~arena_core.workspace.WorkspaceError`
+    fails the criterion with its message; any other exception records an ``error``.
     """
 
     type: str
@@ -96,6 +104,11 @@ class Resolver(Protocol):
 
     def checkers(self) -> Mapping[str, CriterionChecker]:
         """All registered criterion checkers by type."""
+        ...
+
+    def workspace_settings(self) -> WorkspaceSettings:
+        """How submissions' workspaces are opened and commands run (the configured runner,
+        timeout, output limit and workspace root)."""
         ...
 
 

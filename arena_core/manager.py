@@ -40,6 +40,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "weights": "arena_plugins.weights",
     "difficulty": "arena_plugins.difficulty",
     "intervals": "arena_plugins.intervals",
+    "runners": "arena_plugins.runners",
 }
 
 DISABLED_PLUGINS_ENV = "ARENA_DISABLED_PLUGINS"

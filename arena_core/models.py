@@ -96,6 +96,11 @@ class Submission:
     """Reported number of passing tests."""
     tests_total: int | None = field(default=None, validator=_number(optional=True))
     """Reported number of tests run."""
+    workspace: str | None = field(default=None, validator=attrs.validators.optional(_non_empty_str))
+    """Where the submission's files are: a directory, or a git repository when ``workspace_ref``
+    is given. Criteria are then checked against the files themselves."""
+    workspace_ref: str | None = field(default=None, validator=attrs.validators.optional(_non_empty_str))
+    """The git ref (commit, branch, tag) of ``workspace`` to check."""
     meta: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
     """Free-form data kept with the record and passed through untouched."""
 
@@ -105,6 +110,8 @@ class Submission:
         if (self.tests_passed is None) != (self.tests_total is None):
             missing = "tests_total" if self.tests_total is None else "tests_passed"
             raise ValidationError(_describe(self), missing, "to be given together with tests_passed/tests_total")
+        if self.workspace_ref is not None and self.workspace is None:
+            raise ValidationError(_describe(self), "workspace", "the git repository that workspace_ref refers to")
         if self.tests_total is not None and self.tests_passed is not None and self.tests_passed > self.tests_total:
             raise ValidationError(
                 _describe(self), "tests_passed", f"at most tests_total ({self.tests_total})", self.tests_passed

@@ -113,16 +113,17 @@ def run_batch(
 
 def _score(arena: Arena, batch: list[Submission], task: Task, row_baselines: list[Baseline], stamp: str) -> list[Evaluation]:
     """One task's submissions scored against their baselines: by the batch path when every
-    component has a batch form, else record by record (ranks are assigned afterwards)."""
+    component has a batch form and no submission has a workspace to check, else record by
+    record (ranks are assigned afterwards)."""
     position: dict[int, int] = {}
     codes = np.array([position.setdefault(id(b), len(position)) for b in row_baselines], dtype=np.int64)
     distinct = list({id(b): b for b in row_baselines}.values())
-    scored = evaluate_columns(
+    scored = None if any(s.workspace is not None for s in batch) else evaluate_columns(
         arena.scorer, Columns.from_submissions(batch), [task], np.zeros(len(batch), dtype=np.int64),
         distinct, codes, arena.config.min_submissions_per_tool, stamp,
     )
     if scored is None:
-        return [arena.scorer.evaluate(s, task, b, stamp) for s, b in zip(batch, row_baselines)]
+        return arena.scorer.evaluate_all([(s, task, b) for s, b in zip(batch, row_baselines)], stamp)
     return list(scored)
 
 

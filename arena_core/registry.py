@@ -17,6 +17,7 @@ from arena_core.errors import ArenaError, DuplicateComponentError, PluginError, 
 from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
 from arena_core.manager import ArenaPluginManager
 from arena_core.models import WeightProfile
+from arena_core.workspace import CommandRunner
 
 __all__ = ["Components", "Family", "FAMILIES", "collect"]
 
@@ -51,6 +52,9 @@ FAMILIES: dict[str, Family[Any]] = {
     ),
     "interval_methods": Family(
         "interval method", "arena_register_interval_methods", "name", lambda c: isinstance(c, IntervalMethod)
+    ),
+    "command_runners": Family(
+        "command runner", "arena_register_command_runners", "name", lambda c: isinstance(c, CommandRunner)
     ),
 }
 
@@ -110,6 +114,7 @@ class Components:
     weight_profiles: Registry[WeightProfile]
     difficulty_adjusters: Registry[DifficultyAdjuster]
     interval_methods: Registry[IntervalMethod]
+    command_runners: Registry[CommandRunner]
 
     def by_plugin(self) -> dict[str, dict[str, list[str]]]:
         """Plugin name -> family -> names it registered."""

@@ -7,7 +7,9 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from arena_core.config import ScoringConfig
 from arena_core.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
@@ -16,6 +18,7 @@ from arena_core.models import Baseline, CriterionResult, Evaluation, Submission,
 from arena_core.registry import Components
 from arena_core.rounding import round_scalar
 from arena_core.telemetry import guard
+from arena_core.workspace import WorkspaceSettings
 
 __all__ = ["Scorer"]
 
@@ -36,6 +39,16 @@ class Scorer:
             **components.weight_profiles,
             **{name: WeightProfile(name, weights) for name, weights in config.weights.items()},
         }
+        runner = components.command_runners.get(config.command_runner)
+        if runner is None and config.command_runner != "local":  # the default may be blocked: no commands run
+            try:
+                components.command_runners[config.command_runner]
+            except UnknownComponentError as exc:
+                raise UnknownComponentError(f"command_runner: {exc}") from None
+        self._workspaces = WorkspaceSettings(
+            runner, config.command_timeout, config.command_output_limit,
+            Path(config.workspace_root) if config.workspace_root else None,
+        )
         for profile_name in config.category_profiles.values():
             if profile_name not in self.profiles:
                 components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
@@ -76,6 +89,9 @@ class Scorer:
 
     def checkers(self) -> Mapping[str, CriterionChecker]:
         return self.components.checkers
+
+    def workspace_settings(self) -> WorkspaceSettings:
+        return self._workspaces
 
     # -- per task -------------------------------------------------------------------------------
 
@@ -194,6 +210,18 @@ class Scorer:
             model=submission.model,
             filled=filled,
         )
+
+    def evaluate_all(
+        self, items: Sequence[tuple[Submission, Task, Baseline]], evaluated_at: str
+    ) -> list[Evaluation]:
+        """:meth:`evaluate` for each item, in order. Submissions with workspaces are checked
+        ``check_concurrency`` at a time (their commands run outside the interpreter, so threads
+        overlap them); the first error raised is re-raised after the running ones finish."""
+        workers = self.config.check_concurrency
+        if workers == 1 or len(items) < 2 or not any(s.workspace is not None for s, _, _ in items):
+            return [self.evaluate(s, t, b, evaluated_at) for s, t, b in items]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check") as pool:
+            return list(pool.map(lambda item: self.evaluate(*item, evaluated_at), items))
 
     def _owner(self, metric: Metric) -> str:
         registry = self.components.metrics

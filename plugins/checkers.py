@@ -1,35 +1,82 @@
-"""The spec's criterion checkers, judged on what the submission reports about itself.
+"""The built-in criterion checkers: on the submission's workspace when it has one, else on
+what the submission reports about itself.
 
 ``file_exists`` and ``no_errors`` are the spec's. ``min_functionality`` is a placeholder
-returning True in the spec; here it checks the submission's reported test results, and
-``tests_pass`` gives partial credit by the share of tests passed (the shape public
-leaderboards publish). A criterion that cannot be checked because the submission reports
-nothing to check it against earns nothing and says so: it is never a silent pass.
+returning True in the spec; here it checks the submission's reported test results.
+``tests_pass`` runs the task's test command in the workspace (reading a JUnit report when the
+command writes one) or, without a workspace, uses the reported results, as public leaderboards
+publish them; both give partial credit by passed/total. ``file_contains``, ``code_compiles``
+and ``command_succeeds`` need the workspace.
+
+A criterion that cannot be checked (no workspace, nothing reported) earns nothing and says
+so: it is never a silent pass. Commands come only from the task's criterion parameters, as
+lists of arguments (no shell), and run through the configured command runner.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Sequence
 
 import numpy as np
 
 from arena_core import hookimpl
 from arena_core.batch import Batch, CheckColumn
 from arena_core.errors import ValidationError
+from arena_core.junit import read_junit
 from arena_core.models import CriterionResult, SuccessCriterion, Submission, Task
+from arena_core.workspace import Workspace
 
 _NO_RESULTS = "the submission reports no test results (tests_passed and tests_total, or correctness)"
 _UNREPORTED = CriterionResult("tests_pass", "not_checkable", 0.0, reason=_NO_RESULTS)
 
 
-def _param(criterion: SuccessCriterion, task: Task, key: str, kind: type, expected: str) -> object:
+_NO_WORKSPACE = "needs the submission's workspace; the submission names none"
+#: Replaced, in a command's arguments, by a fresh path outside the workspace for the JUnit report.
+JUNIT_PLACEHOLDER = "{junit_xml}"
+
+
+def _param(criterion: SuccessCriterion, task: Task, key: str, kind: type | tuple[type, ...], expected: str) -> object:
     value = criterion.params.get(key)
     if not isinstance(value, kind) or isinstance(value, bool):
-        index = task.success_criteria.index(criterion)
-        raise ValidationError(f"task {task.id!r}", f"success_criteria.{index}.{key}", expected, value)
+        _bad(criterion, task, key, expected, value)
     return value
 
 
+def _bad(criterion: SuccessCriterion, task: Task, key: str, expected: str, value: object) -> None:
+    index = task.success_criteria.index(criterion)
+    raise ValidationError(f"task {task.id!r}", f"success_criteria.{index}.{key}", expected, value)
+
+
+def _command(criterion: SuccessCriterion, task: Task) -> list[str]:
+    """The criterion's ``command``: a non-empty list of strings (commands never go through a shell)."""
+    value = criterion.params.get("command")
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(a, str) and a for a in value):
+        _bad(criterion, task, "command", "a list of arguments, e.g. [\"python\", \"-m\", \"pytest\"] (no shell)", value)
+    return list(value)  # type: ignore[arg-type]
+
+
+def _timeout(criterion: SuccessCriterion, task: Task) -> float | None:
+    if "timeout" not in criterion.params:
+        return None
+    value = criterion.params["timeout"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        _bad(criterion, task, "timeout", "a number of seconds > 0", value)
+    return float(value)  # type: ignore[arg-type]
+
+
+def _not_checkable(batch: Batch, reason: str) -> CheckColumn:
+    """Every row not checkable (the batch path never carries workspaces)."""
+    return CheckColumn(np.zeros(batch.size), np.full(batch.size, 2, dtype=np.int8), lambda row: reason)
+
+
+def _needs_workspace(criterion: SuccessCriterion) -> CriterionResult:
+    return CriterionResult(criterion.type, "not_checkable", 0.0, criterion.weight, _NO_WORKSPACE)
+
+
 class FileExists:
-    """Passes when ``file_path`` is among the submission's ``files_created``."""
+    """Passes when ``file_path`` exists in the workspace; without one, when it is among the
+    submission's ``files_created`` (the spec's rule)."""
 
     type = "file_exists"
 
@@ -40,6 +87,11 @@ class FileExists:
     def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
         return CheckColumn.of(batch.has_file(path))
+
+    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
+        found = workspace.is_file(path)  # type: ignore[arg-type]
+        return CriterionResult.of(found, "" if found else f"file {path!r} does not exist in the workspace")
 
 
 class NoErrors:
@@ -93,7 +145,14 @@ class MinFunctionality:
 
 
 class TestsPass:
-    """Credit equal to the reported share of tests passed; passed only when all pass."""
+    """Credit equal to the share of tests passed; passed only when all pass.
+
+    With a workspace and a ``command``, the command is run there: when its arguments contain
+    ``{junit_xml}``, that is replaced by a fresh path outside the workspace and the JUnit
+    report written there is read (a report inside the workspace could have been planted by the
+    submission); otherwise the exit status decides (0: all pass). Without either, the
+    submission's reported results are used (``tests_passed``/``tests_total``, or ``correctness``).
+    """
 
     type = "tests_pass"
     __test__ = False  # not a pytest test class, despite the name
@@ -114,7 +173,123 @@ class TestsPass:
         status = np.where(unknown, 2, passed.astype(np.int8))
         return CheckColumn(credit, status, lambda row: _NO_RESULTS if unknown[row] else f"pass rate {rate[row]:g}")
 
+    def check_workspace(
+        self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
+    ) -> CriterionResult | bool:
+        if "command" not in criterion.params:
+            return self.check(submission, criterion, task)
+        argv, timeout = _command(criterion, task), _timeout(criterion, task)
+        report = workspace.scratch() / "junit.xml"
+        wants_report = any(JUNIT_PLACEHOLDER in arg for arg in argv)
+        argv = [arg.replace(JUNIT_PLACEHOLDER, str(report)) for arg in argv]
+        result = workspace.run(argv, timeout=timeout)
+        limit = timeout or workspace.settings.timeout
+        if result.timed_out or result.error:
+            return CriterionResult.of(False, result.describe(limit))
+        if not wants_report:
+            return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(limit))
+        if not report.is_file():
+            return CriterionResult.of(False, f"no JUnit report was written ({result.describe(limit)})")
+        try:
+            counts = read_junit(report)
+        except ValueError as exc:
+            return CriterionResult.of(False, str(exc))
+        if counts.total == 0:
+            return CriterionResult.of(False, f"no test ran ({counts.skipped} skipped)")
+        if counts.failed == 0:
+            return True
+        return CriterionResult(
+            self.type, "failed", counts.passed / counts.total,
+            reason=f"{counts.passed} of {counts.total} tests passed ({counts.skipped} skipped)",
+        )
+
+
+class FileContains:
+    """Passes when the workspace file ``file_path`` matches the regular expression ``pattern``
+    (Python syntax, searched anywhere, ``^``/``$`` per line)."""
+
+    type = "file_contains"
+
+    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        self._pattern(criterion, task)
+        return _needs_workspace(criterion)
+
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        self._pattern(criterion, task)
+        return _not_checkable(batch, _NO_WORKSPACE)
+
+    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        pattern = self._pattern(criterion, task)
+        path = _param(criterion, task, "file_path", str, "the path of the file to search")
+        found = pattern.search(workspace.read_text(path)) is not None  # type: ignore[arg-type]
+        return CriterionResult.of(found, "" if found else f"file {path!r} has no match for {pattern.pattern!r}")
+
+    def _pattern(self, criterion: SuccessCriterion, task: Task) -> re.Pattern[str]:
+        source = _param(criterion, task, "pattern", str, "a regular expression")
+        try:
+            return re.compile(source, re.MULTILINE)  # type: ignore[arg-type]
+        except re.error as exc:
+            _bad(criterion, task, "pattern", f"a valid regular expression ({exc})", source)
+            raise  # unreachable: _bad raises
+
+
+class CodeCompiles:
+    """Passes when the workspace's code compiles: by default every Python file matching
+    ``paths`` (default ``["**/*.py"]``) is byte-compiled in-process (compiling runs none of
+    the code); with ``command``, that command must exit with status 0."""
+
+    type = "code_compiles"
+
+    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        return _needs_workspace(criterion)
+
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        return _not_checkable(batch, _NO_WORKSPACE)
+
+    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        if "command" in criterion.params:
+            timeout = _timeout(criterion, task)
+            result = workspace.run(_command(criterion, task), timeout=timeout)
+            return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout))
+        files = [f for pattern in self._patterns(criterion, task) for f in workspace.files(pattern)]
+        if not files:
+            return CriterionResult("", "not_checkable", 0.0, reason=f"no file matches {self._patterns(criterion, task)}")
+        for relative in dict.fromkeys(files):
+            try:
+                compile(workspace.read_text(relative), relative, "exec", dont_inherit=True)
+            except SyntaxError as exc:
+                return CriterionResult.of(False, f"{relative}:{exc.lineno}: {exc.msg}")
+            except (ValueError, RecursionError, MemoryError) as exc:
+                return CriterionResult.of(False, f"{relative}: {type(exc).__name__}: {exc}")
+        return CriterionResult.of(True)
+
+    def _patterns(self, criterion: SuccessCriterion, task: Task) -> Sequence[str]:
+        value = criterion.params.get("paths", ["**/*.py"])
+        if not isinstance(value, (list, tuple)) or not value or not all(isinstance(p, str) and p for p in value):
+            _bad(criterion, task, "paths", "a list of glob patterns, e.g. [\"src/**/*.py\"]", value)
+        return list(value)
+
+
+class CommandSucceeds:
+    """Passes when the task's ``command`` exits with status 0 in the workspace (within
+    ``timeout`` seconds, default the configured ``command_timeout``)."""
+
+    type = "command_succeeds"
+
+    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        _command(criterion, task)
+        return _needs_workspace(criterion)
+
+    def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
+        _command(criterion, task)
+        return _not_checkable(batch, _NO_WORKSPACE)
+
+    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+        timeout = _timeout(criterion, task)
+        result = workspace.run(_command(criterion, task), timeout=timeout)
+        return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout))
+
 
 @hookimpl
 def arena_register_criterion_checkers() -> list[object]:
-    return [FileExists(), NoErrors(), MinFunctionality(), TestsPass()]
+    return [FileExists(), NoErrors(), MinFunctionality(), TestsPass(), FileContains(), CodeCompiles(), CommandSucceeds()]

@@ -22,6 +22,7 @@ from arena_core.errors import ValidationError, closest
 from arena_core.batch import Batch
 from arena_core.interfaces import CriterionChecker, Resolver, Score
 from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
+from arena_core.workspace import Workspace, WorkspaceError, WorkspaceSettings, open_workspace
 
 
 def linear_scores(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -153,27 +154,49 @@ class Correctness:
     """
 
     checkers: Mapping[str, CriterionChecker] = field(factory=dict)
+    workspaces: WorkspaceSettings | None = None
+    """How workspaces are opened and commands run; set when bound."""
     name = "correctness"
     requires = ()
 
     def bind(self, resolver: Resolver) -> Correctness:
-        return Correctness(dict(resolver.checkers()))
+        return Correctness(dict(resolver.checkers()), resolver.workspace_settings())
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score:
         criteria = task.success_criteria
         if not criteria:
             return Score(100.0)
-        results = []
+        if submission.workspace is not None and any(
+            hasattr(self.checkers.get(c.type), "check_workspace") for c in criteria
+        ):
+            results = self._check_in_workspace(submission, task)
+        else:
+            results = [self._check(i, c, submission, task) for i, c in enumerate(criteria)]
         earned = 0.0
         total_weight = 0.0
-        for index, criterion in enumerate(criteria):
-            result = self._check(index, criterion, submission, task)
-            results.append(result)
+        for result in results:
             earned += result.credit * result.weight
             total_weight += result.weight
         if total_weight == 0:
             raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
         return Score(earned / total_weight * 100.0, criteria=tuple(results))
+
+    def _check_in_workspace(self, submission: Submission, task: Task) -> list[CriterionResult]:
+        """Open the workspace once and check every criterion; when it cannot be opened, the
+        criteria that need it record why, and the others are judged on the claims."""
+        if self.workspaces is None:
+            raise RuntimeError("the correctness metric was scored before it was bound")
+        criteria = task.success_criteria
+        try:
+            with open_workspace(submission.workspace, submission.workspace_ref, self.workspaces) as workspace:  # type: ignore[arg-type]
+                return [self._check(i, c, submission, task, workspace) for i, c in enumerate(criteria)]
+        except WorkspaceError as exc:
+            unusable = f"workspace unusable: {exc}"
+        return [
+            CriterionResult(c.type, "error", 0.0, c.weight, unusable)
+            if hasattr(self.checkers.get(c.type), "check_workspace") else self._check(i, c, submission, task)
+            for i, c in enumerate(criteria)
+        ]
 
     def supports_batch(self) -> bool:
         """The batch form applies when every registered checker has one."""
@@ -212,15 +235,24 @@ class Correctness:
             criterion.type,
         )
 
-    def _check(self, index: int, criterion: SuccessCriterion, submission: Submission, task: Task) -> CriterionResult:
+    def _check(
+        self, index: int, criterion: SuccessCriterion, submission: Submission, task: Task,
+        workspace: Workspace | None = None,
+    ) -> CriterionResult:
         checker = self.checkers.get(criterion.type)
         if checker is None:
             self._unknown(index, criterion, task)
         try:
-            verdict = checker.check(submission, criterion, task)
+            in_workspace = getattr(checker, "check_workspace", None) if workspace is not None else None
+            if in_workspace is not None:
+                verdict = in_workspace(workspace, submission, criterion, task)
+            else:
+                verdict = checker.check(submission, criterion, task)
         except ValidationError:
             raise
-        except Exception as exc:
+        except WorkspaceError as exc:  # a refused path: the criterion fails, with the reason
+            return CriterionResult(criterion.type, "failed", 0.0, criterion.weight, str(exc))
+        except Exception as exc:  # a crashing checker costs its criterion, never the batch
             return CriterionResult(criterion.type, "error", 0.0, criterion.weight, f"{type(exc).__name__}: {exc}")
         if verdict is True or verdict is False:
             return _plain_verdicts(criterion.type, criterion.weight)[verdict]

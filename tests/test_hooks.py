@@ -110,6 +110,36 @@ def test_hook_arena_register_interval_methods() -> None:
     assert arena.confidence_interval([40.0, 55.5, 70.0], method="spec") != (40.0, 70.0)
 
 
+def test_hook_arena_register_command_runners(tmp_path: Path) -> None:
+    from arena_core.workspace import CommandResult
+
+    calls = []
+
+    class Recording:
+        """Runs nothing: records what it was asked to run, answers exit code 3."""
+
+        name = "recording"
+
+        def run(self, argv, *, cwd, env, timeout, output_limit):
+            calls.append((argv, cwd, env, timeout, output_limit))
+            return CommandResult(3, "refused by policy\n", 0.0)
+
+    class Plugin:
+        @hookimpl
+        def arena_register_command_runners(self):
+            return [Recording()]
+
+    arena = _arena_with(Plugin(), {"command_runner": "recording", "command_timeout": 7, "command_output_limit": 100})
+    task = {"id": "t", "success_criteria": [{"type": "command_succeeds", "command": ["make", "check"]}]}
+    ev = arena.evaluate({**SUB, "workspace": str(tmp_path)}, task, arena.default_baseline)
+    assert ev.criteria[0].status == "failed" and ev.criteria[0].reason == "exit code 3: refused by policy"
+    [(argv, cwd, env, timeout, limit)] = calls
+    assert (argv, cwd, timeout, limit) == (["make", "check"], tmp_path.resolve(), 7.0, 100)
+    assert "HOME" in env and not set(env) & {"USER", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY"}
+    with pytest.raises(Exception, match="command_runner: .*'recordin'.*recording"):
+        _arena_with(Plugin(), {"command_runner": "recordin"})
+
+
 def _pipeline_run(listener: object, runs: list[dict]):
     import asyncio
 
