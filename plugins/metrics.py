@@ -8,6 +8,8 @@ spec's numbers exactly. Where the spec's comments promise something its code doe
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from functools import lru_cache
 
@@ -56,6 +58,35 @@ class TokenEfficiency:
 
     def score_batch(self, batch: Batch) -> np.ndarray:
         return linear_scores(batch.column("total_tokens"), batch.baseline("min_tokens"), batch.baseline("max_tokens"))
+
+
+class TokenEfficiencyLog:
+    """The truly logarithmic token score the spec's comment promises (its code is linear).
+
+    ``100 * (ln(1 + max) - ln(1 + tokens)) / (ln(1 + max) - ln(1 + min))`` between the
+    baseline's min and max tokens, 100 at or below min, 0 at or above max. Doubling the tokens
+    costs the same number of points wherever it happens, so a run at twice the minimum is no
+    longer scored as almost perfect when the maximum is huge. Use it when token counts span
+    orders of magnitude (they usually do); select it with
+    ``[metrics] token_efficiency = "token_efficiency_log"``.
+    """
+
+    name = "token_efficiency_log"
+    requires = ("total_tokens",)
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        tokens, low, high = submission.total_tokens, baseline.min_tokens, baseline.max_tokens
+        if tokens <= low:  # type: ignore[operator]
+            return 100.0
+        if tokens >= high:  # type: ignore[operator]
+            return 0.0
+        return (math.log1p(high) - math.log1p(tokens)) / (math.log1p(high) - math.log1p(low)) * 100.0  # type: ignore[arg-type]
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        tokens, low, high = batch.column("total_tokens"), batch.baseline("min_tokens"), batch.baseline("max_tokens")
+        with np.errstate(all="ignore"):
+            between = (np.log1p(high) - np.log1p(tokens)) / (np.log1p(high) - np.log1p(low)) * 100.0
+        return np.where(tokens <= low, 100.0, np.where(tokens >= high, 0.0, between))
 
 
 class ToolCallEfficiency:
@@ -276,4 +307,4 @@ EFFICIENCY = WeightedSum(
 
 @hookimpl
 def arena_register_metrics() -> list[object]:
-    return [TokenEfficiency(), ToolCallEfficiency(), IterationEfficiency(), EFFICIENCY, Speed(), Cost(), Correctness()]
+    return [TokenEfficiency(), TokenEfficiencyLog(), ToolCallEfficiency(), IterationEfficiency(), EFFICIENCY, Speed(), Cost(), Correctness()]

@@ -57,3 +57,50 @@ def test_profile_errors_name_the_profile_and_the_key(tmp_path: Path) -> None:
     (tmp_path / "arena.toml").write_text(BASE)
     with pytest.raises(ConfigError, match=r"no profile or .toml file named 'robustt'.*robust"):
         load_config(tmp_path / "arena.toml").profile("robustt")
+
+
+# ---------------------------------------------------------------------------
+# token_efficiency_log: the logarithmic token score the spec's comment promises
+# ---------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from arena_core import Arena  # noqa: E402
+
+LOG = {"metrics": {"token_efficiency": "token_efficiency_log"}}
+
+
+def test_the_log_score_follows_its_formula_and_charges_equal_ratios_equally() -> None:
+    import math
+
+    arena = Arena(LOG, autoload=False)
+    base = {"median_tokens": 10_000, "min_tokens": 999, "max_tokens": 999_999, "median_tool_calls": 5,
+            "min_tool_calls": 1, "max_tool_calls": 10, "median_execution_time": 300, "min_execution_time": 60,
+            "max_execution_time": 1800, "median_cost": 0.05, "min_cost": 0.01, "max_cost": 0.2, "median_iterations": 1}
+    scores = {}
+    for tokens in (999, 31_622, 999_999, 5_000):
+        ev = arena.evaluate({"id": "s", "total_tokens": tokens, "tool_calls": 1}, {"id": "t"}, base)
+        scores[tokens] = ev.metric_scores["token_efficiency"]
+    assert scores[999] == 100.0 and scores[999_999] == 0.0
+    assert scores[31_622] == round((math.log(1e6) - math.log(31_623)) / (math.log(1e6) - math.log(1e3)) * 100, 2) == 50.0
+    linear = Arena(autoload=False).evaluate({"id": "s", "total_tokens": 5_000, "tool_calls": 1}, {"id": "t"}, base)
+    # Five times the minimum: almost perfect on the linear scale (99.6), a quarter off on the log one.
+    assert (scores[5_000], linear.metric_scores["token_efficiency"]) == (76.7, 99.6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 2_000_000), min_size=5, max_size=40))
+def test_the_log_score_batch_form_equals_the_per_record_form(tokens: list[int]) -> None:
+    import arena_core.arena as arena_module
+
+    arena = Arena(LOG, autoload=False)
+    subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": t, "tool_calls": 3} for i, t in enumerate(tokens)]
+    batch = [e.overall_score for e in arena.evaluate_many(subs, {"t": {"id": "t"}}, evaluated_at="x")]
+    real = arena_module.evaluate_columns
+    arena_module.evaluate_columns = lambda *args, **kwargs: None
+    try:
+        per_record = [e.overall_score for e in arena.evaluate_many(subs, {"t": {"id": "t"}}, evaluated_at="x")]
+    finally:
+        arena_module.evaluate_columns = real
+    assert batch == per_record
