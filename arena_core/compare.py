@@ -1,0 +1,149 @@
+"""What swapping a scoring algorithm changes: two profiles scored on the same submissions.
+
+``compare(submissions, tasks, a, b)`` scores every submission under both configurations and
+reports, for B relative to A: per-submission and per-tool score deltas (overall and per
+dimension), rank changes within each task and the largest movers, Kendall's tau-b and
+Spearman's rho between the two scorings (all submissions pooled, and per task), the overlap
+of the top k, and a paired bootstrap confidence interval for the mean overall difference
+(seeded, so the same inputs give the same report).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from attrs import frozen
+
+from arena_core.config import ScoringConfig
+from arena_core.models import DIMENSIONS, Evaluation, Submission, Task
+from arena_core.rankstats import kendall_tau_b, spearman_rho
+
+__all__ = ["Comparison", "compare"]
+
+
+@frozen
+class Comparison:
+    """The report: plain data (``as_dict()`` gives JSON-ready values)."""
+
+    a: str
+    b: str
+    submissions: tuple[dict[str, Any], ...]
+    """Per submission: id, task, tool, A and B overall scores, delta, ranks and rank change, per-dimension deltas."""
+    tools: tuple[dict[str, Any], ...]
+    """Per tool: submissions, mean A, mean B, mean delta."""
+    tasks: tuple[dict[str, Any], ...]
+    """Per task: submissions, Kendall tau-b, Spearman rho, top-k overlap."""
+    kendall_tau_b: float
+    spearman_rho: float
+    top_k: int
+    top_k_overlap: float
+    """Share of the top k submissions (pooled, by overall score) that both scorings put there."""
+    mean_delta: float
+    delta_interval: tuple[float, float]
+    """Paired bootstrap percentile interval of the mean overall delta."""
+    confidence_level: float
+    seed: int
+    largest_movers: tuple[dict[str, Any], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {field.name: _jsonable(getattr(self, field.name)) for field in self.__attrs_attrs__}  # type: ignore[attr-defined]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def compare(
+    submissions: Iterable[Submission | Mapping[str, Any]],
+    tasks: Mapping[str, Task | Mapping[str, Any]],
+    a: tuple[str, ScoringConfig],
+    b: tuple[str, ScoringConfig],
+    *,
+    top_k: int = 10,
+    resamples: int = 2000,
+    confidence_level: float = 0.95,
+    seed: int = 0,
+    movers: int = 10,
+) -> Comparison:
+    """Score ``submissions`` under profile ``a`` and profile ``b`` (``(name, config)`` pairs, as
+    :meth:`arena_core.configfile.LoadedConfig.profile` returns them) and compare B with A."""
+    from arena_core.arena import Arena
+
+    records = list(submissions)
+    stamp = "1970-01-01T00:00:00+00:00"  # both scorings share one timestamp: ties break alike
+    ev_a = list(Arena(a[1]).evaluate_many(records, tasks, evaluated_at=stamp))
+    ev_b = list(Arena(b[1]).evaluate_many(records, tasks, evaluated_at=stamp))
+    score_a = np.array([e.overall_score for e in ev_a])
+    score_b = np.array([e.overall_score for e in ev_b])
+    delta = score_b - score_a
+    rows = tuple(_row(x, y) for x, y in zip(ev_a, ev_b))
+    by_task: dict[str, list[int]] = {}
+    by_tool: dict[str | None, list[int]] = {}
+    for i, e in enumerate(ev_a):
+        by_task.setdefault(e.task_id, []).append(i)
+        by_tool.setdefault(e.tool, []).append(i)
+    tasks_out = tuple(
+        {"task_id": task_id, "submissions": len(ix), "kendall_tau_b": kendall_tau_b(score_a[ix], score_b[ix]),
+         "spearman_rho": spearman_rho(score_a[ix], score_b[ix]),
+         "top_k_overlap": _overlap(score_a[ix], score_b[ix], [rows[i]["submission_id"] for i in ix], top_k)}
+        for task_id, ix in by_task.items()
+    )
+    tools_out = tuple(
+        {"tool": tool, "submissions": len(ix), "mean_a": round(float(score_a[ix].mean()), 2),
+         "mean_b": round(float(score_b[ix].mean()), 2), "mean_delta": round(float(delta[ix].mean()), 2)}
+        for tool, ix in sorted(by_tool.items(), key=lambda item: str(item[0]))
+    )
+    ranked_movers = sorted(rows, key=lambda r: (-abs(r["rank_change"]), -abs(r["delta"]), r["submission_id"]))
+    return Comparison(
+        a=a[0], b=b[0], submissions=rows, tools=tools_out, tasks=tasks_out,
+        kendall_tau_b=kendall_tau_b(score_a, score_b), spearman_rho=spearman_rho(score_a, score_b),
+        top_k=top_k, top_k_overlap=_overlap(score_a, score_b, [r["submission_id"] for r in rows], top_k),
+        mean_delta=round(float(delta.mean()), 4) if len(delta) else math.nan,
+        delta_interval=_paired_bootstrap(delta, resamples, confidence_level, seed),
+        confidence_level=confidence_level, seed=seed,
+        largest_movers=tuple(r for r in ranked_movers[:movers] if r["rank_change"] or r["delta"]),
+    )
+
+
+def _row(x: Evaluation, y: Evaluation) -> dict[str, Any]:
+    return {
+        "submission_id": x.submission_id, "task_id": x.task_id, "tool": x.tool,
+        "score_a": x.overall_score, "score_b": y.overall_score, "delta": round(y.overall_score - x.overall_score, 2),
+        "rank_a": x.overall_ranking, "rank_b": y.overall_ranking,
+        "rank_change": (x.overall_ranking or 0) - (y.overall_ranking or 0),  # positive: moved up under B
+        "dimension_deltas": {d: round(y.scores[d] - x.scores[d], 2) for d in DIMENSIONS if d in x.scores and d in y.scores},
+    }
+
+
+def _overlap(a: np.ndarray, b: np.ndarray, ids: list[str], k: int) -> float:
+    """Share of the top ``k`` (ties broken by id, the same way for both) that both scorings share."""
+    k = min(k, len(ids))
+    if k == 0:
+        return math.nan
+    top_a = {ids[i] for i in sorted(range(len(ids)), key=lambda i: (-a[i], ids[i]))[:k]}
+    top_b = {ids[i] for i in sorted(range(len(ids)), key=lambda i: (-b[i], ids[i]))[:k]}
+    return len(top_a & top_b) / k
+
+
+def _paired_bootstrap(delta: np.ndarray, resamples: int, level: float, seed: int) -> tuple[float, float]:
+    """Percentile interval of the mean of per-submission differences, resampling submissions."""
+    if len(delta) == 0:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, 4_000_000 // len(delta))  # bounded memory for large arenas
+    means = np.concatenate([
+        delta[rng.integers(0, len(delta), size=(min(chunk, resamples - start), len(delta)))].mean(axis=1)
+        for start in range(0, resamples, chunk)
+    ])
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return (round(float(low), 4), round(float(high), 4))

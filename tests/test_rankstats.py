@@ -1,0 +1,55 @@
+"""The rank statistics against SciPy's independent implementations, on generated data with ties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena_core.rankstats import average_ranks, kendall_tau_b, spearman_rho
+
+scipy_stats = pytest.importorskip("scipy.stats")
+
+# Few distinct values, so ties are common in each scoring and jointly.
+pairs = st.integers(2, 60).flatmap(lambda n: st.tuples(
+    st.lists(st.sampled_from([0.0, 12.5, 50.0, 50.01, 99.99, 100.0]), min_size=n, max_size=n),
+    st.lists(st.floats(0, 100, allow_nan=False).map(lambda v: round(v, 0)) | st.sampled_from([10.0, 20.0]),
+             min_size=n, max_size=n)))
+
+
+def _same(ours: float, theirs: float) -> bool:
+    return (math.isnan(ours) and math.isnan(theirs)) or math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@settings(max_examples=500, deadline=None)
+@given(pairs)
+def test_kendall_tau_b_equals_scipy(data: tuple[list[float], list[float]]) -> None:
+    a, b = data
+    assert _same(kendall_tau_b(a, b), scipy_stats.kendalltau(a, b).statistic)
+
+
+@pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
+@settings(max_examples=500, deadline=None)
+@given(pairs)
+def test_spearman_rho_equals_scipy(data: tuple[list[float], list[float]]) -> None:
+    a, b = data
+    assert _same(spearman_rho(a, b), scipy_stats.spearmanr(a, b).statistic)
+    assert average_ranks(a).tolist() == scipy_stats.rankdata(a).tolist()
+
+
+def test_large_inputs_with_ties_match_too() -> None:
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 500, 20_000).astype(float)
+    b = a + rng.integers(-50, 50, 20_000)
+    assert _same(kendall_tau_b(a, b), scipy_stats.kendalltau(a, b).statistic)
+    assert _same(spearman_rho(a, b), scipy_stats.spearmanr(a, b).statistic)
+
+
+def test_identical_and_reversed_scorings() -> None:
+    scores = [10.0, 40.0, 40.0, 75.5, 90.0]
+    assert kendall_tau_b(scores, scores) == 1.0 == spearman_rho(scores, scores)
+    assert kendall_tau_b(scores, [-s for s in scores]) == -1.0 == spearman_rho(scores, [-s for s in scores])
+    assert math.isnan(kendall_tau_b([5.0, 5.0, 5.0], [1.0, 2.0, 3.0]))
