@@ -12,11 +12,12 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from arena_core import pipeline, quality, ranking
+from arena_core import pipeline, provenance, quality, ranking
 from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
 from arena_core.batch import Columns, evaluate_columns, group_baselines
 from arena_core.bias import BiasFinding, detect_bias
 from arena_core.pipeline import BatchResult
+from arena_core.provenance import Provenance
 from arena_core.quality import Outlier
 from arena_core.store import Store
 from arena_core.config import ScoringConfig
@@ -52,6 +53,8 @@ class Arena:
         register their own plugins).
     :param autoload: load entry-point plugins (default: unless ``ARENA_DISABLE_PLUGIN_AUTOLOAD``).
     :param blocked: plugin names never to load, besides ``config.disabled_plugins``.
+    :param profile: the name of the scoring profile ``config`` is, recorded in every
+        evaluation's :attr:`~arena_core.models.Evaluation.provenance`.
     :raises PluginError: a plugin failed to load or registered a clashing name.
     :raises UnknownComponentError: the configuration names a component nobody registered.
     """
@@ -63,6 +66,7 @@ class Arena:
         plugin_manager: ArenaPluginManager | None = None,
         autoload: bool | None = None,
         blocked: tuple[str, ...] = (),
+        profile: str = "default",
     ) -> None:
         self.config = structure_strict(config or {}, ScoringConfig)
         self.plugin_manager = plugin_manager or get_plugin_manager(
@@ -74,6 +78,9 @@ class Arena:
         self.default_baseline: Baseline = _configured_default(self.config.default_baseline)
         self._structure = structure_strict if self.config.strict else structure
         self._interval = self.components.interval_methods[self.config.confidence_interval]
+        #: What every evaluation of this Arena records as having produced it.
+        self.provenance: Provenance = provenance.build(profile, self.config, self.scorer.algorithms(), self.plugins())
+        self.scorer.provenance = self.provenance
 
     def evaluate(
         self,
@@ -250,6 +257,8 @@ class Arena:
         registered = self.components.by_plugin()
         infos: list[PluginInfo] = []
         for name, plugin in pm.list_name_plugin():
+            if plugin is None:  # pluggy keeps a blocked name with no plugin; listed below
+                continue
             builtin = name in DEFAULT_PLUGINS and pm.distribution(name) is None
             if builtin and not include_builtins:
                 continue

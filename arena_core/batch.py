@@ -395,6 +395,7 @@ class EvaluationBatch(Sequence[Evaluation]):
             percentile=float(s["percentiles"][i]),
             provisional=bool(s["provisional"][i]),
             filled={slot: policy for slot, policy, mask in s["filled"] if mask[i]},
+            provenance=s["provenance"],
         )
 
 
@@ -597,5 +598,5 @@ def evaluate_columns(
         parts={p: round_exact(v, 2) for p, v in parts.items()},
         ranks=ranks, percentiles=percentiles, provisional=counts < provisional_minimum,
         task_codes=task_codes, task_list=task_list, profiles=profiles, adjusters=adjusters,
-        criteria=recorder.criteria, filled=recorder.filled, evaluated_at=stamp,
+        criteria=recorder.criteria, filled=recorder.filled, evaluated_at=stamp, provenance=scorer.provenance,
     )

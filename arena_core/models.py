@@ -16,6 +16,7 @@ import attrs
 from attrs import field, frozen
 
 from arena_core.errors import ValidationError
+from arena_core.provenance import Provenance
 
 __all__ = [
     "Submission",
@@ -280,6 +281,10 @@ class Evaluation:
     filled: Mapping[str, str] = field(factory=dict)
     """Metrics (by slot) whose input was missing, to the policy that filled them in
     (``neutral``: scored 50; ``reweight``: left out). Every other metric was measured."""
+    provenance: Provenance | None = field(default=None, eq=False)
+    """The profile, algorithms and plugin versions that produced the scores (shared by every
+    evaluation of one Arena). Not part of equality: two evaluations with the same scores are
+    equal however they were made."""
 
     @property
     def efficiency_score(self) -> float | None:

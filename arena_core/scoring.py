@@ -15,6 +15,7 @@ from arena_core.config import ScoringConfig
 from arena_core.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
 from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, Metric, bind
 from arena_core.models import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
+from arena_core.provenance import Provenance
 from arena_core.registry import Components
 from arena_core.rounding import round_scalar
 from arena_core.telemetry import guard
@@ -33,6 +34,8 @@ class Scorer:
         self.components = components
         self.config = config
         self._bound: dict[str, Metric] = {}
+        #: Recorded on every evaluation; the Arena sets it once the plugins are known.
+        self.provenance: Provenance | None = None
         self._binding: list[str] = []
         #: Registered weight profiles, with the configuration's ``weights`` tables on top.
         self.profiles: dict[str, WeightProfile] = {
@@ -86,6 +89,10 @@ class Scorer:
     def slots(self) -> list[str]:
         """Every metric slot in use: the profiles' dimensions and the parts of composites."""
         return list(self._bound)
+
+    def algorithms(self) -> dict[str, str]:
+        """Slot to the name of the registered metric that fills it."""
+        return {slot: metric.name for slot, metric in self._bound.items()}
 
     def checkers(self) -> Mapping[str, CriterionChecker]:
         return self.components.checkers
@@ -209,6 +216,7 @@ class Scorer:
             tool=submission.tool,
             model=submission.model,
             filled=filled,
+            provenance=self.provenance,
         )
 
     def evaluate_all(

@@ -18,6 +18,7 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 
 from arena_core.errors import ValidationError, closest
 from arena_core.models import Baseline, CriterionResult, Evaluation, SuccessCriterion, Submission, Task
+from arena_core.provenance import Provenance
 
 __all__ = ["converter", "structure", "structure_strict", "to_dict", "coerce"]
 
@@ -156,13 +157,15 @@ def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
         out["provisional"] = True
     if ev.filled:
         out["filled"] = dict(ev.filled)
+    if ev.provenance is not None:
+        out["provenance"] = converter.unstructure(ev.provenance)
     return out
 
 
 _EVALUATION_KEYS = frozenset(
     ("submission_id", "task_id", "overall_score", "breakdown", "weight_profile", "difficulty",
      "unadjusted_overall_score", "metric_scores", "criteria", "evaluated_at", "tool", "model",
-     "overall_ranking", "percentile", "provisional", "filled")
+     "overall_ranking", "percentile", "provisional", "filled", "provenance")
 )
 
 
@@ -198,6 +201,7 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
         },
         provisional=_structure_bool(value.get("provisional", False), bool),
         filled=_structure_mapping(value.get("filled", {}), dict),
+        provenance=converter.structure(value["provenance"], Provenance) if "provenance" in value else None,
     )
 
 
