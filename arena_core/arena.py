@@ -109,7 +109,8 @@ class Arena:
         """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
         (``task.default_baseline``) or the framework's :data:`~arena_core.baselines.DEFAULT_BASELINE`."""
         subs = [self._structure(s, Submission) for s in submissions]
-        return compute_baseline(task_id, subs, _default_baseline(task, self.default_baseline))
+        return compute_baseline(task_id, subs, _default_baseline(task, self.default_baseline),
+                                samples=self.scorer.sample_fields())
 
     def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
         """The spec's ``calculate_rankings``: best first, ties share a rank (1, 1, 3), with percentiles.
@@ -215,7 +216,7 @@ class Arena:
         group_tasks = [task_list[key[0]] for key in keys]
         computed = group_baselines(
             columns, codes, len(keys), [_default_baseline(t, self.default_baseline) for t in group_tasks],
-            [t.id for t in group_tasks], stamp,
+            [t.id for t in group_tasks], stamp, self.scorer.sample_fields(),
         )
         return [given.get(t.id, b) for t, b in zip(group_tasks, computed)], codes
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 
 from arena_core.models import Baseline, Submission
@@ -42,6 +42,7 @@ def compute_baseline(
     default: Baseline = DEFAULT_BASELINE,
     *,
     now: str | None = None,
+    samples: Iterable[str] = (),
 ) -> Baseline:
     """The spec's ``calculate_task_baseline``: statistics of a task's submissions.
 
@@ -50,6 +51,9 @@ def compute_baseline(
     Every statistic uses only the submissions that measured its figure, as the spec does for
     time and cost; a figure nobody measured takes the spec's fixed values (time, cost) or
     ``default``'s (tokens, tool calls). With every figure present this is the spec exactly.
+
+    :param samples: figures (of :data:`~arena_core.models.SAMPLE_FIELDS`) whose sorted values
+        to keep in :attr:`Baseline.samples`, for metrics that rank against them.
     """
     stamp = now or datetime.now(timezone.utc).isoformat()
     if len(submissions) < MIN_SUBMISSIONS:
@@ -58,6 +62,7 @@ def compute_baseline(
     calls = [s.tool_calls for s in submissions if s.tool_calls is not None]
     times = [s.execution_time for s in submissions if s.execution_time]
     costs = [s.estimated_cost for s in submissions if s.estimated_cost]
+    measured = {"total_tokens": tokens, "tool_calls": calls, "execution_time": times, "estimated_cost": costs}
     quartiles = statistics.quantiles(tokens, n=4) if len(tokens) >= 2 else (None, None, None)
     return Baseline(
         submission_count=len(submissions),
@@ -75,6 +80,7 @@ def compute_baseline(
         min_cost=min(costs) if costs else 0.01,
         max_cost=max(costs) if costs else 0.20,
         median_iterations=statistics.median(s.iterations for s in submissions),
+        samples={name: measured[name] for name in samples if measured[name]},
         task_id=task_id,
         last_updated=stamp,
     )

@@ -202,6 +202,8 @@ class Batch:
         tasks: Sequence[Task],
         task_codes: np.ndarray,
         recorder: _Recorder,
+        baseline_list: Sequence[Baseline] = (),
+        baseline_codes: np.ndarray | None = None,
     ) -> None:
         self._columns = columns
         self.rows = rows
@@ -210,6 +212,8 @@ class Batch:
         self._tasks = tasks
         self._task_codes = task_codes
         self._recorder = recorder
+        self._baseline_list = baseline_list
+        self._baseline_codes = baseline_codes
         self.size = len(rows)
 
     def column(self, field: str) -> np.ndarray:
@@ -219,6 +223,14 @@ class Batch:
     def baseline(self, field: str) -> np.ndarray:
         """A baseline figure, per row (each row's own task baseline)."""
         return self._baselines[field][self.rows]
+
+    def baseline_groups(self) -> Iterator[tuple[Baseline, np.ndarray]]:
+        """Each distinct baseline of these rows with its local row positions (for metrics that
+        need more than per-row figures, such as :attr:`Baseline.samples`)."""
+        if self._baseline_codes is None:
+            raise RuntimeError("this batch was built without its baselines")
+        for code, local in split_by_code(self._baseline_codes[self.rows]):
+            yield self._baseline_list[code], local
 
     def success(self) -> np.ndarray:
         return self._columns.success[self.rows]
@@ -247,7 +259,8 @@ class Batch:
             yield self._tasks[code], local
 
     def subset(self, local: np.ndarray) -> Batch:
-        return Batch(self._columns, self.rows[local], self._baselines, self._tasks, self._task_codes, self._recorder)
+        return Batch(self._columns, self.rows[local], self._baselines, self._tasks, self._task_codes, self._recorder,
+                     self._baseline_list, self._baseline_codes)
 
     def record_criteria(self, task: Task, local: np.ndarray, columns: list[tuple[SuccessCriterion, CheckColumn]]) -> None:
         self._recorder.criteria[id(task)] = (self.rows[local], columns)
@@ -426,15 +439,18 @@ def competition_ranks_by_group(groups: np.ndarray, scores: np.ndarray) -> tuple[
 
 
 def group_baselines(
-    columns: Columns, groups: np.ndarray, count: int, defaults: Sequence[Baseline], task_ids: Sequence[str], stamp: str
+    columns: Columns, groups: np.ndarray, count: int, defaults: Sequence[Baseline], task_ids: Sequence[str], stamp: str,
+    samples: Sequence[str] = (),
 ) -> list[Baseline]:
     """The spec's baseline of each group of rows (``groups`` holds codes 0..count-1), as
-    :func:`arena_core.baselines.compute_baseline` computes it, with sorting done once per figure."""
+    :func:`arena_core.baselines.compute_baseline` computes it (``samples`` too), with sorting
+    done once per figure."""
     from arena_core.baselines import MIN_SUBMISSIONS
 
     sizes = np.bincount(groups, minlength=count)
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     q25 = q75 = np.full(count, np.nan)
+    kept_samples: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for field, positive_only in (("total_tokens", False), ("tool_calls", False), ("execution_time", True),
                                  ("estimated_cost", True), ("iterations", False)):
         values = columns.numeric[field]
@@ -458,6 +474,8 @@ def group_baselines(
                         data[last] if len(data) else np.zeros(count))
         if field == "total_tokens":
             q25, q75 = _quantiles(data, start, length)
+        if field in samples:
+            kept_samples[field] = (data, bounds)
     out = []
     for code in range(count):
         default = defaults[code]
@@ -482,6 +500,8 @@ def group_baselines(
             q25_tokens=None if np.isnan(q25[code]) else float(q25[code]),
             q75_tokens=None if np.isnan(q75[code]) else float(q75[code]),
             submission_count=int(sizes[code]), task_id=task_ids[code], last_updated=stamp,
+            samples={f: tuple(data[bounds[code]:bounds[code + 1]].tolist()) for f, (data, bounds) in kept_samples.items()
+                     if bounds[code + 1] > bounds[code]},
         ))
     return out
 
@@ -540,7 +560,7 @@ def evaluate_columns(
     for profile in {p.name: p for p in profiles}.values():
         if not all(supports_batch(scorer.metric(d)) for d in profile.weights):
             return None
-    baseline_fields = {a.name for a in Baseline.__attrs_attrs__ if a.name not in ("task_id", "last_updated")}  # type: ignore[attr-defined]
+    baseline_fields = {a.name for a in Baseline.__attrs_attrs__ if a.name not in ("task_id", "last_updated", "samples")}  # type: ignore[attr-defined]
     per_row_baseline = {
         f: np.array([_or_nan(getattr(b, f)) for b in baselines])[baseline_codes] for f in baseline_fields
     }
@@ -553,7 +573,7 @@ def evaluate_columns(
     profile_of_task = np.array([distinct_profiles.index(p) for p in profiles], dtype=np.int64)
     for code, rows in split_by_code(profile_of_task[task_codes]):
         profile = distinct_profiles[code]
-        batch = Batch(columns, rows, per_row_baseline, task_list, task_codes, recorder)
+        batch = Batch(columns, rows, per_row_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
         total = np.zeros(len(rows))
         kept = np.zeros(len(rows))
         measured_count = np.zeros(len(rows), dtype=np.int64)

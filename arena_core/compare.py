@@ -19,6 +19,7 @@ from attrs import frozen
 
 from arena_core.config import ScoringConfig
 from arena_core.models import DIMENSIONS, Evaluation, Submission, Task
+from arena_core.provenance import Provenance
 from arena_core.rankstats import kendall_tau_b, spearman_rho
 
 __all__ = ["Comparison", "compare"]
@@ -31,9 +32,12 @@ class Comparison:
     a: str
     b: str
     submissions: tuple[dict[str, Any], ...]
-    """Per submission: id, task, tool, A and B overall scores, delta, ranks and rank change, per-dimension deltas."""
+    """Per submission: id, task, tool, A and B overall scores, delta, ranks within the task and
+    rank change (positive: moved up under B), and ``metric_deltas`` (each dimension and each
+    part of a composite, e.g. ``token_efficiency``)."""
     tools: tuple[dict[str, Any], ...]
-    """Per tool: submissions, mean A, mean B, mean delta."""
+    """Per tool: submissions, mean A, mean B, mean delta, ``metric_deltas`` (means), and the
+    tool's rank by mean overall score under A and under B."""
     tasks: tuple[dict[str, Any], ...]
     """Per task: submissions, Kendall tau-b, Spearman rho, top-k overlap."""
     kendall_tau_b: float
@@ -47,9 +51,18 @@ class Comparison:
     confidence_level: float
     seed: int
     largest_movers: tuple[dict[str, Any], ...]
+    resamples: int
+    provenance_a: Provenance
+    """How A's scores were made (profile, configuration digest, algorithms, plugin versions)."""
+    provenance_b: Provenance
 
     def as_dict(self) -> dict[str, Any]:
-        return {field.name: _jsonable(getattr(self, field.name)) for field in self.__attrs_attrs__}  # type: ignore[attr-defined]
+        """JSON-ready values (NaN becomes ``None``)."""
+        from arena_core.serde import to_dict
+
+        return {field.name: _jsonable(to_dict(getattr(self, field.name)) if field.name.startswith("provenance")
+                                      else getattr(self, field.name))
+                for field in self.__attrs_attrs__}  # type: ignore[attr-defined]
 
 
 def _jsonable(value: Any) -> Any:
@@ -73,15 +86,25 @@ def compare(
     confidence_level: float = 0.95,
     seed: int = 0,
     movers: int = 10,
+    **arena_options: Any,
 ) -> Comparison:
     """Score ``submissions`` under profile ``a`` and profile ``b`` (``(name, config)`` pairs, as
-    :meth:`arena_core.configfile.LoadedConfig.profile` returns them) and compare B with A."""
+    :meth:`arena_core.configfile.LoadedConfig.profile` returns them) and compare B with A.
+
+    :param top_k: size of the top set whose overlap is reported.
+    :param resamples: paired bootstrap resamples for the interval of the mean delta.
+    :param seed: the bootstrap's seed; the same inputs and seed give the same report.
+    :param movers: how many of the largest movers to list.
+    :param arena_options: passed to both :class:`~arena_core.arena.Arena` objects
+        (``plugin_manager``, ``autoload``, ``blocked``).
+    """
     from arena_core.arena import Arena
 
     records = list(submissions)
     stamp = "1970-01-01T00:00:00+00:00"  # both scorings share one timestamp: ties break alike
-    ev_a = list(Arena(a[1]).evaluate_many(records, tasks, evaluated_at=stamp))
-    ev_b = list(Arena(b[1]).evaluate_many(records, tasks, evaluated_at=stamp))
+    arena_a, arena_b = (Arena(config, profile=name, **arena_options) for name, config in (a, b))
+    ev_a = list(arena_a.evaluate_many(records, tasks, evaluated_at=stamp))
+    ev_b = list(arena_b.evaluate_many(records, tasks, evaluated_at=stamp))
     score_a = np.array([e.overall_score for e in ev_a])
     score_b = np.array([e.overall_score for e in ev_b])
     delta = score_b - score_a
@@ -97,11 +120,7 @@ def compare(
          "top_k_overlap": _overlap(score_a[ix], score_b[ix], [rows[i]["submission_id"] for i in ix], top_k)}
         for task_id, ix in by_task.items()
     )
-    tools_out = tuple(
-        {"tool": tool, "submissions": len(ix), "mean_a": round(float(score_a[ix].mean()), 2),
-         "mean_b": round(float(score_b[ix].mean()), 2), "mean_delta": round(float(delta[ix].mean()), 2)}
-        for tool, ix in sorted(by_tool.items(), key=lambda item: str(item[0]))
-    )
+    tools_out = _tools(by_tool, score_a, score_b, rows)
     ranked_movers = sorted(rows, key=lambda r: (-abs(r["rank_change"]), -abs(r["delta"]), r["submission_id"]))
     return Comparison(
         a=a[0], b=b[0], submissions=rows, tools=tools_out, tasks=tasks_out,
@@ -111,7 +130,30 @@ def compare(
         delta_interval=_paired_bootstrap(delta, resamples, confidence_level, seed),
         confidence_level=confidence_level, seed=seed,
         largest_movers=tuple(r for r in ranked_movers[:movers] if r["rank_change"] or r["delta"]),
+        resamples=resamples, provenance_a=arena_a.provenance, provenance_b=arena_b.provenance,
     )
+
+
+def _tools(
+    by_tool: Mapping[str | None, list[int]], score_a: np.ndarray, score_b: np.ndarray, rows: tuple[dict[str, Any], ...]
+) -> tuple[dict[str, Any], ...]:
+    """Per tool: means under A and B, mean delta overall and per metric, rank by mean under each."""
+    out = []
+    for tool, ix in sorted(by_tool.items(), key=lambda item: str(item[0])):
+        names = dict.fromkeys(name for i in ix for name in rows[i]["metric_deltas"])
+        out.append({
+            "tool": tool, "submissions": len(ix), "mean_a": round(float(score_a[ix].mean()), 2),
+            "mean_b": round(float(score_b[ix].mean()), 2), "mean_delta": round(float((score_b[ix] - score_a[ix]).mean()), 2),
+            "metric_deltas": {
+                name: round(float(np.mean([rows[i]["metric_deltas"][name] for i in ix if name in rows[i]["metric_deltas"]])), 2)
+                for name in names
+            },
+        })
+    for side in ("a", "b"):
+        means = [t[f"mean_{side}"] for t in out]
+        for t in out:  # competition ranking: ties share, 1 1 3
+            t[f"rank_{side}"] = 1 + sum(m > t[f"mean_{side}"] for m in means)
+    return tuple(out)
 
 
 def _row(x: Evaluation, y: Evaluation) -> dict[str, Any]:
@@ -120,7 +162,10 @@ def _row(x: Evaluation, y: Evaluation) -> dict[str, Any]:
         "score_a": x.overall_score, "score_b": y.overall_score, "delta": round(y.overall_score - x.overall_score, 2),
         "rank_a": x.overall_ranking, "rank_b": y.overall_ranking,
         "rank_change": (x.overall_ranking or 0) - (y.overall_ranking or 0),  # positive: moved up under B
-        "dimension_deltas": {d: round(y.scores[d] - x.scores[d], 2) for d in DIMENSIONS if d in x.scores and d in y.scores},
+        "metric_deltas": {
+            **{d: round(y.scores[d] - x.scores[d], 2) for d in DIMENSIONS if d in x.scores and d in y.scores},
+            **{p: round(y.metric_scores[p] - x.metric_scores[p], 2) for p in x.metric_scores if p in y.metric_scores},
+        },
     }
 
 

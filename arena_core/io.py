@@ -188,6 +188,9 @@ def atomic_output(path: str | Path | None) -> Iterator[IO[str]]:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             yield fh
+        mask = os.umask(0)  # read the umask (there is no other way) and put it back
+        os.umask(mask)
+        os.chmod(temporary, 0o666 & ~mask)  # as an ordinary new file, not mkstemp's owner-only 0600
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -160,6 +160,34 @@ class Task:
     """Free-form data kept with the record."""
 
 
+#: Figures a baseline can keep the measured values of (see :attr:`Baseline.samples`).
+SAMPLE_FIELDS = ("total_tokens", "tool_calls", "execution_time", "estimated_cost")
+
+
+def _sorted_samples(value: Mapping[str, Any] | None) -> Mapping[str, tuple[float, ...]]:
+    if not isinstance(value, Mapping):
+        return value  # type: ignore[return-value]  # the validator names it
+    out: dict[str, Any] = {}
+    for name, values in value.items():
+        try:
+            out[name] = tuple(sorted(values)) if isinstance(values, (list, tuple)) else values
+        except TypeError:  # mixed types: left for the validator to name
+            out[name] = tuple(values)
+    return out
+
+
+def _samples(instance: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise ValidationError(_describe(instance), "samples", "a table of figure name to a list of numbers", value)
+    for name, values in value.items():
+        if name not in SAMPLE_FIELDS:
+            raise ValidationError(_describe(instance), f"samples.{name}", f"one of {', '.join(SAMPLE_FIELDS)}", name)
+        if not isinstance(values, tuple) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values
+        ):
+            raise ValidationError(_describe(instance), f"samples.{name}", "a list of finite numbers >= 0", values)
+
+
 @frozen
 class Baseline:
     """Per-task reference statistics that scores are normalised against (spec keys)."""
@@ -184,6 +212,10 @@ class Baseline:
     q75_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
     submission_count: int = field(default=0, validator=_number())
     """How many submissions the statistics were computed from (0 for a default baseline)."""
+    samples: Mapping[str, tuple[float, ...]] = field(factory=dict, converter=_sorted_samples, validator=_samples)
+    """Figure (``total_tokens``, ``tool_calls``, ``execution_time``, ``estimated_cost``) to the
+    sorted values the statistics were computed from. Kept only for figures a metric in use
+    ranks against (percentile-rank metrics); empty otherwise, and for default baselines."""
     task_id: str | None = None
     """The task the baseline belongs to, when known."""
     last_updated: str | None = None

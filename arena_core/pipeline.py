@@ -66,6 +66,7 @@ def run_batch(
             raise ValidationError(f"submission {s.id!r}", "task_id", "the id of the task it answers")
     given = {task_id: structure(t, Task) for task_id, t in (tasks or {}).items()}
     scope = arena.config.baseline_scope
+    samples = arena.scorer.sample_fields()
     by_task: dict[str, list[int]] = {}
     for index, s in enumerate(subs):
         by_task.setdefault(s.task_id, []).append(index)  # type: ignore[arg-type]
@@ -86,7 +87,7 @@ def run_batch(
             for key in dict.fromkeys(keys):
                 if key not in baselines:
                     group = [s for s in everyone if baseline_key(s, scope) == key]
-                    baselines[key] = tx.get_baseline(key) or compute_baseline(task_id, group, default, now=stamp)
+                    baselines[key] = tx.get_baseline(key) or compute_baseline(task_id, group, default, now=stamp, samples=samples)
             for i, ev in zip(indices, _score(arena, batch, task, [baselines[k] for k in keys], stamp)):  # 3.
                 results[i] = ev
             outliers += [o for o in quality.detect_outliers(everyone) if o.submission_id in batch_ids]  # 4.
@@ -102,7 +103,7 @@ def run_batch(
                     results[position[ev.submission_id]] = ev
             for key in {baseline_key(s, scope) for s in batch}:  # 6. baseline update
                 group = [s for s in everyone if baseline_key(s, scope) == key]
-                baselines[key] = compute_baseline(task_id, group, default, now=stamp)
+                baselines[key] = compute_baseline(task_id, group, default, now=stamp, samples=samples)
                 tx.put_baseline(key, baselines[key])
     result = BatchResult(tuple(results), tuple(outliers), baselines)
     for ev in result.evaluations:  # 7. notification, after the commit

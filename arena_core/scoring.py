@@ -18,7 +18,7 @@ from arena_core.models import Baseline, CriterionResult, Evaluation, Submission,
 from arena_core.provenance import Provenance
 from arena_core.registry import Components
 from arena_core.rounding import round_scalar
-from arena_core.telemetry import guard
+from arena_core.telemetry import Guarded, guard
 from arena_core.workspace import WorkspaceSettings
 
 __all__ = ["Scorer"]
@@ -89,6 +89,11 @@ class Scorer:
     def slots(self) -> list[str]:
         """Every metric slot in use: the profiles' dimensions and the parts of composites."""
         return list(self._bound)
+
+    def sample_fields(self) -> tuple[str, ...]:
+        """Figures whose values baselines must keep (:attr:`Baseline.samples`): those named by the
+        ``needs_samples`` of any metric in use."""
+        return tuple(dict.fromkeys(f for m in self._bound.values() for f in getattr(_unwrapped(m), "needs_samples", ())))
 
     def algorithms(self) -> dict[str, str]:
         """Slot to the name of the registered metric that fills it."""
@@ -234,3 +239,8 @@ class Scorer:
     def _owner(self, metric: Metric) -> str:
         registry = self.components.metrics
         return f"plugin {registry.owner(metric.name)!r}" if metric.name in registry else "unregistered"
+
+
+def _unwrapped(metric: Metric) -> Metric:
+    """The metric behind its missing-telemetry guard."""
+    return metric.inner if isinstance(metric, Guarded) else metric

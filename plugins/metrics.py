@@ -9,6 +9,7 @@ spec's numbers exactly. Where the spec's comments promise something its code doe
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 
 from collections.abc import Mapping
 from functools import lru_cache
@@ -87,6 +88,96 @@ class TokenEfficiencyLog:
         with np.errstate(all="ignore"):
             between = (np.log1p(high) - np.log1p(tokens)) / (np.log1p(high) - np.log1p(low)) * 100.0
         return np.where(tokens <= low, 100.0, np.where(tokens >= high, 0.0, between))
+
+
+class TokenEfficiencyRobust:
+    """Linear between Tukey's fences of the baseline's token quartiles instead of min and max.
+
+    ``low = max(min, q25 - 1.5 * IQR)`` and ``high = min(max, q75 + 1.5 * IQR)``: 100 at or below
+    ``low``, 0 at or above ``high``, linear in between. One runaway run at ten times the usual
+    tokens no longer squeezes every other run toward 100; runs beyond the upper fence all score
+    0. Without quartiles (default baselines, fewer than two token counts) it is the spec's
+    linear score. Only tokens have quartiles in the spec's baseline, so only tokens have this
+    form. Select it with ``[metrics] token_efficiency = "token_efficiency_robust"``.
+    """
+
+    name = "token_efficiency_robust"
+    requires = ("total_tokens",)
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        low, high = baseline.min_tokens, baseline.max_tokens
+        q25, q75 = baseline.q25_tokens, baseline.q75_tokens
+        if q25 is not None and q75 is not None:
+            spread = (q75 - q25) * 1.5
+            low, high = max(low, q25 - spread), min(high, q75 + spread)
+        return linear_score(submission.total_tokens, low, high)  # type: ignore[arg-type]
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        low, high = batch.baseline("min_tokens"), batch.baseline("max_tokens")
+        q25, q75 = batch.baseline("q25_tokens"), batch.baseline("q75_tokens")
+        spread = (q75 - q25) * 1.5
+        known = ~np.isnan(q25) & ~np.isnan(q75)
+        fenced_low = np.where(known, np.maximum(low, q25 - spread), low)
+        fenced_high = np.where(known, np.minimum(high, q75 + spread), high)
+        return linear_scores(batch.column("total_tokens"), fenced_low, fenced_high)
+
+
+@frozen
+class PercentileRank:
+    """Share of the baseline's submissions this one does better than, ×100 (lower is better).
+
+    ``100 * (greater + ties / 2) / n`` over the ``n`` values the baseline was computed from
+    (:attr:`~arena_core.models.Baseline.samples`): in the pipeline, the task's earlier
+    submissions; in ``evaluate_many``, the arena's. Scores are spread evenly whatever the
+    distribution's shape, and a single extreme run moves nobody else's score by more than
+    ``100 / n``. Without samples (a default baseline, below 5 submissions) it is the spec's
+    linear score between min and max. Select one per slot, e.g. ``[metrics] cost = "cost_percentile"``.
+    """
+
+    name: str
+    field: str
+    low: str
+    """Baseline figure used as the lower bound when there are no samples."""
+    high: str
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return (self.field,)
+
+    @property
+    def needs_samples(self) -> tuple[str, ...]:
+        """Figures the engine keeps in baselines for this metric."""
+        return (self.field,)
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
+        value = getattr(submission, self.field)
+        sample = baseline.samples.get(self.field)
+        if not sample:
+            return linear_score(value, getattr(baseline, self.low), getattr(baseline, self.high))
+        at_or_below = bisect_right(sample, value)
+        below = bisect_left(sample, value)
+        return ((len(sample) - at_or_below) + 0.5 * (at_or_below - below)) / len(sample) * 100.0
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        values = batch.column(self.field)
+        out = linear_scores(values, batch.baseline(self.low), batch.baseline(self.high))
+        for baseline, local in batch.baseline_groups():
+            sample = baseline.samples.get(self.field)
+            if sample:
+                ordered = np.asarray(sample, dtype=float)
+                at_or_below = np.searchsorted(ordered, values[local], side="right")
+                below = np.searchsorted(ordered, values[local], side="left")
+                out[local] = ((len(ordered) - at_or_below) + 0.5 * (at_or_below - below)) / len(ordered) * 100.0
+        return out
+
+
+#: The percentile-rank alternatives, one per figure the spec normalises by min and max.
+PERCENTILE_METRICS = (
+    PercentileRank("token_efficiency_percentile", "total_tokens", "min_tokens", "max_tokens"),
+    PercentileRank("tool_call_efficiency_percentile", "tool_calls", "min_tool_calls", "max_tool_calls"),
+    PercentileRank("speed_percentile", "execution_time", "min_execution_time", "max_execution_time"),
+    PercentileRank("cost_percentile", "estimated_cost", "min_cost", "max_cost"),
+)
 
 
 class ToolCallEfficiency:
@@ -307,4 +398,7 @@ EFFICIENCY = WeightedSum(
 
 @hookimpl
 def arena_register_metrics() -> list[object]:
-    return [TokenEfficiency(), TokenEfficiencyLog(), ToolCallEfficiency(), IterationEfficiency(), EFFICIENCY, Speed(), Cost(), Correctness()]
+    return [
+        TokenEfficiency(), TokenEfficiencyLog(), TokenEfficiencyRobust(), *PERCENTILE_METRICS,
+        ToolCallEfficiency(), IterationEfficiency(), EFFICIENCY, Speed(), Cost(), Correctness(),
+    ]

@@ -38,7 +38,7 @@ def test_a_swap_with_a_known_effect_is_detected_in_the_right_direction() -> None
     b = ScoringConfig(weights=only_correctness)
     report = compare(subs, tasks, ("default", ScoringConfig()), ("correctness", b), resamples=500, seed=3)
     # Weights change the overall score only, never a dimension's score.
-    assert {d for r in report.submissions for d in r["dimension_deltas"].values()} == {0.0}
+    assert {d for r in report.submissions for d in r["metric_deltas"].values()} == {0.0}
     # Every criterion met: correctness 100 beats any mix, so those submissions can only gain.
     perfect = [r for r in report.submissions if r["score_b"] >= 100.0]
     assert perfect and all(r["delta"] >= 0 for r in perfect) and any(r["delta"] > 0 for r in perfect)
@@ -48,3 +48,106 @@ def test_a_swap_with_a_known_effect_is_detected_in_the_right_direction() -> None
     again = compare(subs, tasks, ("default", ScoringConfig()), ("correctness", b), resamples=500, seed=3)
     assert again.as_dict() == report.as_dict()  # seeded: the same inputs give the same report
     assert report.largest_movers and abs(report.largest_movers[0]["rank_change"]) >= abs(report.largest_movers[-1]["rank_change"])
+
+
+# ---------------------------------------------------------------------------
+# arena compare: terminal, JSON and HTML reports
+# ---------------------------------------------------------------------------
+
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import xml.etree.ElementTree as ET  # noqa: E402
+
+import pytest  # noqa: E402
+
+from arena_core.configfile import load_config  # noqa: E402
+
+PROFILES = """
+[profiles.log-tokens.metrics]
+token_efficiency = "token_efficiency_log"
+
+[profiles.percentile.metrics]
+token_efficiency = "token_efficiency_percentile"
+tool_call_efficiency = "tool_call_efficiency_percentile"
+speed = "speed_percentile"
+cost = "cost_percentile"
+"""
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena_core", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    (tmp_path / "arena.toml").write_text(PROFILES)
+    return tmp_path
+
+
+def test_the_terminal_report_of_a_profile_against_itself(workdir: Path) -> None:
+    result = arena("compare", "--example", "--a", "default", "--b", "default", cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "mean difference B - A +0.00 (95% CI +0.00 to +0.00" in out
+    assert "Kendall tau-b 1.000, Spearman rho 1.000" in out and "Top-10 overlap: 100%" in out
+    assert "none: every submission kept its score and rank" in out
+    tools = out.split("Tools (ranked")[1].split("\n\n")[0].splitlines()[3:]
+    assert len(tools) == 5 and all(line.split()[2] == line.split()[3] for line in tools)  # rank A == rank B
+
+
+def test_the_json_report_is_the_python_api_and_records_provenance(workdir: Path) -> None:
+    result = arena("compare", "--example", "--b", "log-tokens", "--format", "json", "--resamples", "300", "--seed", "7",
+                   cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    subs, tasks = _arena()
+    loaded = load_config(workdir / "arena.toml")
+    expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300, seed=7,
+                       autoload=False)
+    assert data == json.loads(json.dumps(expected.as_dict()))
+    assert data["provenance_b"]["profile"] == "log-tokens"
+    assert data["provenance_b"]["algorithms"]["token_efficiency"] == "token_efficiency_log"
+    assert data["provenance_a"]["algorithms"]["token_efficiency"] == "token_efficiency"
+    assert data["provenance_a"]["config_digest"] != data["provenance_b"]["config_digest"]
+    # The log score charges large token counts more: efficiency falls for every tool, nothing else moves.
+    assert all(t["metric_deltas"]["efficiency"] < 0 and t["metric_deltas"]["speed"] == 0 for t in data["tools"])
+
+
+def test_the_html_report_is_self_contained_with_both_plots(workdir: Path) -> None:
+    target = workdir / "report.html"
+    result = arena("compare", "--example", "--b", "percentile", "--format", "html", "-o", str(target), cwd=workdir)
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+    page = target.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert not re.search(r"(src|href)=", page)  # nothing to fetch
+    svgs = [ET.fromstring(m) for m in re.findall(r"<svg.*?</svg>", page, flags=re.S)]
+    assert len(svgs) == 2
+    ns = "{http://www.w3.org/2000/svg}"
+    slopes = [line for line in svgs[0].iter(f"{ns}line")]
+    assert len(slopes) == 5  # one per tool
+    report = json.loads(arena("compare", "--example", "--b", "percentile", "--format", "json", cwd=workdir).stdout)
+    moved = sum(t["rank_a"] != t["rank_b"] for t in report["tools"])
+    assert sum(line.get("stroke") != "#888" for line in slopes) == moved
+    counts = [int(t.text.split()[0]) for t in svgs[1].iter(f"{ns}title")]
+    assert sum(counts) == 180  # every submission's difference is in the histogram
+    assert "B percentile" not in page and "percentile (B)" in page
+    assert os.stat(target).st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_an_unknown_profile_is_one_line_and_writes_nothing(workdir: Path) -> None:
+    target = workdir / "report.html"
+    result = arena("compare", "--example", "--b", "log-token", "--format", "html", "-o", str(target), cwd=workdir)
+    assert result.returncode == 2 and not target.exists()
+    assert result.stderr.strip().splitlines() == [
+        f"Error: {workdir / 'arena.toml'}: profiles: no profile or .toml file named 'log-token'; "
+        "did you mean 'log-tokens'? (profiles: default, log-tokens, percentile)"
+    ]
