@@ -11,6 +11,7 @@ of the top k, and a paired bootstrap confidence interval for the mean overall di
 from __future__ import annotations
 
 import math
+from statistics import fmean
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -126,7 +127,7 @@ def compare(
         a=a[0], b=b[0], submissions=rows, tools=tools_out, tasks=tasks_out,
         kendall_tau_b=kendall_tau_b(score_a, score_b), spearman_rho=spearman_rho(score_a, score_b),
         top_k=top_k, top_k_overlap=_overlap(score_a, score_b, [r["submission_id"] for r in rows], top_k),
-        mean_delta=round(float(delta.mean()), 4) if len(delta) else math.nan,
+        mean_delta=round(fmean(delta.tolist()), 4) if len(delta) else math.nan,
         delta_interval=_paired_bootstrap(delta, resamples, confidence_level, seed),
         confidence_level=confidence_level, seed=seed,
         largest_movers=tuple(r for r in ranked_movers[:movers] if r["rank_change"] or r["delta"]),
@@ -137,15 +138,17 @@ def compare(
 def _tools(
     by_tool: Mapping[str | None, list[int]], score_a: np.ndarray, score_b: np.ndarray, rows: tuple[dict[str, Any], ...]
 ) -> tuple[dict[str, Any], ...]:
-    """Per tool: means under A and B, mean delta overall and per metric, rank by mean under each."""
+    """Per tool: means under A and B, mean delta overall and per metric, rank by mean under each.
+    Means are ``statistics.fmean`` (exactly rounded sums), as the leaderboard's, so a tool's
+    mean under the default profile is the number ``arena leaderboard`` prints."""
     out = []
     for tool, ix in sorted(by_tool.items(), key=lambda item: str(item[0])):
         names = dict.fromkeys(name for i in ix for name in rows[i]["metric_deltas"])
         out.append({
-            "tool": tool, "submissions": len(ix), "mean_a": round(float(score_a[ix].mean()), 2),
-            "mean_b": round(float(score_b[ix].mean()), 2), "mean_delta": round(float((score_b[ix] - score_a[ix]).mean()), 2),
+            "tool": tool, "submissions": len(ix), "mean_a": round(fmean(score_a[ix].tolist()), 2),
+            "mean_b": round(fmean(score_b[ix].tolist()), 2), "mean_delta": round(fmean((score_b[ix] - score_a[ix]).tolist()), 2),
             "metric_deltas": {
-                name: round(float(np.mean([rows[i]["metric_deltas"][name] for i in ix if name in rows[i]["metric_deltas"]])), 2)
+                name: round(fmean(rows[i]["metric_deltas"][name] for i in ix if name in rows[i]["metric_deltas"]), 2)
                 for name in names
             },
         })

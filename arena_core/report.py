@@ -10,6 +10,7 @@ a plotting library's dependency, and SVG text stays searchable and diffable.
 from __future__ import annotations
 
 import math
+from statistics import fmean
 from html import escape
 from typing import Any
 
@@ -32,8 +33,8 @@ def _signed(value: float) -> str:
 
 def _summary(c: Comparison) -> list[str]:
     n, tasks = len(c.submissions), len(c.tasks)
-    mean_a = float(np.mean([r["score_a"] for r in c.submissions])) if n else math.nan
-    mean_b = float(np.mean([r["score_b"] for r in c.submissions])) if n else math.nan
+    mean_a = fmean(r["score_a"] for r in c.submissions) if n else math.nan
+    mean_b = fmean(r["score_b"] for r in c.submissions) if n else math.nan
     low, high = c.delta_interval
     per_task = [t["kendall_tau_b"] for t in c.tasks if not math.isnan(t["kendall_tau_b"])]
     lowest = min((t for t in c.tasks if not math.isnan(t["kendall_tau_b"])), key=lambda t: t["kendall_tau_b"], default=None)

@@ -151,3 +151,16 @@ def test_an_unknown_profile_is_one_line_and_writes_nothing(workdir: Path) -> Non
         f"Error: {workdir / 'arena.toml'}: profiles: no profile or .toml file named 'log-token'; "
         "did you mean 'log-tokens'? (profiles: default, log-tokens, percentile)"
     ]
+
+
+def test_tool_means_are_the_leaderboards() -> None:
+    from arena_core import Arena
+    from arena_core.leaderboard import aggregate
+
+    subs, tasks = _arena()
+    report = compare(subs, tasks, ("default", ScoringConfig()), ("log", ScoringConfig(metrics={
+        "token_efficiency": "token_efficiency_log"})), resamples=10, autoload=False)
+    for profile, side in ((ScoringConfig(), "a"), (ScoringConfig(metrics={"token_efficiency": "token_efficiency_log"}), "b")):
+        arena = Arena(profile, autoload=False)
+        board = {g.name: (g.rank, round(g.mean_overall, 2)) for g in aggregate(arena, arena.evaluate_many(subs, tasks), "tool")}
+        assert {t["tool"]: (t[f"rank_{side}"], t[f"mean_{side}"]) for t in report.tools} == board
