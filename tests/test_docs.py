@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -37,3 +38,22 @@ def test_readme_shows_the_current_leaderboard() -> None:
         [sys.executable, "-m", "arena_core", "leaderboard", "--example"], capture_output=True, text=True, check=True
     ).stdout
     assert shown == printed
+
+
+def test_the_ab_testing_walkthrough_shows_current_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each console block's command, run in a directory holding the page's arena.toml, prints
+    exactly what the page shows; its Python block runs there too."""
+    page = ROOT / "docs" / "ab-testing.md"
+    (tmp_path / "arena.toml").write_text(_blocks(page, "toml")[0])
+    consoles = _blocks(page, "console")
+    assert len(consoles) == 2
+    for block in consoles:
+        command, _, shown = block.partition("\n")
+        assert command.startswith("$ arena ")
+        line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
+        printed = subprocess.run(["bash", "-c", line], capture_output=True, text=True, check=True, cwd=tmp_path,
+                                 env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}).stdout
+        assert shown == printed, command
+    monkeypatch.chdir(tmp_path)
+    for block in _blocks(page, "python"):
+        exec(compile(block, str(page), "exec"), {"__name__": "docs_example"})
