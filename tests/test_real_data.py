@@ -36,3 +36,24 @@ def test_real_runs_score_once_the_missing_counts_are_supplied(real_submissions, 
     refactor = [e for e in evaluations if e.task_id == "aider-refactor"]
     assert {e.weight_profile for e in refactor} == {"refactoring"}
     assert sorted(e.overall_ranking for e in refactor)[0] == 1
+
+
+def test_real_runs_compared_with_percentile_ranks(real_submissions, real_tasks) -> None:
+    """Aider's runs under the spec's min-max scale and under percentile ranks: holes stay holes,
+    and right-skewed real times, which the spec's scale puts near 100, are spread out."""
+    from arena_core.compare import compare
+    from arena_core.config import ScoringConfig
+
+    base = {**MAPPED, "missing": {"total_tokens": "reweight", "tool_calls": "reweight"}}
+    percentile = {"speed": "speed_percentile", "cost": "cost_percentile", "token_efficiency": "token_efficiency_percentile"}
+    report = compare(real_submissions, real_tasks, ("default", ScoringConfig(**base)),
+                     ("percentile", ScoringConfig(**base, metrics=percentile)), resamples=500, autoload=False)
+    assert len(report.submissions) == len(real_submissions)
+    no_tokens = {s["id"] for s in real_submissions if s.get("total_tokens") is None}
+    assert no_tokens and all("token_efficiency" not in r["metric_deltas"] for r in report.submissions
+                             if r["submission_id"] in no_tokens)  # left out under both, never invented
+    assert all(t["metric_deltas"]["speed"] < 0 for t in report.tools)
+    low, high = report.delta_interval
+    assert high < 0 and low <= report.mean_delta <= high
+    assert 0 < report.kendall_tau_b < 1 and {t["task_id"] for t in report.tasks} == set(real_tasks)
+    assert [t["rank_a"] for t in report.tools] != [t["rank_b"] for t in report.tools]
