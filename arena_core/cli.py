@@ -37,8 +37,9 @@ __all__ = ["main"]
 class _State:
     """What every command shares: the configuration file and the Arena built from it."""
 
-    def __init__(self, config_path: Path | None) -> None:
+    def __init__(self, config_path: Path | None, profile: str | None = None) -> None:
         self.config_path = config_path
+        self.profile = profile
         self._loaded: LoadedConfig | None = None
         self._arena: Arena | None = None
 
@@ -51,8 +52,9 @@ class _State:
     @property
     def arena(self) -> Arena:
         if self._arena is None:
+            name, config = self.loaded.profile(self.profile) if self.profile else ("default", self.loaded.config)
             try:
-                self._arena = Arena(self.loaded.config)
+                self._arena = Arena(config, profile=name)
             except ArenaError as exc:
                 if self.loaded.path is None:
                     raise
@@ -135,16 +137,18 @@ def _score(state: _State, subs: list[Submission], tasks: dict[str, Task], quiet:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-c", "--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Configuration file (default: the nearest arena.toml, or [tool.arena] in pyproject.toml).")
+@click.option("-p", "--profile", metavar="NAME_OR_FILE",
+              help="Score with this profile: a [profiles.NAME] of the configuration or a profile .toml file.")
 @click.version_option(package_name="arena-core")
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None) -> None:
+def main(ctx: click.Context, config_path: Path | None, profile: str | None) -> None:
     """Score and rank workflow submissions of AI coding tools.
 
     \b
     Start with:
       arena leaderboard --example
     """
-    ctx.obj = _State(config_path)
+    ctx.obj = _State(config_path, profile)
 
 
 @main.command()

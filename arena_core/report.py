@@ -132,9 +132,9 @@ def rank_shift_svg(c: Comparison) -> str:
     """Slope chart: each tool's rank by mean overall score under A (left) and B (right)."""
     tools = list(c.tools)
     count = max(len(tools), 1)
-    row, top, width = 26, 40, 560
+    row, top, width = 26, 40, 720
     height = top + row * count + 20
-    left_x, right_x = 200, 360
+    left_x, right_x = 280, 440  # room for "12. a-long-tool-name/variant (100.00)" on either side
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
            f'aria-label="Rank of each tool under A and under B">',
            f'<text x="{left_x}" y="20" text-anchor="middle" font-weight="bold">A: {escape(c.a)}</text>',
@@ -156,7 +156,7 @@ def rank_shift_svg(c: Comparison) -> str:
 def delta_histogram_svg(c: Comparison, bins: int = 30) -> str:
     """Histogram of per-submission overall differences (B - A), with the mean and its interval."""
     deltas = np.array([r["delta"] for r in c.submissions], dtype=float)
-    width, height, pad = 560, 240, 40
+    width, height, pad = 720, 260, 40
     if len(deltas) == 0:
         return f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"><text x="20" y="40">no submissions</text></svg>'
     low, high = float(deltas.min()), float(deltas.max())

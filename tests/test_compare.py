@@ -164,3 +164,15 @@ def test_tool_means_are_the_leaderboards() -> None:
         arena = Arena(profile, autoload=False)
         board = {g.name: (g.rank, round(g.mean_overall, 2)) for g in aggregate(arena, arena.evaluate_many(subs, tasks), "tool")}
         assert {t["tool"]: (t[f"rank_{side}"], t[f"mean_{side}"]) for t in report.tools} == board
+
+
+def test_scoring_commands_take_a_profile_and_record_it(workdir: Path) -> None:
+    default = [json.loads(line) for line in arena("score", "--example", cwd=workdir).stdout.splitlines()]
+    logged = [json.loads(line) for line in arena("-p", "log-tokens", "score", "--example", cwd=workdir).stdout.splitlines()]
+    assert {e["provenance"]["profile"] for e in default} == {"default"}
+    assert {e["provenance"]["profile"] for e in logged} == {"log-tokens"}
+    assert logged[0]["provenance"]["algorithms"]["token_efficiency"] == "token_efficiency_log"
+    changed = [a["submission_id"] for a, b in zip(default, logged) if a["metric_scores"] != b["metric_scores"]]
+    assert changed and all(a["speed_score"] == b["speed_score"] for a, b in zip(default, logged))
+    board = arena("-p", "percentile", "leaderboard", "--example", cwd=workdir).stdout
+    assert board != arena("leaderboard", "--example", cwd=workdir).stdout and "aider/diff" in board
