@@ -361,12 +361,16 @@ class EvaluationBatch(Sequence[Evaluation]):
         return self._build(index)
 
     def columns(self) -> dict[str, Any]:
-        """Column name to array: ids, overall and dimension scores (NaN where left out), ranks."""
+        """Column name to array: ids, tool, model, overall and dimension scores (NaN where left
+        out), ranks; and ``metric_scores``, a mapping of each composite part (``token_efficiency``)
+        to its scores."""
         out: dict[str, Any] = {
             "submission_id": self.ids, "task_id": self.task_ids,  # type: ignore[attr-defined]
+            "tool": self.tools, "model": self.models,  # type: ignore[attr-defined]
             "overall_score": self.overall, "unadjusted_overall_score": self.unadjusted,  # type: ignore[attr-defined]
         }
         out.update({f"{d}_score": v for d, v in self.scores.items()})  # type: ignore[attr-defined]
+        out["metric_scores"] = dict(self.parts)  # type: ignore[attr-defined]
         out.update({"overall_ranking": self.ranks, "percentile": self.percentiles, "provisional": self.provisional})  # type: ignore[attr-defined]
         return out
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 from statistics import fmean
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 from attrs import frozen
 
+from arena_core.batch import EvaluationBatch
 from arena_core.config import ScoringConfig
 from arena_core.models import DIMENSIONS, Evaluation, Submission, Task
 from arena_core.provenance import Provenance
@@ -101,20 +102,19 @@ def compare(
     """
     from arena_core.arena import Arena
 
-    records = list(submissions)
-    stamp = "1970-01-01T00:00:00+00:00"  # both scorings share one timestamp: ties break alike
     arena_a, arena_b = (Arena(config, profile=name, **arena_options) for name, config in (a, b))
-    ev_a = list(arena_a.evaluate_many(records, tasks, evaluated_at=stamp))
-    ev_b = list(arena_b.evaluate_many(records, tasks, evaluated_at=stamp))
-    score_a = np.array([e.overall_score for e in ev_a])
-    score_b = np.array([e.overall_score for e in ev_b])
+    records = [arena_a._structure(s, Submission) for s in submissions]  # once, for both scorings
+    stamp = "1970-01-01T00:00:00+00:00"  # both scorings share one timestamp: ties break alike
+    side_a = _Side.of(arena_a.evaluate_many(records, tasks, evaluated_at=stamp))
+    side_b = _Side.of(arena_b.evaluate_many(records, tasks, evaluated_at=stamp))
+    score_a, score_b = side_a.overall, side_b.overall
     delta = score_b - score_a
-    rows = tuple(_row(x, y) for x, y in zip(ev_a, ev_b))
+    rows = tuple(_row(i, side_a, side_b) for i in range(len(records)))
     by_task: dict[str, list[int]] = {}
     by_tool: dict[str | None, list[int]] = {}
-    for i, e in enumerate(ev_a):
-        by_task.setdefault(e.task_id, []).append(i)
-        by_tool.setdefault(e.tool, []).append(i)
+    for i, (task_id, tool) in enumerate(zip(side_a.task_ids, side_a.tools)):
+        by_task.setdefault(task_id, []).append(i)
+        by_tool.setdefault(tool, []).append(i)
     tasks_out = tuple(
         {"task_id": task_id, "submissions": len(ix), "kendall_tau_b": kendall_tau_b(score_a[ix], score_b[ix]),
          "spearman_rho": spearman_rho(score_a[ix], score_b[ix]),
@@ -159,16 +159,52 @@ def _tools(
     return tuple(out)
 
 
-def _row(x: Evaluation, y: Evaluation) -> dict[str, Any]:
+@frozen
+class _Side:
+    """One scoring of the submissions, as columns (NaN: a metric left out)."""
+
+    ids: list[str]
+    task_ids: list[str]
+    tools: list[str | None]
+    overall: np.ndarray
+    ranks: np.ndarray
+    metrics: dict[str, np.ndarray]
+    """Dimensions first (in :data:`DIMENSIONS` order), then composite parts."""
+
+    @classmethod
+    def of(cls, evaluations: Sequence[Evaluation]) -> _Side:
+        """Read a batch's columns directly; build them from evaluations otherwise (the
+        per-record path: workspaces, or a component without a batch form)."""
+        if isinstance(evaluations, EvaluationBatch):
+            table = evaluations.columns()
+            scores = {d: np.asarray(table[f"{d}_score"]) for d in DIMENSIONS if f"{d}_score" in table}
+            return cls([str(i) for i in table["submission_id"]], [str(t) for t in table["task_id"]], list(table["tool"]),
+                       np.asarray(table["overall_score"], dtype=float), np.asarray(table["overall_ranking"]),
+                       {**scores, **{p: np.asarray(v) for p, v in table["metric_scores"].items()}})
+        names = [*(d for d in DIMENSIONS if any(d in e.scores for e in evaluations)),
+                 *dict.fromkeys(p for e in evaluations for p in e.metric_scores)]
+        return cls(
+            [e.submission_id for e in evaluations], [e.task_id for e in evaluations], [e.tool for e in evaluations],
+            np.array([e.overall_score for e in evaluations], dtype=float),
+            np.array([e.overall_ranking or 0 for e in evaluations]),
+            {n: np.array([e.scores.get(n, e.metric_scores.get(n, math.nan)) for e in evaluations], dtype=float)
+             for n in names},
+        )
+
+
+def _row(i: int, a: _Side, b: _Side) -> dict[str, Any]:
+    x, y = float(a.overall[i]), float(b.overall[i])
+    deltas = {}
+    for name, values in a.metrics.items():
+        other = b.metrics.get(name)
+        if other is not None and not (math.isnan(values[i]) or math.isnan(other[i])):
+            deltas[name] = round(float(other[i]) - float(values[i]), 2)
+    rank_a, rank_b = int(a.ranks[i]), int(b.ranks[i])
     return {
-        "submission_id": x.submission_id, "task_id": x.task_id, "tool": x.tool,
-        "score_a": x.overall_score, "score_b": y.overall_score, "delta": round(y.overall_score - x.overall_score, 2),
-        "rank_a": x.overall_ranking, "rank_b": y.overall_ranking,
-        "rank_change": (x.overall_ranking or 0) - (y.overall_ranking or 0),  # positive: moved up under B
-        "metric_deltas": {
-            **{d: round(y.scores[d] - x.scores[d], 2) for d in DIMENSIONS if d in x.scores and d in y.scores},
-            **{p: round(y.metric_scores[p] - x.metric_scores[p], 2) for p in x.metric_scores if p in y.metric_scores},
-        },
+        "submission_id": a.ids[i], "task_id": a.task_ids[i], "tool": a.tools[i],
+        "score_a": x, "score_b": y, "delta": round(y - x, 2), "rank_a": rank_a, "rank_b": rank_b,
+        "rank_change": rank_a - rank_b,  # positive: moved up under B
+        "metric_deltas": deltas,
     }
 
 
