@@ -179,11 +179,13 @@ def delta_histogram_svg(c: Comparison, bins: int = 30) -> str:
         if count:
             bar = (base - pad / 2) * count / tallest
             out.append(f'<rect x="{x(start):.1f}" y="{base - bar:.1f}" width="{max(x(stop) - x(start) - 1, 1):.1f}" '
-                       f'height="{bar:.1f}" fill="#48c"><title>{count} submissions from {start:.2f} to {stop:.2f}</title></rect>')
+                       f'height="{bar:.1f}" fill="#48c"><title>{count} submission{"s" if count != 1 else ""} '
+                       f'from {start:.2f} to {stop:.2f}</title></rect>')
     out += [
         f'<line x1="{pad}" y1="{base}" x2="{width - pad}" y2="{base}" stroke="#333"/>',
         f'<line x1="{x(0):.1f}" y1="{pad / 2}" x2="{x(0):.1f}" y2="{base}" stroke="#333" stroke-dasharray="4 3"/>',
         f'<line x1="{x(c.mean_delta):.1f}" y1="{pad / 2}" x2="{x(c.mean_delta):.1f}" y2="{base}" stroke="#c33" stroke-width="2"/>',
+        f'<text x="{pad}" y="{pad / 2 - 6}" font-size="11">tallest bar: {tallest} submissions</text>',
         f'<text x="{pad}" y="{base + 16}" font-size="11">{low:.2f}</text>',
         f'<text x="{width - pad}" y="{base + 16}" font-size="11" text-anchor="end">{high:.2f}</text>',
         f'<text x="{width / 2}" y="{height - 6}" font-size="12" text-anchor="middle">overall score B - A per submission '
