@@ -213,6 +213,9 @@ def starter_toml(slots: Iterable[str] = ()) -> str:
         lines.append("")
     lines.insert(lines.index("[category_profiles]") + 1, '# code_editing = "default"')
     lines.insert(lines.index("[weights]") + 1, "# [weights.debugging]\n# efficiency = 0.25\n# speed = 0.35\n# cost = 0.15\n# correctness = 0.25")
+    lines += ["# Named scoring profiles: this configuration with some keys on top, for `arena -p NAME`",
+              "# and `arena compare --a NAME --b NAME` (algorithms: docs/algorithms.md).",
+              "# [profiles.log-tokens.metrics]", '# token_efficiency = "token_efficiency_log"']
     return "\n".join(lines).rstrip() + "\n"
 
 

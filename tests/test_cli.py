@@ -303,6 +303,13 @@ def test_config_init_writes_a_complete_file_that_changes_nothing(workdir: Path) 
     arena("config", "init", cwd=workdir)
     refused = arena("config", "init", cwd=workdir)
     assert refused.returncode == 2 and "already exists" in refused.stderr
+    # Its commented profile example, uncommented, is a working profile.
+    text = (workdir / "arena.toml").read_text()
+    assert "# [profiles.log-tokens.metrics]\n" in text
+    (workdir / "arena.toml").write_text(text.replace("# [profiles.log-tokens.metrics]\n# token_efficiency",
+                                                     "[profiles.log-tokens.metrics]\ntoken_efficiency"))
+    scored = arena("-p", "log-tokens", "score", "--example", cwd=workdir)
+    assert json.loads(scored.stdout.splitlines()[0])["provenance"]["algorithms"]["token_efficiency"] == "token_efficiency_log"
 
 
 def test_config_show_names_the_source_of_each_value(workdir: Path) -> None:
