@@ -65,6 +65,14 @@ def _timeout(criterion: SuccessCriterion, task: Task) -> float | None:
     return float(value)  # type: ignore[arg-type]
 
 
+def _run_command(workspace: Workspace, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+    """Run the criterion's ``command`` in the workspace: passed on exit status 0, else failed with
+    what happened (exit status and output, a timeout, or why it could not start)."""
+    timeout = _timeout(criterion, task)
+    result = workspace.run(_command(criterion, task), timeout=timeout)
+    return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout))
+
+
 def _not_checkable(batch: Batch, reason: str) -> CheckColumn:
     """Every row not checkable (the batch path never carries workspaces)."""
     return CheckColumn(np.zeros(batch.size), np.full(batch.size, 2, dtype=np.int8), lambda row: reason)
@@ -248,12 +256,11 @@ class CodeCompiles:
 
     def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
         if "command" in criterion.params:
-            timeout = _timeout(criterion, task)
-            result = workspace.run(_command(criterion, task), timeout=timeout)
-            return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout))
-        files = [f for pattern in self._patterns(criterion, task) for f in workspace.files(pattern)]
+            return _run_command(workspace, criterion, task)
+        patterns = self._patterns(criterion, task)
+        files = [f for pattern in patterns for f in workspace.files(pattern)]
         if not files:
-            return CriterionResult("", "not_checkable", 0.0, reason=f"no file matches {self._patterns(criterion, task)}")
+            return CriterionResult("", "not_checkable", 0.0, reason=f"no file matches {patterns}")
         for relative in dict.fromkeys(files):
             try:
                 compile(workspace.read_text(relative), relative, "exec", dont_inherit=True)
@@ -285,9 +292,7 @@ class CommandSucceeds:
         return _not_checkable(batch, _NO_WORKSPACE)
 
     def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
-        timeout = _timeout(criterion, task)
-        result = workspace.run(_command(criterion, task), timeout=timeout)
-        return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout))
+        return _run_command(workspace, criterion, task)
 
 
 @hookimpl
