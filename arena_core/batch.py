@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NUMERIC_FIELDS", "STATUSES", "Batch", "CheckColumn", "Columns", "EvaluationBatch", "factorize",
-    "split_by_code",
+    "factorize_objects", "split_by_code",
 ]
 
 #: Submission fields held as float64 columns; NaN means "not given".
@@ -48,6 +48,14 @@ def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     distinct = list(dict.fromkeys(values))
     index = {v: k for k, v in enumerate(distinct)}
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
+
+
+def factorize_objects(objects: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Like :func:`factorize`, by identity: for objects that are unhashable or costly to compare
+    (baselines, weight profiles, adjusters), of which a batch holds a few shared instances."""
+    index: dict[int, int] = {}
+    codes = np.fromiter((index.setdefault(id(o), len(index)) for o in objects), dtype=np.int64, count=len(objects))
+    return codes, list({id(o): o for o in objects}.values())
 
 
 def order_within_groups(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -573,8 +581,7 @@ def evaluate_columns(
     overall = np.zeros(n)
     raw_scores: dict[str, np.ndarray] = {}
     parts: dict[str, np.ndarray] = {}
-    distinct_profiles = list({id(p): p for p in profiles}.values())
-    profile_of_task = np.array([distinct_profiles.index(p) for p in profiles], dtype=np.int64)
+    profile_of_task, distinct_profiles = factorize_objects(profiles)
     for code, rows in split_by_code(profile_of_task[task_codes]):
         profile = distinct_profiles[code]
         batch = Batch(columns, rows, per_row_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
@@ -602,12 +609,11 @@ def evaluate_columns(
         with np.errstate(all="ignore"):
             overall[rows] = np.where(measured_count < len(profile.weights), total / kept, total)
     adjusted = overall.copy()
-    distinct_adjusters = list({id(a): a for a in adjusters if a is not None}.values())
-    adjuster_codes = np.array([-1 if a is None else distinct_adjusters.index(a) for a in adjusters], dtype=np.int64)
+    adjuster_codes, distinct_adjusters = factorize_objects(adjusters)
     for code, rows in split_by_code(adjuster_codes[task_codes] if n else adjuster_codes[:0]):
-        if code < 0:
-            continue
         adjuster = distinct_adjusters[code]
+        if adjuster is None:  # tasks without a difficulty
+            continue
         batch_form = getattr(adjuster, "adjust_batch", None)
         adjusted[rows] = batch_form(overall[rows]) if batch_form else [adjuster.adjust(float(v)) for v in overall[rows]]
     overall_rounded = round_exact(adjusted, 2)

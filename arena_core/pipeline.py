@@ -17,7 +17,7 @@ from attrs import frozen
 
 from arena_core import quality, ranking
 from arena_core.baselines import compute_baseline, scope_key
-from arena_core.batch import Columns, evaluate_columns
+from arena_core.batch import Columns, evaluate_columns, factorize_objects
 from arena_core.errors import ValidationError
 from arena_core.models import Baseline, Evaluation, Submission, Task
 from arena_core.quality import Outlier
@@ -116,9 +116,7 @@ def _score(arena: Arena, batch: list[Submission], task: Task, row_baselines: lis
     """One task's submissions scored against their baselines: by the batch path when every
     component has a batch form and no submission has a workspace to check, else record by
     record (ranks are assigned afterwards)."""
-    position: dict[int, int] = {}
-    codes = np.array([position.setdefault(id(b), len(position)) for b in row_baselines], dtype=np.int64)
-    distinct = list({id(b): b for b in row_baselines}.values())
+    codes, distinct = factorize_objects(row_baselines)
     scored = None if any(s.workspace is not None for s in batch) else evaluate_columns(
         arena.scorer, Columns.from_submissions(batch), [task], np.zeros(len(batch), dtype=np.int64),
         distinct, codes, arena.config.min_submissions_per_tool, stamp,
