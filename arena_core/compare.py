@@ -22,6 +22,7 @@ from arena_core.batch import EvaluationBatch
 from arena_core.config import ScoringConfig
 from arena_core.models import DIMENSIONS, Evaluation, Submission, Task
 from arena_core.provenance import Provenance
+from arena_core.ranking import competition_ranks
 from arena_core.rankstats import kendall_tau_b, spearman_rho
 
 __all__ = ["Comparison", "compare"]
@@ -153,9 +154,9 @@ def _tools(
             },
         })
     for side in ("a", "b"):
-        means = [t[f"mean_{side}"] for t in out]
-        for t in out:  # competition ranking: ties share, 1 1 3
-            t[f"rank_{side}"] = 1 + sum(m > t[f"mean_{side}"] for m in means)
+        best_first = sorted(out, key=lambda t: -t[f"mean_{side}"])
+        for t, rank in zip(best_first, competition_ranks([t[f"mean_{side}"] for t in best_first])):
+            t[f"rank_{side}"] = rank
     return tuple(out)
 
 

@@ -36,18 +36,18 @@ def _summary(c: Comparison) -> list[str]:
     mean_a = fmean(r["score_a"] for r in c.submissions) if n else math.nan
     mean_b = fmean(r["score_b"] for r in c.submissions) if n else math.nan
     low, high = c.delta_interval
-    per_task = [t["kendall_tau_b"] for t in c.tasks if not math.isnan(t["kendall_tau_b"])]
-    lowest = min((t for t in c.tasks if not math.isnan(t["kendall_tau_b"])), key=lambda t: t["kendall_tau_b"], default=None)
+    measured = [t for t in c.tasks if not math.isnan(t["kendall_tau_b"])]  # NaN: a task whose scores are all tied under A or B
     lines = [
         f"Comparing B = {c.b} with A = {c.a}: {n} submissions on {tasks} tasks",
         f"Mean overall score: A {mean_a:.2f}, B {mean_b:.2f}; mean difference B - A {_signed(c.mean_delta)} "
         f"({c.confidence_level:.0%} CI {_signed(low)} to {_signed(high)}; paired bootstrap, {c.resamples} resamples, seed {c.seed})",
         f"Rank agreement (all submissions): Kendall tau-b {_num(c.kendall_tau_b)}, Spearman rho {_num(c.spearman_rho)}",
     ]
-    if per_task and lowest is not None:
-        lines.append(f"Within tasks: median tau-b {float(np.median(per_task)):.3f}, lowest {lowest['kendall_tau_b']:.3f} "
-                     f"({lowest['task_id']})")
-    lines.append(f"Top-{c.top_k} overlap: {_num(c.top_k_overlap * 100 if not math.isnan(c.top_k_overlap) else math.nan, 0)}%")
+    if measured:
+        lowest = min(measured, key=lambda t: t["kendall_tau_b"])
+        median = float(np.median([t["kendall_tau_b"] for t in measured]))
+        lines.append(f"Within tasks: median tau-b {median:.3f}, lowest {lowest['kendall_tau_b']:.3f} ({lowest['task_id']})")
+    lines.append(f"Top-{c.top_k} overlap: {_num(c.top_k_overlap * 100, 0)}%")  # NaN (no submissions) stays n/a
     return lines
 
 
