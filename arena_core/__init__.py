@@ -6,8 +6,9 @@
 """
 
 from arena_core.arena import Arena, PluginInfo
-from arena_core.config import ScoringConfig
-from arena_core.errors import (
+from arena_core.config.settings import ScoringConfig
+from arena_core.hookspecs import hookimpl
+from arena_core.model.errors import (
     ArenaError,
     DuplicateComponentError,
     PluginError,
@@ -15,10 +16,17 @@ from arena_core.errors import (
     UnknownComponentError,
     ValidationError,
 )
-from arena_core.hookspecs import hookimpl
-from arena_core.interfaces import Score
-from arena_core.models import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task, WeightProfile
-from arena_core.serde import structure, to_dict
+from arena_core.model.protocols import Score
+from arena_core.model.records import (
+    Baseline,
+    CriterionResult,
+    Evaluation,
+    Submission,
+    SuccessCriterion,
+    Task,
+    WeightProfile,
+)
+from arena_core.model.serde import structure, to_dict
 
 __all__ = [
     "Arena",

@@ -6,27 +6,24 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-import math
-
-import attrs
-import numpy as np
 from attrs import frozen
 
-from arena_core import pipeline, provenance, quality, ranking
-from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
-from arena_core.batch import Columns, evaluate_columns, group_baselines
-from arena_core.bias import BiasFinding, detect_bias
-from arena_core.pipeline import BatchResult
-from arena_core.provenance import Provenance
-from arena_core.quality import Outlier
-from arena_core.store import Store
-from arena_core.config import ScoringConfig
-from arena_core.errors import ValidationError, closest
-from arena_core.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
-from arena_core.models import Baseline, Evaluation, Submission, Task
-from arena_core.registry import FAMILIES, Components, collect
-from arena_core.scoring import Scorer
-from arena_core.serde import structure, structure_strict
+from arena_core.config.settings import ScoringConfig
+from arena_core.engine import many, ranking
+from arena_core.engine.baselines import compute_baseline, configured_default, default_baseline_for
+from arena_core.engine.columns import Columns
+from arena_core.engine.scoring import Scorer
+from arena_core.model import provenance
+from arena_core.model.provenance import Provenance
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
+from arena_core.model.serde import structure, structure_strict
+from arena_core.registry.components import FAMILIES, Components, collect
+from arena_core.registry.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
+from arena_core.stats import quality
+from arena_core.stats.bias import BiasFinding, detect_bias
+from arena_core.stats.quality import Outlier
+from arena_core.store import Store, pipeline
+from arena_core.store.pipeline import BatchResult
 
 __all__ = ["Arena", "PluginInfo"]
 
@@ -48,13 +45,13 @@ class PluginInfo:
 class Arena:
     """Scores submissions with the built-in plugins and every installed ``arena_core`` plugin.
 
-    :param config: a :class:`~arena_core.config.ScoringConfig` or a dict of its fields.
+    :param config: a :class:`~arena_core.config.settings.ScoringConfig` or a dict of its fields.
     :param plugin_manager: use this manager instead of discovering plugins (tests, hosts that
         register their own plugins).
     :param autoload: load entry-point plugins (default: unless ``ARENA_DISABLE_PLUGIN_AUTOLOAD``).
     :param blocked: plugin names never to load, besides ``config.disabled_plugins``.
     :param profile: the name of the scoring profile ``config`` is, recorded in every
-        evaluation's :attr:`~arena_core.models.Evaluation.provenance`.
+        evaluation's :attr:`~arena_core.model.records.Evaluation.provenance`.
     :raises PluginError: a plugin failed to load or registered a clashing name.
     :raises UnknownComponentError: the configuration names a component nobody registered.
     """
@@ -75,7 +72,7 @@ class Arena:
         self.components: Components = collect(self.plugin_manager)
         self.scorer = Scorer(self.components, self.config)
         #: The baseline used below 5 submissions when a task has no default of its own.
-        self.default_baseline: Baseline = _configured_default(self.config.default_baseline)
+        self.default_baseline: Baseline = configured_default(self.config.default_baseline)
         self._structure = structure_strict if self.config.strict else structure
         self._interval = self.components.interval_methods[self.config.confidence_interval]
         #: What every evaluation of this Arena records as having produced it.
@@ -107,10 +104,11 @@ class Arena:
         self, task_id: str, submissions: Iterable[Submission | Mapping[str, Any]], *, task: Task | None = None
     ) -> Baseline:
         """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
-        (``task.default_baseline``) or the framework's :data:`~arena_core.baselines.DEFAULT_BASELINE`."""
+        (``task.default_baseline``) or the framework's :data:`~arena_core.engine.baselines.DEFAULT_BASELINE`."""
         subs = [self._structure(s, Submission) for s in submissions]
-        return compute_baseline(task_id, subs, _default_baseline(task, self.default_baseline),
-                                samples=self.scorer.sample_fields())
+        return compute_baseline(
+            task_id, subs, default_baseline_for(task, self.default_baseline), samples=self.scorer.sample_fields()
+        )
 
     def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
         """The spec's ``calculate_rankings``: best first, ties share a rank (1, 1, 3), with percentiles.
@@ -119,7 +117,7 @@ class Arena:
         ``min_submissions_per_tool`` evaluations in the list are ranked and marked ``provisional``.
         """
         evs = [structure(e, Evaluation) for e in evaluations]
-        return ranking.rank(evs, self._provisional(e.tool for e in evs))
+        return ranking.rank(evs, many.provisional_tools(self.scorer, (e.tool for e in evs)))
 
     def category_rankings(self, evaluations: Iterable[Evaluation | Mapping[str, Any]], metric: str) -> list[Evaluation]:
         """Rank by one dimension (``efficiency``, ``speed``, ``cost``, ``correctness``); ties share a rank."""
@@ -140,7 +138,9 @@ class Arena:
         """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well."""
         return quality.validate(evaluation, total_tokens)
 
-    def detect_bias(self, evaluations: Iterable[Evaluation | Mapping[str, Any]], *, z: float = 1.96) -> list[BiasFinding]:
+    def detect_bias(
+        self, evaluations: Iterable[Evaluation | Mapping[str, Any]], *, z: float = 1.96
+    ) -> list[BiasFinding]:
         """Per tool and dimension, its mean against the others', flagged beyond ``z`` standard errors."""
         return detect_bias([structure(e, Evaluation) for e in evaluations], z=z)
 
@@ -165,79 +165,21 @@ class Arena:
             submissions as :meth:`compute_baseline` does, grouped by the configured ``baseline_scope``.
         :param progress: called with the number of submissions scored as work completes.
         :return: a sequence of evaluations. When every component in use has a batch form (the
-            built-ins do), it is an :class:`~arena_core.batch.EvaluationBatch` that builds each
+            built-ins do), it is an :class:`~arena_core.engine.batch.EvaluationBatch` that builds each
             :class:`Evaluation` on access and offers ``columns()``; the numbers are those of the
             per-record path.
         """
-        stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
-        task_models = {task_id: structure(t, Task) for task_id, t in tasks.items()}
-        for task in task_models.values():
-            self.scorer.check_task(task)
+        task_models = [structure(t, Task) for t in tasks.values()]
         if isinstance(submissions, Mapping):
-            columns = Columns.from_mapping(submissions)
-            subs: list[Submission] | None = None
+            records: Sequence[Submission] | Columns = Columns.from_mapping(submissions)
         else:
-            subs = [self._structure(s, Submission) for s in submissions]
-            columns = Columns.from_submissions(subs)
-        task_list = list(task_models.values())
-        task_codes = _codes(columns, task_list)
+            records = [self._structure(s, Submission) for s in submissions]
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
-        baseline_list, baseline_codes = self._baselines_for(columns, task_list, task_codes, given, stamp)
-        with_workspaces = subs is not None and any(s.workspace is not None for s in subs)
-        result = None if with_workspaces else evaluate_columns(
-            self.scorer, columns, task_list, task_codes, baseline_list, baseline_codes,
-            self.config.min_submissions_per_tool, stamp,
-        )
-        if result is None:  # workspaces to check, or a component without a batch form
-            if subs is None:
-                subs = [structure(_row(columns, i), Submission) for i in range(columns.size)]
-            result = self._evaluate_each(subs, task_list, task_codes, baseline_list, baseline_codes, stamp)
+        stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
+        result = many.evaluate_many(self.scorer, records, task_models, given, self.default_baseline, stamp)
         if progress is not None:
             progress(len(result))
         return result
-
-    def _baselines_for(
-        self, columns: Columns, task_list: Sequence[Task], task_codes: np.ndarray, given: Mapping[str, Baseline], stamp: str
-    ) -> tuple[list[Baseline], np.ndarray]:
-        """One baseline per group of the configured scope, and each row's group."""
-        scope = self.config.baseline_scope
-        if scope == "task":
-            keys: list[tuple[int, ...]] = [(code,) for code in range(len(task_list))]
-            codes = task_codes
-        else:
-            extra = {"task_tool": (columns.tools,), "task_model": (columns.models,),
-                     "task_tool_model": (columns.tools, columns.models)}[scope]
-            index: dict[tuple[Any, ...], int] = {}
-            codes = np.fromiter(
-                (index.setdefault((int(task_codes[i]), *(e[i] for e in extra)), len(index)) for i in range(columns.size)),
-                dtype=np.int64, count=columns.size,
-            )
-            keys = list(index)
-        group_tasks = [task_list[key[0]] for key in keys]
-        computed = group_baselines(
-            columns, codes, len(keys), [_default_baseline(t, self.default_baseline) for t in group_tasks],
-            [t.id for t in group_tasks], stamp, self.scorer.sample_fields(),
-        )
-        return [given.get(t.id, b) for t, b in zip(group_tasks, computed)], codes
-
-    def _evaluate_each(
-        self, subs: Sequence[Submission], task_list: Sequence[Task], task_codes: np.ndarray,
-        baseline_list: Sequence[Baseline], baseline_codes: np.ndarray, stamp: str,
-    ) -> list[Evaluation]:
-        results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
-        scored = self.scorer.evaluate_all(
-            [(s, task_list[task_codes[i]], baseline_list[baseline_codes[i]]) for i, s in enumerate(subs)], stamp
-        )
-        for code in range(len(task_list)):
-            indices = [int(i) for i in np.flatnonzero(task_codes == code)]
-            evaluations = [scored[i] for i in indices]
-            provisional = self._provisional(subs[i].tool for i in indices)
-            for i, ev in zip(indices, ranking.annotate(evaluations, provisional)):
-                results[i] = ev
-        return results
-
-    def _provisional(self, tools: Iterable[str | None]) -> frozenset[str | None]:
-        return ranking.provisional_tools(tools, self.config.min_submissions_per_tool)
 
     async def process_batch(
         self,
@@ -246,7 +188,7 @@ class Arena:
         store: Store,
         tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
     ) -> BatchResult:
-        """The spec's evaluation pipeline over ``store``, as one transaction (see :mod:`arena_core.pipeline`).
+        """The spec's evaluation pipeline over ``store``, as one transaction (see :mod:`arena_core.store.pipeline`).
 
         :param tasks: tasks to store with the batch; other tasks must already be in the store.
         """
@@ -278,40 +220,3 @@ class Arena:
             )
         infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
         return infos
-
-
-def _configured_default(overrides: Mapping[str, float]) -> Baseline:
-    fields = {a.name for a in attrs.fields(Baseline)}
-    for key in overrides:
-        if key not in fields:
-            raise ValidationError("configuration", f"default_baseline.{key}", f"a baseline field{closest(key, fields)}")
-    return attrs.evolve(DEFAULT_BASELINE, **overrides)
-
-
-def _default_baseline(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:
-    return task.default_baseline if task is not None and task.default_baseline else fallback
-
-
-def _codes(columns: Columns, task_list: Sequence[Task]) -> np.ndarray:
-    """Per row, the index of its task; an unknown task id names the submission."""
-    index = {t.id: k for k, t in enumerate(task_list)}
-    codes = np.fromiter(map(index.get, columns.task_ids, [-1] * columns.size), dtype=np.int64, count=columns.size)
-    if (codes < 0).any():
-        row = int(np.flatnonzero(codes < 0)[0])
-        known = ", ".join(sorted(index)) or "none"
-        raise ValidationError(
-            f"submission {str(columns.ids[row])!r}", "task_id", f"one of the given tasks ({known})", columns.task_ids[row]
-        )
-    return codes
-
-
-def _row(columns: Columns, i: int) -> dict[str, Any]:
-    """One row of columns as a submission record (for the per-record fallback)."""
-    record: dict[str, Any] = {"id": columns.ids[i], "task_id": columns.task_ids[i], "tool": columns.tools[i],
-                              "model": columns.models[i], "success": bool(columns.success[i]),
-                              "files_created": list(columns.files_created[i])}
-    for name, values in columns.numeric.items():
-        value = float(values[i])
-        if not math.isnan(value):
-            record[name] = int(value) if name in ("total_tokens", "tool_calls", "iterations", "tests_passed", "tests_total") else value
-    return record

@@ -11,19 +11,19 @@ of the top k, and a paired bootstrap confidence interval for the mean overall di
 from __future__ import annotations
 
 import math
-from statistics import fmean
 from collections.abc import Iterable, Mapping, Sequence
+from statistics import fmean
 from typing import Any
 
 import numpy as np
 from attrs import frozen
 
-from arena_core.batch import EvaluationBatch
-from arena_core.config import ScoringConfig
-from arena_core.models import DIMENSIONS, Evaluation, Submission, Task
-from arena_core.provenance import Provenance
-from arena_core.ranking import competition_ranks
-from arena_core.rankstats import kendall_tau_b, spearman_rho
+from arena_core.config.settings import ScoringConfig
+from arena_core.engine.ranking import competition_ranks
+from arena_core.engine.results import EvaluationBatch
+from arena_core.model.provenance import Provenance
+from arena_core.model.records import DIMENSIONS, Evaluation, Submission, Task
+from arena_core.stats.rankstats import kendall_tau_b, spearman_rho
 
 __all__ = ["Comparison", "compare"]
 
@@ -61,11 +61,14 @@ class Comparison:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready values (NaN becomes ``None``)."""
-        from arena_core.serde import to_dict
+        from arena_core.model.serde import to_dict
 
-        return {field.name: _jsonable(to_dict(getattr(self, field.name)) if field.name.startswith("provenance")
-                                      else getattr(self, field.name))
-                for field in self.__attrs_attrs__}  # type: ignore[attr-defined]
+        return {
+            field.name: _jsonable(
+                to_dict(getattr(self, field.name)) if field.name.startswith("provenance") else getattr(self, field.name)
+            )
+            for field in self.__attrs_attrs__
+        }  # type: ignore[attr-defined]
 
 
 def _jsonable(value: Any) -> Any:
@@ -92,7 +95,7 @@ def compare(
     **arena_options: Any,
 ) -> Comparison:
     """Score ``submissions`` under profile ``a`` and profile ``b`` (``(name, config)`` pairs, as
-    :meth:`arena_core.configfile.LoadedConfig.profile` returns them) and compare B with A.
+    :meth:`arena_core.config.files.LoadedConfig.profile` returns them) and compare B with A.
 
     :param top_k: size of the top set whose overlap is reported.
     :param resamples: paired bootstrap resamples for the interval of the mean delta.
@@ -117,22 +120,35 @@ def compare(
         by_task.setdefault(task_id, []).append(i)
         by_tool.setdefault(tool, []).append(i)
     tasks_out = tuple(
-        {"task_id": task_id, "submissions": len(ix), "kendall_tau_b": kendall_tau_b(score_a[ix], score_b[ix]),
-         "spearman_rho": spearman_rho(score_a[ix], score_b[ix]),
-         "top_k_overlap": _overlap(score_a[ix], score_b[ix], [rows[i]["submission_id"] for i in ix], top_k)}
+        {
+            "task_id": task_id,
+            "submissions": len(ix),
+            "kendall_tau_b": kendall_tau_b(score_a[ix], score_b[ix]),
+            "spearman_rho": spearman_rho(score_a[ix], score_b[ix]),
+            "top_k_overlap": _overlap(score_a[ix], score_b[ix], [rows[i]["submission_id"] for i in ix], top_k),
+        }
         for task_id, ix in by_task.items()
     )
     tools_out = _tools(by_tool, score_a, score_b, rows)
     ranked_movers = sorted(rows, key=lambda r: (-abs(r["rank_change"]), -abs(r["delta"]), r["submission_id"]))
     return Comparison(
-        a=a[0], b=b[0], submissions=rows, tools=tools_out, tasks=tasks_out,
-        kendall_tau_b=kendall_tau_b(score_a, score_b), spearman_rho=spearman_rho(score_a, score_b),
-        top_k=top_k, top_k_overlap=_overlap(score_a, score_b, [r["submission_id"] for r in rows], top_k),
+        a=a[0],
+        b=b[0],
+        submissions=rows,
+        tools=tools_out,
+        tasks=tasks_out,
+        kendall_tau_b=kendall_tau_b(score_a, score_b),
+        spearman_rho=spearman_rho(score_a, score_b),
+        top_k=top_k,
+        top_k_overlap=_overlap(score_a, score_b, [r["submission_id"] for r in rows], top_k),
         mean_delta=round(fmean(delta.tolist()), 4) if len(delta) else math.nan,
         delta_interval=_paired_bootstrap(delta, resamples, confidence_level, seed),
-        confidence_level=confidence_level, seed=seed,
+        confidence_level=confidence_level,
+        seed=seed,
         largest_movers=tuple(r for r in ranked_movers[:movers] if r["rank_change"] or r["delta"]),
-        resamples=resamples, provenance_a=arena_a.provenance, provenance_b=arena_b.provenance,
+        resamples=resamples,
+        provenance_a=arena_a.provenance,
+        provenance_b=arena_b.provenance,
     )
 
 
@@ -145,14 +161,21 @@ def _tools(
     out = []
     for tool, ix in sorted(by_tool.items(), key=lambda item: str(item[0])):
         names = dict.fromkeys(name for i in ix for name in rows[i]["metric_deltas"])
-        out.append({
-            "tool": tool, "submissions": len(ix), "mean_a": round(fmean(score_a[ix].tolist()), 2),
-            "mean_b": round(fmean(score_b[ix].tolist()), 2), "mean_delta": round(fmean((score_b[ix] - score_a[ix]).tolist()), 2),
-            "metric_deltas": {
-                name: round(fmean(rows[i]["metric_deltas"][name] for i in ix if name in rows[i]["metric_deltas"]), 2)
-                for name in names
-            },
-        })
+        out.append(
+            {
+                "tool": tool,
+                "submissions": len(ix),
+                "mean_a": round(fmean(score_a[ix].tolist()), 2),
+                "mean_b": round(fmean(score_b[ix].tolist()), 2),
+                "mean_delta": round(fmean((score_b[ix] - score_a[ix]).tolist()), 2),
+                "metric_deltas": {
+                    name: round(
+                        fmean(rows[i]["metric_deltas"][name] for i in ix if name in rows[i]["metric_deltas"]), 2
+                    )
+                    for name in names
+                },
+            }
+        )
     for side in ("a", "b"):
         best_first = sorted(out, key=lambda t: -t[f"mean_{side}"])
         for t, rank in zip(best_first, competition_ranks([t[f"mean_{side}"] for t in best_first])):
@@ -179,17 +202,28 @@ class _Side:
         if isinstance(evaluations, EvaluationBatch):
             table = evaluations.columns()
             scores = {d: np.asarray(table[f"{d}_score"]) for d in DIMENSIONS if f"{d}_score" in table}
-            return cls([str(i) for i in table["submission_id"]], [str(t) for t in table["task_id"]], list(table["tool"]),
-                       np.asarray(table["overall_score"], dtype=float), np.asarray(table["overall_ranking"]),
-                       {**scores, **{p: np.asarray(v) for p, v in table["metric_scores"].items()}})
-        names = [*(d for d in DIMENSIONS if any(d in e.scores for e in evaluations)),
-                 *dict.fromkeys(p for e in evaluations for p in e.metric_scores)]
+            return cls(
+                [str(i) for i in table["submission_id"]],
+                [str(t) for t in table["task_id"]],
+                list(table["tool"]),
+                np.asarray(table["overall_score"], dtype=float),
+                np.asarray(table["overall_ranking"]),
+                {**scores, **{p: np.asarray(v) for p, v in table["metric_scores"].items()}},
+            )
+        names = [
+            *(d for d in DIMENSIONS if any(d in e.scores for e in evaluations)),
+            *dict.fromkeys(p for e in evaluations for p in e.metric_scores),
+        ]
         return cls(
-            [e.submission_id for e in evaluations], [e.task_id for e in evaluations], [e.tool for e in evaluations],
+            [e.submission_id for e in evaluations],
+            [e.task_id for e in evaluations],
+            [e.tool for e in evaluations],
             np.array([e.overall_score for e in evaluations], dtype=float),
             np.array([e.overall_ranking or 0 for e in evaluations]),
-            {n: np.array([e.scores.get(n, e.metric_scores.get(n, math.nan)) for e in evaluations], dtype=float)
-             for n in names},
+            {
+                n: np.array([e.scores.get(n, e.metric_scores.get(n, math.nan)) for e in evaluations], dtype=float)
+                for n in names
+            },
         )
 
 
@@ -202,8 +236,14 @@ def _row(i: int, a: _Side, b: _Side) -> dict[str, Any]:
             deltas[name] = round(float(other[i]) - float(values[i]), 2)
     rank_a, rank_b = int(a.ranks[i]), int(b.ranks[i])
     return {
-        "submission_id": a.ids[i], "task_id": a.task_ids[i], "tool": a.tools[i],
-        "score_a": x, "score_b": y, "delta": round(y - x, 2), "rank_a": rank_a, "rank_b": rank_b,
+        "submission_id": a.ids[i],
+        "task_id": a.task_ids[i],
+        "tool": a.tools[i],
+        "score_a": x,
+        "score_b": y,
+        "delta": round(y - x, 2),
+        "rank_a": rank_a,
+        "rank_b": rank_b,
         "rank_change": rank_a - rank_b,  # positive: moved up under B
         "metric_deltas": deltas,
     }
@@ -225,10 +265,12 @@ def _paired_bootstrap(delta: np.ndarray, resamples: int, level: float, seed: int
         return (math.nan, math.nan)
     rng = np.random.default_rng(seed)
     chunk = max(1, 4_000_000 // len(delta))  # bounded memory for large arenas
-    means = np.concatenate([
-        delta[rng.integers(0, len(delta), size=(min(chunk, resamples - start), len(delta)))].mean(axis=1)
-        for start in range(0, resamples, chunk)
-    ])
+    means = np.concatenate(
+        [
+            delta[rng.integers(0, len(delta), size=(min(chunk, resamples - start), len(delta)))].mean(axis=1)
+            for start in range(0, resamples, chunk)
+        ]
+    )
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return (round(float(low), 4), round(float(high), 4))

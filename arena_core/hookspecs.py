@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from arena_core.interfaces import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
-    from arena_core.models import Evaluation, WeightProfile
-    from arena_core.pipeline import BatchResult
-    from arena_core.workspace import CommandRunner
+    from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
+    from arena_core.model.records import Evaluation, WeightProfile
+    from arena_core.store.pipeline import BatchResult
+    from arena_core.workspace.confined import CommandRunner
 
 __all__ = ["NAME", "hookspec", "hookimpl"]
 
@@ -45,12 +45,12 @@ def arena_register_metrics() -> Sequence[Metric]:
     """Register metrics: algorithms that score a submission 0-100.
 
     A metric has a unique ``name`` and a ``score(submission, task, baseline)`` method (see
-    :class:`arena_core.interfaces.Metric`). The configuration decides which metric fills each
+    :class:`arena_core.model.protocols.Metric`). The configuration decides which metric fills each
     scored dimension (``efficiency``, ``speed``, ``cost``, ``correctness``) and each part of a
     composite metric, so registering a metric adds a choice without changing any score.
 
     :return: the plugin's metrics. All plugins' results are collected; two metrics with the
-        same name raise :class:`~arena_core.errors.DuplicateComponentError`.
+        same name raise :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
     """
@@ -65,7 +65,7 @@ def arena_register_criterion_checkers() -> Sequence[CriterionChecker]:
     an error, never a silent pass.
 
     :return: the plugin's checkers. All plugins' results are collected; two checkers for the
-        same type raise :class:`~arena_core.errors.DuplicateComponentError`.
+        same type raise :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
     """
@@ -79,9 +79,9 @@ def arena_register_weight_profiles() -> Sequence[WeightProfile]:
     configuration can map a category to another profile. Weights must be non-negative and
     add up to 1.
 
-    :return: the plugin's :class:`~arena_core.models.WeightProfile` objects. All plugins'
+    :return: the plugin's :class:`~arena_core.model.records.WeightProfile` objects. All plugins'
         results are collected; duplicate names raise
-        :class:`~arena_core.errors.DuplicateComponentError`.
+        :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
     """
@@ -95,7 +95,7 @@ def arena_register_difficulty_adjusters() -> Sequence[DifficultyAdjuster]:
     overall score (the spec multiplies and caps at 100).
 
     :return: the plugin's adjusters. All plugins' results are collected; duplicate names raise
-        :class:`~arena_core.errors.DuplicateComponentError`.
+        :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
     """
@@ -106,11 +106,11 @@ def arena_register_interval_methods() -> Sequence[IntervalMethod]:
     """Register confidence-interval methods for score distributions.
 
     A method has a unique ``name`` and ``interval(scores, confidence_level) -> (low, high)``
-    (see :class:`arena_core.interfaces.IntervalMethod`); the configuration's
+    (see :class:`arena_core.model.protocols.IntervalMethod`); the configuration's
     ``confidence_interval`` setting picks one by name (the spec's method by default).
 
     :return: the plugin's interval methods. All plugins' results are collected; duplicate
-        names raise :class:`~arena_core.errors.DuplicateComponentError`.
+        names raise :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
     """
@@ -126,13 +126,13 @@ def arena_register_command_runners() -> Sequence[CommandRunner]:
     untrusted submissions registers a runner that executes in a container or sandbox.
 
     A runner has a unique ``name`` and ``run(argv, *, cwd, env, timeout, output_limit)``
-    returning a :class:`~arena_core.workspace.CommandResult` (see
-    :class:`arena_core.workspace.CommandRunner`). It must never use a shell, must stop the
+    returning a :class:`~arena_core.workspace.confined.CommandResult` (see
+    :class:`arena_core.workspace.confined.CommandRunner`). It must never use a shell, must stop the
     command at ``timeout`` seconds (reporting ``timed_out``) and keep at most ``output_limit``
     bytes of output.
 
     :return: the plugin's runners. All plugins' results are collected; duplicate names raise
-        :class:`~arena_core.errors.DuplicateComponentError`.
+        :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.2
     """

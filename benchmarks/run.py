@@ -38,7 +38,7 @@ def best_of(repeats: int, work: Any) -> float:
 def child_full_run(tasks: int, per_task: int) -> None:
     """Run in a fresh process: generate columns, then time one full batch pass; print JSON."""
     from arena_core import Arena
-    from arena_core.synthetic import generate_columns
+    from arena_core.examples.synthetic import generate_columns
 
     arena = Arena(autoload=False)
     columns, task_map = generate_columns(tasks=tasks, submissions_per_task=per_task, seed=11)
@@ -56,7 +56,7 @@ def child_full_run(tasks: int, per_task: int) -> None:
 def per_record_vs_batch(n_tasks: int, per_task: int) -> tuple[float, float]:
     import arena_core.arena as arena_module
     from arena_core import Arena
-    from arena_core.synthetic import generate_columns
+    from arena_core.examples.synthetic import generate_columns
 
     arena = Arena(autoload=False)
     columns, task_map = generate_columns(tasks=n_tasks, submissions_per_task=per_task, seed=5)
@@ -86,7 +86,7 @@ def single_latency(samples: int = 20_000) -> tuple[tuple[float, float], float, f
     spec's own function on plain dicts, on the spec's criteria: the reference measured in the same
     run, so that the timing noise of a shared machine cancels out of the ratio."""
     from arena_core import Arena, Submission, Task, structure, to_dict
-    from arena_core.synthetic import generate_arena
+    from arena_core.examples.synthetic import generate_arena
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import spec_reference

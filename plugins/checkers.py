@@ -21,11 +21,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from arena_core import hookimpl
-from arena_core.batch import Batch, CheckColumn
-from arena_core.errors import ValidationError
-from arena_core.junit import read_junit
-from arena_core.models import CriterionResult, SuccessCriterion, Submission, Task
-from arena_core.workspace import Workspace
+from arena_core.engine.batch import Batch, CheckColumn
+from arena_core.io.junit import read_junit
+from arena_core.model.errors import ValidationError
+from arena_core.model.records import CriterionResult, Submission, SuccessCriterion, Task
+from arena_core.workspace.confined import Workspace
 
 _NO_RESULTS = "the submission reports no test results (tests_passed and tests_total, or correctness)"
 _UNREPORTED = CriterionResult("tests_pass", "not_checkable", 0.0, reason=_NO_RESULTS)
@@ -52,7 +52,7 @@ def _command(criterion: SuccessCriterion, task: Task) -> list[str]:
     """The criterion's ``command``: a non-empty list of strings (commands never go through a shell)."""
     value = criterion.params.get("command")
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(a, str) and a for a in value):
-        _bad(criterion, task, "command", "a list of arguments, e.g. [\"python\", \"-m\", \"pytest\"] (no shell)", value)
+        _bad(criterion, task, "command", 'a list of arguments, e.g. ["python", "-m", "pytest"] (no shell)', value)
     return list(value)  # type: ignore[arg-type]
 
 
@@ -70,7 +70,9 @@ def _run_command(workspace: Workspace, criterion: SuccessCriterion, task: Task) 
     what happened (exit status and output, a timeout, or why it could not start)."""
     timeout = _timeout(criterion, task)
     result = workspace.run(_command(criterion, task), timeout=timeout)
-    return CriterionResult.of(result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout))
+    return CriterionResult.of(
+        result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout)
+    )
 
 
 def _not_checkable(batch: Batch, reason: str) -> CheckColumn:
@@ -96,7 +98,9 @@ class FileExists:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
         return CheckColumn.of(batch.has_file(path))
 
-    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+    def check_workspace(
+        self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
+    ) -> CriterionResult:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
         found = workspace.is_file(path)  # type: ignore[arg-type]
         return CriterionResult.of(found, "" if found else f"file {path!r} does not exist in the workspace")
@@ -207,7 +211,9 @@ class TestsPass:
         if counts.failed == 0:
             return True
         return CriterionResult(
-            self.type, "failed", counts.passed / counts.total,
+            self.type,
+            "failed",
+            counts.passed / counts.total,
             reason=f"{counts.passed} of {counts.total} tests passed ({counts.skipped} skipped)",
         )
 
@@ -226,7 +232,9 @@ class FileContains:
         self._pattern(criterion, task)
         return _not_checkable(batch, _NO_WORKSPACE)
 
-    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+    def check_workspace(
+        self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
+    ) -> CriterionResult:
         pattern = self._pattern(criterion, task)
         path = _param(criterion, task, "file_path", str, "the path of the file to search")
         found = pattern.search(workspace.read_text(path)) is not None  # type: ignore[arg-type]
@@ -254,7 +262,9 @@ class CodeCompiles:
     def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
         return _not_checkable(batch, _NO_WORKSPACE)
 
-    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+    def check_workspace(
+        self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
+    ) -> CriterionResult:
         if "command" in criterion.params:
             return _run_command(workspace, criterion, task)
         patterns = self._patterns(criterion, task)
@@ -273,7 +283,7 @@ class CodeCompiles:
     def _patterns(self, criterion: SuccessCriterion, task: Task) -> Sequence[str]:
         value = criterion.params.get("paths", ["**/*.py"])
         if not isinstance(value, (list, tuple)) or not value or not all(isinstance(p, str) and p for p in value):
-            _bad(criterion, task, "paths", "a list of glob patterns, e.g. [\"src/**/*.py\"]", value)
+            _bad(criterion, task, "paths", 'a list of glob patterns, e.g. ["src/**/*.py"]', value)
         return list(value)
 
 
@@ -291,10 +301,20 @@ class CommandSucceeds:
         _command(criterion, task)
         return _not_checkable(batch, _NO_WORKSPACE)
 
-    def check_workspace(self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
+    def check_workspace(
+        self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
+    ) -> CriterionResult:
         return _run_command(workspace, criterion, task)
 
 
 @hookimpl
 def arena_register_criterion_checkers() -> list[object]:
-    return [FileExists(), NoErrors(), MinFunctionality(), TestsPass(), FileContains(), CodeCompiles(), CommandSucceeds()]
+    return [
+        FileExists(),
+        NoErrors(),
+        MinFunctionality(),
+        TestsPass(),
+        FileContains(),
+        CodeCompiles(),
+        CommandSucceeds(),
+    ]

@@ -13,7 +13,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core import hookimpl
-from arena_core.errors import ArenaError
+from arena_core.model.errors import ArenaError
 
 
 def _clip(low: float, high: float) -> tuple[float, float]:

@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-
 from collections.abc import Mapping
 from functools import lru_cache
-
 from typing import NoReturn
 
 import numpy as np
 from attrs import field, frozen
 
 from arena_core import hookimpl
-from arena_core.composite import WeightedSum
-from arena_core.errors import ValidationError, closest
-from arena_core.batch import Batch
-from arena_core.interfaces import CriterionChecker, Resolver, Score
-from arena_core.models import Baseline, CriterionResult, SuccessCriterion, Submission, Task
-from arena_core.workspace import Workspace, WorkspaceError, WorkspaceSettings, open_workspace
+from arena_core.engine.batch import Batch
+from arena_core.engine.composite import WeightedSum
+from arena_core.model.errors import ValidationError, closest
+from arena_core.model.protocols import CriterionChecker, Resolver, Score
+from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
+from arena_core.workspace.confined import Workspace, WorkspaceError, WorkspaceSettings, open_workspace
 
 
 def linear_scores(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -127,7 +125,7 @@ class PercentileRank:
     """Share of the baseline's submissions this one does better than, ×100 (lower is better).
 
     ``100 * (greater + ties / 2) / n`` over the ``n`` values the baseline was computed from
-    (:attr:`~arena_core.models.Baseline.samples`): in the pipeline, the task's earlier
+    (:attr:`~arena_core.model.records.Baseline.samples`): in the pipeline, the task's earlier
     submissions; in ``evaluate_many``, the arena's. Scores are spread evenly whatever the
     distribution's shape, and a single extreme run moves nobody else's score by more than
     ``100 / n``. Without samples (a default baseline, below 5 submissions) it is the spec's
@@ -190,7 +188,9 @@ class ToolCallEfficiency:
         return linear_score(submission.tool_calls, baseline.min_tool_calls, baseline.max_tool_calls)  # type: ignore[arg-type]
 
     def score_batch(self, batch: Batch) -> np.ndarray:
-        return linear_scores(batch.column("tool_calls"), batch.baseline("min_tool_calls"), batch.baseline("max_tool_calls"))
+        return linear_scores(
+            batch.column("tool_calls"), batch.baseline("min_tool_calls"), batch.baseline("max_tool_calls")
+        )
 
 
 class IterationEfficiency:
@@ -316,7 +316,8 @@ class Correctness:
             unusable = f"workspace unusable: {exc}"
         return [
             CriterionResult(c.type, "error", 0.0, c.weight, unusable)
-            if hasattr(self.checkers.get(c.type), "check_workspace") else self._check(i, c, submission, task)
+            if hasattr(self.checkers.get(c.type), "check_workspace")
+            else self._check(i, c, submission, task)
             for i, c in enumerate(criteria)
         ]
 
@@ -358,7 +359,11 @@ class Correctness:
         )
 
     def _check(
-        self, index: int, criterion: SuccessCriterion, submission: Submission, task: Task,
+        self,
+        index: int,
+        criterion: SuccessCriterion,
+        submission: Submission,
+        task: Task,
         workspace: Workspace | None = None,
     ) -> CriterionResult:
         checker = self.checkers.get(criterion.type)
@@ -399,6 +404,14 @@ EFFICIENCY = WeightedSum(
 @hookimpl
 def arena_register_metrics() -> list[object]:
     return [
-        TokenEfficiency(), TokenEfficiencyLog(), TokenEfficiencyRobust(), *PERCENTILE_METRICS,
-        ToolCallEfficiency(), IterationEfficiency(), EFFICIENCY, Speed(), Cost(), Correctness(),
+        TokenEfficiency(),
+        TokenEfficiencyLog(),
+        TokenEfficiencyRobust(),
+        *PERCENTILE_METRICS,
+        ToolCallEfficiency(),
+        IterationEfficiency(),
+        EFFICIENCY,
+        Speed(),
+        Cost(),
+        Correctness(),
     ]

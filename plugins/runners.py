@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from arena_core import hookimpl
-from arena_core.workspace import CommandResult
+from arena_core.workspace.confined import CommandResult
 
 _CHUNK = 65_536
 
@@ -37,11 +37,18 @@ class LocalRunner:
         start = time.monotonic()
         try:
             process = subprocess.Popen(
-                list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, start_new_session=os.name == "posix",
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=os.name == "posix",
             )
         except OSError as exc:
-            return CommandResult(None, "", time.monotonic() - start, error=f"cannot run {argv[0]!r}: {exc.strerror or exc}")
+            return CommandResult(
+                None, "", time.monotonic() - start, error=f"cannot run {argv[0]!r}: {exc.strerror or exc}"
+            )
         kept = bytearray()
         dropped = [0]
 
@@ -64,8 +71,11 @@ class LocalRunner:
         reader.join(timeout=5)  # a grandchild holding the pipe open must not hold up checking
         output = bytes(kept).decode("utf-8", errors="replace")
         return CommandResult(
-            None if timed_out else process.returncode, output, time.monotonic() - start,
-            timed_out=timed_out, truncated=dropped[0] > 0,
+            None if timed_out else process.returncode,
+            output,
+            time.monotonic() - start,
+            timed_out=timed_out,
+            truncated=dropped[0] > 0,
         )
 
 

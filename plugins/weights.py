@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arena_core import hookimpl
-from arena_core.models import WeightProfile
+from arena_core.model.records import WeightProfile
 
 
 def _profile(name: str, efficiency: float, speed: float, cost: float, correctness: float) -> WeightProfile:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arena_core import Arena
-from arena_core.manager import DISABLE_AUTOLOAD_ENV, DISABLED_PLUGINS_ENV
+from arena_core.registry.manager import DISABLE_AUTOLOAD_ENV, DISABLED_PLUGINS_ENV
 
 REAL_DATA = Path(__file__).parent / "data" / "aider-leaderboards"
 

@@ -7,16 +7,17 @@ import math
 
 import numpy as np
 import pytest
+from conftest import BASELINE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import arena_core.arena as arena_module
+import arena_core.engine.many as arena_module
 from arena_core import Arena
-from arena_core.baselines import compute_baseline
-from arena_core.batch import Columns, group_baselines
-from arena_core.models import Baseline, Submission
+from arena_core.engine.baselines import compute_baseline
+from arena_core.engine.columns import Columns
+from arena_core.engine.grouped import group_baselines
+from arena_core.model.records import Baseline, Submission
 from arena_core.store import SQLiteStore
-from conftest import BASELINE
 
 ROBUST = {"metrics": {"token_efficiency": "token_efficiency_robust"}}
 PERCENTILE = {"metrics": {"token_efficiency": "token_efficiency_percentile", "tool_call_efficiency":
@@ -72,7 +73,7 @@ def test_baselines_keep_samples_only_when_a_metric_ranks_against_them() -> None:
 
 
 def test_a_bad_sample_names_the_baseline_field() -> None:
-    from arena_core.errors import ValidationError
+    from arena_core.model.errors import ValidationError
 
     with pytest.raises(ValidationError, match=r"samples.tokens: expected one of total_tokens"):
         Baseline(**{**BASELINE, "samples": {"tokens": (1, 2)}})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 
 import numpy as np
@@ -10,12 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import arena_core.arena as arena_module
+import arena_core.engine.many as arena_module
 from arena_core import Arena, ValidationError, hookimpl, to_dict
-from arena_core.batch import EvaluationBatch, competition_ranks_by_group
-from arena_core.manager import get_plugin_manager
-from arena_core.ranking import annotate
-from arena_core.synthetic import CATEGORIES, DIFFICULTIES
+from arena_core.engine.grouped import competition_ranks_by_group
+from arena_core.engine.ranking import annotate
+from arena_core.engine.results import EvaluationBatch
+from arena_core.examples.synthetic import CATEGORIES, DIFFICULTIES
+from arena_core.registry.manager import get_plugin_manager
 
 STAMP = "2026-01-01T00:00:00+00:00"
 FILES = ["a.py", "b.py", "tests/test_a.py"]
@@ -175,7 +175,7 @@ def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]
     groups = np.array([g for g, _ in entries])
     scores = np.array([s for _, s in entries])
     ranks, percentiles = competition_ranks_by_group(groups, scores)
-    from arena_core.models import Evaluation
+    from arena_core.model.records import Evaluation
 
     for g in set(groups.tolist()):
         rows = [i for i, (gg, _) in enumerate(entries) if gg == g]
@@ -188,8 +188,9 @@ def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]
 @given(arenas(complete=False))
 def test_vectorised_baselines_equal_compute_baseline(arena_and_tasks) -> None:
     from arena_core import Submission, structure
-    from arena_core.baselines import DEFAULT_BASELINE, compute_baseline
-    from arena_core.batch import Columns, group_baselines
+    from arena_core.engine.baselines import DEFAULT_BASELINE, compute_baseline
+    from arena_core.engine.columns import Columns
+    from arena_core.engine.grouped import group_baselines
 
     subs, tasks = arena_and_tasks
     models = [structure(s, Submission) for s in subs]

@@ -13,7 +13,7 @@ import pytest
 
 from arena_core import Arena, to_dict
 from arena_core.examples import SUBMISSIONS, TASKS
-from arena_core.synthetic import generate_arena
+from arena_core.examples.synthetic import generate_arena
 
 PLANTED = {json.loads(line)["id"] for line in SUBMISSIONS.read_text().splitlines() if "planted_outlier" in line}
 
@@ -53,8 +53,8 @@ def test_leaderboard_ranks_all_five_tools_with_intervals(workdir: Path) -> None:
 def test_leaderboard_json_matches_the_python_api(workdir: Path) -> None:
     rows = json.loads(arena("leaderboard", "--example", "--by", "model", "--format", "json", cwd=workdir).stdout)
     api = Arena(autoload=False)
-    from arena_core.io import read_submissions, read_tasks
-    from arena_core.leaderboard import aggregate
+    from arena_core.io.readers import read_submissions, read_tasks
+    from arena_core.stats.leaderboard import aggregate
 
     expected = aggregate(api, api.evaluate_many(read_submissions(SUBMISSIONS), read_tasks(TASKS)), "model")
     assert rows == [to_dict(g) for g in expected]
@@ -235,7 +235,7 @@ def test_large_file_streams_through(workdir: Path) -> None:
 def test_baseline_command_equals_the_api(workdir: Path) -> None:
     lines = [json.loads(l) for l in arena("baseline", "--example", cwd=workdir).stdout.splitlines()]
     assert len(lines) == 12
-    from arena_core.io import read_submissions
+    from arena_core.io.readers import read_submissions
 
     subs = read_submissions(SUBMISSIONS)
     first = [s for s in subs if s.task_id == lines[0]["task_id"]]
@@ -369,11 +369,11 @@ class _Terminal(io.StringIO):
 
 @pytest.mark.parametrize(("tty", "quiet", "shown"), [(True, False, True), (True, True, False), (False, False, False)])
 def test_progress_bar_only_on_a_terminal_and_not_quiet(monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, shown: bool) -> None:
-    from arena_core import cli
+    from arena_core.cli import app as cli
 
     stream = _Terminal() if tty else io.StringIO()
     monkeypatch.setattr(sys, "stderr", stream)
-    with cli._progress(10, "Scoring", quiet) as update:
+    with cli.progress(10, "Scoring", quiet) as update:
         update(4)
         update(6)
     assert ("Scoring" in stream.getvalue()) == shown

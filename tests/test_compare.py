@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-
-from arena_core.compare import compare
-from arena_core.config import ScoringConfig
 from pathlib import Path
 
 import arena_core.examples
+from arena_core.compare import compare
+from arena_core.config.settings import ScoringConfig
 
 EXAMPLES = Path(arena_core.examples.__file__).parent
 
@@ -62,7 +61,7 @@ import xml.etree.ElementTree as ET  # noqa: E402
 
 import pytest  # noqa: E402
 
-from arena_core.configfile import load_config  # noqa: E402
+from arena_core.config.files import load_config  # noqa: E402
 
 PROFILES = """
 [profiles.log-tokens.metrics]
@@ -155,7 +154,7 @@ def test_an_unknown_profile_is_one_line_and_writes_nothing(workdir: Path) -> Non
 
 def test_tool_means_are_the_leaderboards() -> None:
     from arena_core import Arena
-    from arena_core.leaderboard import aggregate
+    from arena_core.stats.leaderboard import aggregate
 
     subs, tasks = _arena()
     report = compare(subs, tasks, ("default", ScoringConfig()), ("log", ScoringConfig(metrics={

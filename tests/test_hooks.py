@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from arena_core import Arena, WeightProfile, hookimpl, hookspecs
-from arena_core.manager import get_plugin_manager
+from arena_core.registry.manager import get_plugin_manager
 
 DOCS = Path(__file__).parent.parent / "docs"
 HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("arena_"))
@@ -111,7 +111,7 @@ def test_hook_arena_register_interval_methods() -> None:
 
 
 def test_hook_arena_register_command_runners(tmp_path: Path) -> None:
-    from arena_core.workspace import CommandResult
+    from arena_core.workspace.confined import CommandResult
 
     calls = []
 

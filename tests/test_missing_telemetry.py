@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 import spec_reference as spec
+
 from arena_core import Arena, ValidationError, to_dict
 
 B = {

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from arena_core import Baseline, Evaluation, Submission, Task, ValidationError, structure, to_dict
-from arena_core.models import SuccessCriterion
+from arena_core.model.records import SuccessCriterion
 
 
 @pytest.mark.parametrize(

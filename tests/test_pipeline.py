@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from arena_core import Arena, PluginError, ValidationError, hookimpl, to_dict
-from arena_core.manager import get_plugin_manager
-from arena_core.ranking import competition_ranks
+from arena_core.engine.ranking import competition_ranks
+from arena_core.examples.synthetic import generate_arena
+from arena_core.registry.manager import get_plugin_manager
 from arena_core.store import MemoryStore, SQLiteStore, Store
-from arena_core.synthetic import generate_arena
 
 TASKS, SUBS = generate_arena(tasks=4, submissions_per_task=12, outliers=2, seed=5)
 TASK_MAP = {t["id"]: t for t in TASKS}
@@ -57,7 +57,7 @@ def test_the_batch_path_and_the_per_record_path_store_the_same(
     batched, per_record = MemoryStore(), MemoryStore()
     run(arena, SUBS[::2], batched)
     run(arena, SUBS[1::2], batched)
-    monkeypatch.setattr("arena_core.pipeline.evaluate_columns", lambda *args: None)
+    monkeypatch.setattr("arena_core.store.pipeline.evaluate_columns", lambda *args: None)
     run(arena, SUBS[::2], per_record)
     run(arena, SUBS[1::2], per_record)
 

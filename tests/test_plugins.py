@@ -22,7 +22,7 @@ from arena_core import (
     ValidationError,
     hookimpl,
 )
-from arena_core.manager import DEFAULT_PLUGINS, DISABLED_PLUGINS_ENV, get_plugin_manager
+from arena_core.registry.manager import DEFAULT_PLUGINS, DISABLED_PLUGINS_ENV, get_plugin_manager
 
 
 class _FakeDist:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_core.configfile import ConfigError, load_config
+from arena_core.config.files import ConfigError, load_config
 
 BASE = """
 baseline_scope = "task"
@@ -92,7 +92,7 @@ def test_the_log_score_follows_its_formula_and_charges_equal_ratios_equally() ->
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(1, 2_000_000), min_size=5, max_size=40))
 def test_the_log_score_batch_form_equals_the_per_record_form(tokens: list[int]) -> None:
-    import arena_core.arena as arena_module
+    import arena_core.engine.many as arena_module
 
     arena = Arena(LOG, autoload=False)
     subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": t, "tool_calls": 3} for i, t in enumerate(tokens)]

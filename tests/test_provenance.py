@@ -8,10 +8,10 @@ from pathlib import Path
 
 import arena_core.examples
 from arena_core import Arena, hookimpl
-from arena_core.manager import get_plugin_manager
-from arena_core.models import Evaluation
-from arena_core.provenance import arena_core_version
-from arena_core.serde import structure, to_dict
+from arena_core.model.provenance import arena_core_version
+from arena_core.model.records import Evaluation
+from arena_core.model.serde import structure, to_dict
+from arena_core.registry.manager import get_plugin_manager
 from arena_core.store import SQLiteStore
 
 EXAMPLES = Path(arena_core.examples.__file__).parent
@@ -24,7 +24,7 @@ class _HostPlugin:
 
     @hookimpl
     def arena_register_weight_profiles(self):
-        from arena_core.models import WeightProfile
+        from arena_core.model.records import WeightProfile
 
         return [WeightProfile("host_profile", {"correctness": 1.0})]
 

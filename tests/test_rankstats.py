@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena_core.rankstats import average_ranks, kendall_tau_b, spearman_rho
+from arena_core.stats.rankstats import average_ranks, kendall_tau_b, spearman_rho
 
 scipy_stats = pytest.importorskip("scipy.stats")
 

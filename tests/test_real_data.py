@@ -42,7 +42,7 @@ def test_real_runs_compared_with_percentile_ranks(real_submissions, real_tasks) 
     """Aider's runs under the spec's min-max scale and under percentile ranks: holes stay holes,
     and right-skewed real times, which the spec's scale puts near 100, are spread out."""
     from arena_core.compare import compare
-    from arena_core.config import ScoringConfig
+    from arena_core.config.settings import ScoringConfig
 
     base = {**MAPPED, "missing": {"total_tokens": "reweight", "tool_calls": "reweight"}}
     percentile = {"speed": "speed_percentile", "cost": "cost_percentile", "token_efficiency": "token_efficiency_percentile"}

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena_core.rounding import round_exact, round_scalar
+from arena_core.engine.rounding import round_exact, round_scalar
 
 #: Scores, exact decimal halves (whose binary values sit just above or below the half),
 #: near-halves, negatives and magnitudes beyond the fast path's limit.

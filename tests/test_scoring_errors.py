@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from arena_core import Arena, PluginError, UnknownComponentError, ValidationError, hookimpl
-from arena_core.manager import get_plugin_manager
+from arena_core.registry.manager import get_plugin_manager
 
 SUB = {"id": "s1", "total_tokens": 3000, "tool_calls": 5}
 
@@ -126,7 +126,7 @@ def test_crashing_checker_fails_its_criterion_and_records_why(baseline: dict) ->
 
 
 def test_composite_metrics_in_a_cycle_are_refused() -> None:
-    from arena_core.composite import WeightedSum
+    from arena_core.engine.composite import WeightedSum
 
     class Plugin:
         @hookimpl

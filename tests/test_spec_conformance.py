@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import spec_reference as spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import spec_reference as spec
 from arena_core import Arena, to_dict
 
 # ---------------------------------------------------------------------------

@@ -7,13 +7,13 @@ import random
 import statistics
 
 import pytest
+import spec_reference as spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-import spec_reference as spec
 from arena_core import Arena, Evaluation, ValidationError, to_dict
-from arena_core.baselines import DEFAULT_BASELINE
+from arena_core.engine.baselines import DEFAULT_BASELINE
 
 # ---------------------------------------------------------------------------
 # Baselines
@@ -221,8 +221,8 @@ def test_outliers_on_empty_and_single_inputs(arena: Arena) -> None:
 
 
 def test_planted_outliers_of_the_example_are_found(arena: Arena) -> None:
-    from arena_core.io import read_submissions
     from arena_core.examples import SUBMISSIONS
+    from arena_core.io.readers import read_submissions
 
     subs = read_submissions(SUBMISSIONS)
     found = {o.submission_id for task in {s.task_id for s in subs}

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from arena_core import Arena, ValidationError, hookimpl
-from arena_core.manager import get_plugin_manager
-from arena_core.workspace import CommandResult
+from arena_core.registry.manager import get_plugin_manager
+from arena_core.workspace.confined import CommandResult
 
 PY = sys.executable
 RUN = {"id": "run-1", "task_id": "t", "total_tokens": 4000, "tool_calls": 6}
@@ -399,6 +399,6 @@ def test_a_git_ref_is_checked_as_it_was_committed(arena: Arena, tmp_path: Path) 
     ("src/*.py", "src/x/a.py", False), ("test_?.py", "test_1.py", True), ("a.py", "xa.py", False),
 ])
 def test_glob_patterns_match_whole_relative_paths(pattern: str, path: str, matches: bool) -> None:
-    from arena_core.workspace import glob_pattern
+    from arena_core.workspace.confined import glob_pattern
 
     assert bool(glob_pattern(pattern).fullmatch(path)) is matches

@@ -3,7 +3,7 @@
 12 tasks (all five categories, three difficulties) and 180 submissions from five tools (three
 per tool and task), with
 telemetry gaps and three planted outliers, made by
-``arena_core.synthetic.generate_arena(seed=7)``. ``arena leaderboard --example`` scores it.
+``arena_core.examples.synthetic.generate_arena(seed=7)``. ``arena leaderboard --example`` scores it.
 """
 
 from pathlib import Path

@@ -13,7 +13,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
-from arena_core.models import Baseline, Evaluation, Submission, Task
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.store.memory import MemoryStore
 from arena_core.store.sqlite import SQLiteStore
 

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from arena_core.models import Baseline, Evaluation, Submission, Task
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
 
 __all__ = ["MemoryStore"]
 

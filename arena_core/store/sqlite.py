@@ -14,9 +14,9 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from arena_core.errors import ArenaError
-from arena_core.models import Baseline, Evaluation, Submission, Task
-from arena_core.serde import structure, to_dict
+from arena_core.model.errors import ArenaError
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
+from arena_core.model.serde import structure, to_dict
 
 __all__ = ["SQLiteStore"]
 

@@ -1,0 +1,160 @@
+"""The ``arena`` command: score, rank and inspect an arena from the terminal.
+
+Exit status: 0 on success, 1 when the data has findings (``validate``, ``outliers``), 2 on
+bad usage or bad input. Errors print one line (``Error: FILE:LINE: field: expected ...,
+got ...``); set ``ARENA_RAISE_ERRORS=1`` for the traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena_core import examples
+from arena_core.arena import Arena
+from arena_core.config.files import ConfigError, LoadedConfig, load_config
+from arena_core.io.readers import iter_submissions, read_tasks
+from arena_core.model.errors import ArenaError
+from arena_core.model.records import Evaluation, Submission, Task
+
+__all__ = ["main"]
+
+
+class State:
+    """What every command shares: the configuration file and the Arena built from it."""
+
+    def __init__(self, config_path: Path | None, profile: str | None = None) -> None:
+        self.config_path = config_path
+        self.profile = profile
+        self._loaded: LoadedConfig | None = None
+        self._arena: Arena | None = None
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        if self._loaded is None:
+            self._loaded = load_config(self.config_path)
+        return self._loaded
+
+    @property
+    def arena(self) -> Arena:
+        if self._arena is None:
+            name, config = self.loaded.profile(self.profile) if self.profile else ("default", self.loaded.config)
+            try:
+                self._arena = Arena(config, profile=name)
+            except ArenaError as exc:
+                if self.loaded.path is None:
+                    raise
+                raise ConfigError(f"{self.loaded.path}: {exc}") from None
+        return self._arena
+
+
+def command(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Pass the shared state and turn the library's errors into one line and exit status 2."""
+
+    @click.pass_obj
+    @wraps(function)
+    def run(state: State, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(state, *args, **kwargs)
+        except ArenaError as exc:
+            if os.environ.get("ARENA_RAISE_ERRORS"):
+                raise
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(2)
+
+    return run
+
+
+def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """SUBMISSIONS, --tasks and --example; ``tasks`` is ``required`` or ``optional``."""
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        options = [
+            click.argument("submissions", type=click.Path(path_type=Path, dir_okay=False), required=False),
+            click.option(
+                "--tasks",
+                "tasks_path",
+                type=click.Path(path_type=Path, dir_okay=False),
+                help="Tasks file (.json or .toml)" + ("." if tasks == "required" else ", for task defaults."),
+            ),
+            click.option("--example", is_flag=True, help="Use the bundled example arena."),
+        ]
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return decorate
+
+
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bar.")
+
+
+def input_paths(
+    submissions: Path | None, tasks_path: Path | None, example: bool, *, need_tasks: bool
+) -> tuple[Path, Path | None]:
+    if example:
+        return examples.SUBMISSIONS, examples.TASKS
+    if submissions is None:
+        raise click.UsageError("give a SUBMISSIONS file, or --example for the bundled arena")
+    if need_tasks and tasks_path is None:
+        raise click.UsageError("--tasks is required (a .json or .toml file of tasks)")
+    return submissions, tasks_path
+
+
+def read_inputs(
+    state: State, submissions: Path | None, tasks_path: Path | None, example: bool, *, need_tasks: bool = True
+) -> tuple[list[Submission], dict[str, Task]]:
+    sub_path, task_path = input_paths(submissions, tasks_path, example, need_tasks=need_tasks)
+    tasks = read_tasks(task_path) if task_path else {}
+    subs = list(iter_submissions(sub_path, state.arena._structure))
+    if not subs:
+        raise ArenaError(f"{sub_path}: no submissions in the file")
+    return subs, tasks
+
+
+@contextmanager
+def progress(total: int, label: str, quiet: bool) -> Iterator[Callable[[int], object]]:
+    """A progress bar on stderr when it is a terminal; silent when piped or ``--quiet``."""
+    if quiet or not sys.stderr.isatty():
+        yield lambda n: None
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
+
+def score_all(state: State, subs: list[Submission], tasks: dict[str, Task], quiet: bool) -> list[Evaluation]:
+    with progress(len(subs), "Scoring", quiet) as update:
+        return state.arena.evaluate_many(subs, tasks, progress=update)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Configuration file (default: the nearest arena.toml, or [tool.arena] in pyproject.toml).",
+)
+@click.option(
+    "-p",
+    "--profile",
+    metavar="NAME_OR_FILE",
+    help="Score with this profile: a [profiles.NAME] of the configuration or a profile .toml file.",
+)
+@click.version_option(package_name="arena-core")
+@click.pass_context
+def main(ctx: click.Context, config_path: Path | None, profile: str | None) -> None:
+    """Score and rank workflow submissions of AI coding tools.
+
+    \b
+    Start with:
+      arena leaderboard --example
+    """
+    ctx.obj = State(config_path, profile)

@@ -1,0 +1,85 @@
+"""``arena compare``: two scoring profiles on the same submissions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from arena_core.cli.app import State, command, inputs, main, read_inputs
+from arena_core.io.readers import atomic_output
+
+
+@main.command()
+@inputs()
+@click.option(
+    "--a",
+    "profile_a",
+    default="default",
+    show_default=True,
+    metavar="NAME_OR_FILE",
+    help="Profile A: a [profiles.NAME] of the configuration, 'default', or a profile .toml file.",
+)
+@click.option("--b", "profile_b", required=True, metavar="NAME_OR_FILE", help="Profile B, compared with A.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "html"]), default="text", show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write here instead of stdout (the file appears only when the comparison succeeded).",
+)
+@click.option(
+    "--top-k", type=click.IntRange(min=1), default=10, show_default=True, help="Size of the top set compared."
+)
+@click.option("--movers", type=click.IntRange(min=0), default=10, show_default=True, help="Largest movers listed.")
+@click.option("--resamples", type=click.IntRange(min=1), default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option(
+    "--confidence-level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed: same inputs, same report.")
+@command
+def compare(
+    state: State,
+    submissions: Path | None,
+    tasks_path: Path | None,
+    example: bool,
+    profile_a: str,
+    profile_b: str,
+    fmt: str,
+    output: Path | None,
+    top_k: int,
+    movers: int,
+    resamples: int,
+    confidence_level: float,
+    seed: int,
+) -> None:
+    """Compare two scoring profiles on the same submissions.
+
+    Reports B against A: score deltas per submission and tool (overall and per metric),
+    rank changes and the largest movers, Kendall's tau-b and Spearman's rho (pooled and per
+    task), top-k overlap and a seeded paired bootstrap interval of the mean difference.
+
+    \b
+    Examples:
+      arena compare --example --b log-tokens
+      arena compare runs.jsonl --tasks tasks.toml --a default --b robust.toml
+      arena compare --example --b log-tokens --format html -o comparison.html
+    """
+    from arena_core.compare import compare as compare_profiles
+    from arena_core.report.comparison import render_html, render_text
+
+    a, b = state.loaded.profile(profile_a), state.loaded.profile(profile_b)
+    subs, tasks = read_inputs(state, submissions, tasks_path, example)
+    report = compare_profiles(
+        subs, tasks, a, b, top_k=top_k, resamples=resamples, confidence_level=confidence_level, seed=seed, movers=movers
+    )
+    text = (
+        json.dumps(report.as_dict(), indent=2) + "\n"
+        if fmt == "json"
+        else render_html(report)
+        if fmt == "html"
+        else render_text(report)
+    )
+    with atomic_output(output) as out:
+        out.write(text)

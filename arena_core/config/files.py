@@ -1,0 +1,248 @@
+"""The configuration file: ``arena.toml``, or ``[tool.arena]`` in ``pyproject.toml``.
+
+Found by searching the current directory and its parents (as pytest and ruff do), read with
+:mod:`tomllib`, validated key by key: an error names the file, the key and the allowed values,
+and suggests the closest valid key for a typo. ``arena config init`` writes a complete starter
+file with tomli-w; ``arena config show`` prints the effective configuration and where each
+value came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import tomli_w
+from attrs import frozen
+
+from arena_core.config.settings import (
+    BASELINE_SCOPES,
+    DEFAULT_MISSING,
+    DISABLED_PLUGINS_ENV,
+    MISSING_POLICIES,
+    ScoringConfig,
+)
+from arena_core.model.errors import ArenaError, ValidationError, closest
+from arena_core.model.records import DEFAULT_BASELINE, Baseline, Submission
+from arena_core.model.serde import structure, to_dict
+
+__all__ = ["ConfigError", "LoadedConfig", "find_config", "load_config", "starter_toml", "effective_lines"]
+
+FILE_NAMES = ("arena.toml", "pyproject.toml")
+
+#: One line of help per key, written above it by ``arena config init``.
+HELP: dict[str, str] = {
+    "confidence_interval": "Confidence-interval method: spec (default), student_t, bootstrap, or a plugin's.",
+    "baseline_scope": f"Group submissions for dynamic baselines: {', '.join(BASELINE_SCOPES)}.",
+    "min_submissions_per_tool": "A tool with fewer submissions on a task is ranked there but marked provisional.",
+    "strict": "Refuse records with unknown keys instead of keeping them under 'meta'.",
+    "disabled_plugins": "Plugins never to load, by name (see `arena plugins --all`).",
+    "metrics": "Which registered metric fills each slot (a dimension, or a part of a composite metric).",
+    "category_profiles": 'Map task categories onto weight profiles (e.g. code_editing = "default").',
+    "difficulty_adjusters": "Map task difficulties onto difficulty adjusters.",
+    "weights": "Replace a weight profile's weights or add a profile; weights add up to 1.",
+    "missing": f"What a missing figure does: {', '.join(MISSING_POLICIES)}.",
+    "default_baseline": "The baseline used below 5 submissions, for tasks without their own default.",
+    "command_runner": "Runner for criterion commands: local (a subprocess, not a sandbox) or a plugin's.",
+    "command_timeout": "Seconds a criterion command may run before it is killed.",
+    "command_output_limit": "Bytes of a command's output kept for the evaluation.",
+    "check_concurrency": "Submissions whose workspaces are checked at the same time.",
+    "workspace_root": "Every submission's workspace must lie inside this directory (unset: anywhere).",
+}
+_TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline"}
+
+
+class ConfigError(ArenaError):
+    """The configuration file cannot be read or is not valid; the message starts with the file."""
+
+
+@frozen
+class LoadedConfig:
+    """The effective configuration and where it came from."""
+
+    config: ScoringConfig
+    path: Path | None
+    """The file read, ``None`` when none was found."""
+    file_keys: frozenset[str]
+    """Dotted keys the file set (``missing.total_tokens``); every other value is a default."""
+    profiles: Mapping[str, ScoringConfig] = attrs.field(factory=dict)
+    """Named scoring profiles (``[profiles.NAME]``), each the base configuration with the
+    profile's keys on top."""
+
+    def profile(self, name_or_file: str) -> tuple[str, ScoringConfig]:
+        """``(name, configuration)`` of a named profile, of ``default`` (the base configuration),
+        or of a profile file (a ``.toml`` path, its keys on top of the base configuration).
+
+        :raises ConfigError: neither a profile nor a readable, valid file; names the choices.
+        """
+        if name_or_file in self.profiles:
+            return name_or_file, self.profiles[name_or_file]
+        if name_or_file == "default":
+            return "default", self.config
+        path = Path(name_or_file)
+        if path.suffix == ".toml" and path.is_file():
+            data = _read(path)
+            return path.stem, _overlay(path, self._base_data(), data, "")
+        choices = ", ".join(["default", *self.profiles])
+        raise ConfigError(
+            f"{self.path or 'configuration'}: profiles: no profile or .toml file named {name_or_file!r}"
+            f"{closest(name_or_file, ['default', *self.profiles])} (profiles: {choices})"
+        )
+
+    def _base_data(self) -> dict[str, Any]:
+        return to_dict(self.config)
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest ``arena.toml``, or ``pyproject.toml`` with a ``[tool.arena]`` table."""
+    directory = (start or Path.cwd()).resolve()
+    for folder in (directory, *directory.parents):
+        candidate = folder / "arena.toml"
+        if candidate.is_file():
+            return candidate
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and "tool" in (data := _read(pyproject)) and "arena" in data["tool"]:
+            return pyproject
+    return None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"at line (\d+)", str(exc))
+        where = f"{path}:{line.group(1)}" if line else str(path)
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+
+
+def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
+    fields = [a.name for a in attrs.fields(ScoringConfig)]
+    for key, value in data.items():
+        if key not in fields:
+            raise ConfigError(f"{path}: {key}: unknown key{closest(key, fields)} (known: {', '.join(fields)})")
+        if key in _TABLES and not isinstance(value, Mapping):
+            raise ConfigError(f"{path}: {key}: expected a table ([{key}]), got {value!r}")
+    submission_fields = [a.name for a in attrs.fields(Submission)]
+    for field in data.get("missing", {}):
+        if field not in submission_fields:
+            raise ConfigError(f"{path}: missing.{field}: not a submission field{closest(field, submission_fields)}")
+    baseline_fields = [a.name for a in attrs.fields(Baseline)]
+    for field in data.get("default_baseline", {}):
+        if field not in baseline_fields:
+            raise ConfigError(
+                f"{path}: default_baseline.{field}: not a baseline field{closest(field, baseline_fields)}"
+            )
+    for name, weights in data.get("weights", {}).items():
+        if not isinstance(weights, Mapping):
+            raise ConfigError(f"{path}: weights.{name}: expected a table of dimension = weight, got {weights!r}")
+
+
+def load_config(path: Path | None = None) -> LoadedConfig:
+    """Read and validate ``path`` (default: :func:`find_config`); defaults when there is none.
+
+    :raises ConfigError: naming the file and the key.
+    """
+    path = path or find_config()
+    if path is None:
+        return LoadedConfig(ScoringConfig(), None, frozenset())
+    data = _read(path)
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("arena", {})
+    data = dict(data)
+    profile_tables = data.pop("profiles", {})
+    if not isinstance(profile_tables, Mapping):
+        raise ConfigError(f"{path}: profiles: expected tables [profiles.NAME], got {profile_tables!r}")
+    _check_keys(path, data)
+    try:
+        config = structure(data, ScoringConfig)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {exc.field}: expected {exc.expected}" + _got(exc)) from None
+    keys = frozenset(
+        f"{k}.{sub}" if isinstance(v, Mapping) else k
+        for k, v in data.items()
+        for sub in (v if isinstance(v, Mapping) else [None])
+    )
+    profiles = {}
+    for name, table in profile_tables.items():
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{path}: profiles.{name}: expected a table of configuration keys, got {table!r}")
+        profiles[name] = _overlay(path, data, table, f"profiles.{name}.")
+    return LoadedConfig(config, path, keys, profiles)
+
+
+def _overlay(path: Path, base: Mapping[str, Any], top: Mapping[str, Any], prefix: str) -> ScoringConfig:
+    """``base`` with ``top``'s keys on top (tables merged entry by entry), validated."""
+    top = {k: v for k, v in top.items() if k != "profiles"}
+    try:
+        _check_keys(path, top)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(f"{path}: ", f"{path}: {prefix}", 1)) from None
+    merged = dict(base)
+    for key, value in top.items():
+        merged[key] = {**merged.get(key, {}), **value} if key in _TABLES and isinstance(value, Mapping) else value
+    try:
+        return structure(merged, ScoringConfig)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {prefix}{exc.field}: expected {exc.expected}" + _got(exc)) from None
+
+
+def _got(exc: ValidationError) -> str:
+    return "" if exc.got is ValidationError._MISSING else f", got {exc.got!r}"
+
+
+def starter_toml(slots: Iterable[str] = ()) -> str:
+    """A complete ``arena.toml`` with every key at its default and a comment above each.
+
+    :param slots: the metric slots to list under ``[metrics]`` (each filled by its own name).
+    """
+    defaults = to_dict(ScoringConfig())
+    defaults["missing"] = dict(DEFAULT_MISSING)
+    defaults["metrics"] = {slot: slot for slot in slots}
+    defaults["default_baseline"] = {k: v for k, v in to_dict(DEFAULT_BASELINE).items() if k != "submission_count"}
+    lines = ["# arena-core configuration. Every key is optional; these are the defaults.", ""]
+    for key in (k for k in defaults if k not in _TABLES):
+        value = tomli_w.dumps({key: defaults[key]}).strip() if defaults[key] is not None else f'# {key} = "..."'
+        lines += [f"# {HELP[key]}", value, ""]
+    for key in ("metrics", "category_profiles", "difficulty_adjusters", "missing", "default_baseline", "weights"):
+        lines += [f"# {HELP[key]}", f"[{key}]"]
+        body = tomli_w.dumps(defaults.get(key) or {}).strip()
+        if body:
+            lines.append(body)
+        lines.append("")
+    lines.insert(lines.index("[category_profiles]") + 1, '# code_editing = "default"')
+    lines.insert(
+        lines.index("[weights]") + 1,
+        "# [weights.debugging]\n# efficiency = 0.25\n# speed = 0.35\n# cost = 0.15\n# correctness = 0.25",
+    )
+    lines += [
+        "# Named scoring profiles: this configuration with some keys on top, for `arena -p NAME`",
+        "# and `arena compare --a NAME --b NAME` (algorithms: docs/algorithms.md).",
+        "# [profiles.log-tokens.metrics]",
+        '# token_efficiency = "token_efficiency_log"',
+    ]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def effective_lines(loaded: LoadedConfig) -> list[tuple[str, Any, str]]:
+    """``(dotted key, value, source)`` for every effective setting."""
+    source_file = str(loaded.path) if loaded.path else "default"
+    out: list[tuple[str, Any, str]] = []
+    for key, value in to_dict(loaded.config).items():
+        if isinstance(value, Mapping) and key in _TABLES:
+            for sub, inner in value.items():
+                dotted = f"{key}.{sub}"
+                out.append((dotted, inner, source_file if dotted in loaded.file_keys else "default"))
+            continue
+        out.append((key, value, source_file if key in loaded.file_keys else "default"))
+    env = [n.strip() for n in os.environ.get(DISABLED_PLUGINS_ENV, "").split(",") if n.strip()]
+    if env:
+        out.append(("disabled_plugins (environment)", env, DISABLED_PLUGINS_ENV))
+    return out

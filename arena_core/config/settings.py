@@ -1,0 +1,120 @@
+"""Which components score what: the engine's configuration.
+
+With no configuration the engine reproduces the spec: each dimension is scored by the
+metric of the same name, a task's category names its weight profile and its difficulty its
+adjuster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import field, frozen
+
+from arena_core.model.errors import ValidationError
+
+__all__ = ["BASELINE_SCOPES", "MISSING_POLICIES", "DEFAULT_MISSING", "ScoringConfig"]
+
+#: Plugin names never to load, comma-separated (as ``disabled_plugins`` in the configuration).
+DISABLED_PLUGINS_ENV = "ARENA_DISABLED_PLUGINS"
+#: Set to skip entry-point plugins altogether (built-ins still load).
+DISABLE_AUTOLOAD_ENV = "ARENA_DISABLE_PLUGIN_AUTOLOAD"
+
+#: How submissions are grouped for dynamic baselines: per task (the spec), or per task and
+#: tool, model, or tool and model (the spec's "comparable baselines").
+BASELINE_SCOPES = ("task", "task_tool", "task_model", "task_tool_model")
+
+
+#: What a missing figure does to the metric that needs it: ``error`` (refuse the submission),
+#: ``neutral`` (the metric scores 50, the spec's rule for time and cost) or ``reweight``
+#: (leave the metric out and renormalise the remaining weights).
+MISSING_POLICIES = ("error", "neutral", "reweight")
+
+#: The spec's behaviour: tokens and tool calls are required; missing time and cost score 50.
+DEFAULT_MISSING: Mapping[str, str] = {
+    "total_tokens": "error",
+    "tool_calls": "error",
+    "execution_time": "neutral",
+    "estimated_cost": "neutral",
+}
+
+
+def _policies(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return {**DEFAULT_MISSING, **(value or {})}
+
+
+def _check_policies(instance: Any, attribute: Any, value: Mapping[str, str]) -> None:
+    for name, policy in value.items():
+        if policy not in MISSING_POLICIES:
+            raise ValidationError("configuration", f"missing.{name}", f"one of {', '.join(MISSING_POLICIES)}", policy)
+
+
+def _weight_tables(value: Mapping[str, Mapping[str, float]] | None) -> Mapping[str, Mapping[str, float]]:
+    return {name: dict(weights) for name, weights in (value or {}).items()}
+
+
+def _scope(instance: Any, attribute: Any, value: str) -> None:
+    if value not in BASELINE_SCOPES:
+        raise ValidationError("configuration", attribute.name, f"one of {', '.join(BASELINE_SCOPES)}", value)
+
+
+def _at_least_one(instance: Any, attribute: Any, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError("configuration", attribute.name, "a whole number >= 1", value)
+
+
+def _mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return {} if value is None else dict(value)
+
+
+def _names(value: object) -> tuple[str, ...]:
+    return tuple(value) if value else ()  # type: ignore[call-overload]
+
+
+@frozen
+class ScoringConfig:
+    """Selections by registered name; every name is checked when an Arena is built."""
+
+    metrics: Mapping[str, str] = field(factory=dict, converter=_mapping)
+    """Slot to metric name, e.g. ``{"token_efficiency": "token_efficiency_log"}``. A slot is a
+    dimension (``efficiency``) or a part of a composite; unlisted slots use the metric of their name."""
+    category_profiles: Mapping[str, str] = field(factory=dict, converter=_mapping)
+    """Task category to weight profile name, e.g. ``{"code_editing": "default"}``."""
+    difficulty_adjusters: Mapping[str, str] = field(factory=dict, converter=_mapping)
+    """Task difficulty to difficulty adjuster name."""
+    disabled_plugins: tuple[str, ...] = field(default=(), converter=_names)
+    """Plugins never to load, by registered name (built-in or entry point)."""
+    confidence_interval: str = "spec"
+    """Name of the registered interval method: ``spec`` (default), ``student_t`` or ``bootstrap``."""
+    baseline_scope: str = field(default="task", validator=_scope)
+    """Group submissions for dynamic baselines by task (default) or also by tool and/or model."""
+    min_submissions_per_tool: int = field(default=3, validator=_at_least_one)
+    """A tool with fewer submissions than this on a task is ranked there but marked ``provisional``;
+    a tool with fewer in the whole arena is a provisional group in aggregate leaderboards."""
+    missing: Mapping[str, str] = field(factory=dict, converter=_policies, validator=_check_policies)
+    """Submission field to missing-telemetry policy (see :data:`MISSING_POLICIES`); fields not
+    listed keep :data:`DEFAULT_MISSING`, and any other required field is an ``error``."""
+    weights: Mapping[str, Mapping[str, float]] = field(factory=dict, converter=_weight_tables)
+    """Weight profile name to its weights; replaces a registered profile or adds a new one."""
+    default_baseline: Mapping[str, float] = field(factory=dict, converter=_mapping)
+    """Fields of the framework's default baseline to change (e.g. ``median_tokens``)."""
+    strict: bool = False
+    """Refuse records with keys that are not fields, instead of keeping them under ``meta``."""
+    command_runner: str = "local"
+    """Name of the registered command runner that executes criterion commands (the built-in
+    ``local`` runs subprocesses and is not a sandbox; see docs/writing-a-checker.md)."""
+    command_timeout: float = field(default=60.0, validator=lambda i, a, v: _positive(a, v))
+    """Seconds a criterion command may run before it is killed (a criterion's ``timeout`` overrides)."""
+    command_output_limit: int = field(default=65_536, validator=_at_least_one)
+    """Bytes of a command's output kept for the evaluation's reason; the rest is discarded."""
+    check_concurrency: int = field(default=4, validator=_at_least_one)
+    """Submissions whose workspaces are checked at the same time."""
+    workspace_root: str | None = None
+    """When set, every submission's workspace must lie inside this directory (relative
+    workspace paths are taken from it); a workspace elsewhere is refused."""
+
+
+def _positive(attribute: Any, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValidationError("configuration", attribute.name, "a number of seconds > 0", value)

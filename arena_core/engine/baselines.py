@@ -1,0 +1,107 @@
+"""Per-task baselines: the spec's dynamic statistics, and the documented defaults below 5 submissions."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+
+import attrs
+
+from arena_core.model.errors import ValidationError, closest
+from arena_core.model.records import DEFAULT_BASELINE, Baseline, Submission, Task
+
+__all__ = [
+    "MIN_SUBMISSIONS",
+    "DEFAULT_BASELINE",
+    "compute_baseline",
+    "configured_default",
+    "default_baseline_for",
+    "scope_key",
+]
+
+#: Below this many submissions the spec does not trust a dynamic baseline.
+MIN_SUBMISSIONS = 5
+
+
+def scope_key(submission: Submission, scope: str) -> tuple[str | None, ...]:
+    """The group a submission's baseline is computed over: its task, plus tool and/or model by ``scope``."""
+    if scope == "task":
+        return (submission.task_id,)
+    if scope == "task_tool":
+        return (submission.task_id, submission.tool)
+    if scope == "task_model":
+        return (submission.task_id, submission.model)
+    return (submission.task_id, submission.tool, submission.model)
+
+
+def compute_baseline(
+    task_id: str,
+    submissions: Sequence[Submission],
+    default: Baseline = DEFAULT_BASELINE,
+    *,
+    now: str | None = None,
+    samples: Iterable[str] = (),
+) -> Baseline:
+    """The spec's ``calculate_task_baseline``: statistics of a task's submissions.
+
+    With fewer than :data:`MIN_SUBMISSIONS` submissions, ``default`` (the task's own default
+    baseline, or the framework's) is returned for the task, with ``submission_count`` 0.
+    Every statistic uses only the submissions that measured its figure, as the spec does for
+    time and cost; a figure nobody measured takes the spec's fixed values (time, cost) or
+    ``default``'s (tokens, tool calls). With every figure present this is the spec exactly.
+
+    :param samples: figures (of :data:`~arena_core.model.records.SAMPLE_FIELDS`) whose sorted values
+        to keep in :attr:`Baseline.samples`, for metrics that rank against them.
+    """
+    stamp = now or datetime.now(timezone.utc).isoformat()
+    if len(submissions) < MIN_SUBMISSIONS:
+        return Baseline(**{**_fields(default), "task_id": task_id, "submission_count": 0, "last_updated": stamp})
+    tokens = [s.total_tokens for s in submissions if s.total_tokens is not None]
+    calls = [s.tool_calls for s in submissions if s.tool_calls is not None]
+    times = [s.execution_time for s in submissions if s.execution_time]
+    costs = [s.estimated_cost for s in submissions if s.estimated_cost]
+    measured = {"total_tokens": tokens, "tool_calls": calls, "execution_time": times, "estimated_cost": costs}
+    quartiles = statistics.quantiles(tokens, n=4) if len(tokens) >= 2 else (None, None, None)
+    return Baseline(
+        submission_count=len(submissions),
+        median_tokens=statistics.median(tokens) if tokens else default.median_tokens,
+        min_tokens=min(tokens) if tokens else default.min_tokens,
+        max_tokens=max(tokens) if tokens else default.max_tokens,
+        q25_tokens=quartiles[0],
+        q75_tokens=quartiles[2],
+        median_tool_calls=statistics.median(calls) if calls else default.median_tool_calls,
+        min_tool_calls=min(calls) if calls else default.min_tool_calls,
+        max_tool_calls=max(calls) if calls else default.max_tool_calls,
+        median_execution_time=statistics.median(times) if times else 300,
+        min_execution_time=min(times) if times else 60,
+        max_execution_time=max(times) if times else 1800,
+        median_cost=statistics.median(costs) if costs else 0.05,
+        min_cost=min(costs) if costs else 0.01,
+        max_cost=max(costs) if costs else 0.20,
+        median_iterations=statistics.median(s.iterations for s in submissions),
+        samples={name: measured[name] for name in samples if measured[name]},
+        task_id=task_id,
+        last_updated=stamp,
+    )
+
+
+def _fields(baseline: Baseline) -> dict[str, object]:
+    return {a.name: getattr(baseline, a.name) for a in baseline.__attrs_attrs__}  # type: ignore[attr-defined]
+
+
+def default_baseline_for(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:
+    """The baseline a task uses below :data:`MIN_SUBMISSIONS`: its own default, else ``fallback``."""
+    return task.default_baseline if task is not None and task.default_baseline else fallback
+
+
+def configured_default(overrides: Mapping[str, float]) -> Baseline:
+    """:data:`DEFAULT_BASELINE` with the configuration's ``default_baseline`` figures on top.
+
+    :raises ValidationError: a key that is not a baseline figure.
+    """
+    fields = {a.name for a in attrs.fields(Baseline)}
+    for key in overrides:
+        if key not in fields:
+            raise ValidationError("configuration", f"default_baseline.{key}", f"a baseline field{closest(key, fields)}")
+    return attrs.evolve(DEFAULT_BASELINE, **overrides)

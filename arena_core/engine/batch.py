@@ -1,0 +1,228 @@
+"""Vectorised batch scoring: many submissions as columns, exactly the per-record numbers.
+
+A metric may offer ``score_batch(batch) -> ndarray`` next to ``score``; a criterion checker
+``check_batch(batch, criterion, task) -> CheckColumn``; a difficulty adjuster
+``adjust_batch(scores) -> ndarray``. The engine uses the batch path when every metric and
+checker in use offers one (adjusters fall back to a loop), and the per-record path otherwise.
+
+Exactness: each batch form performs the same floating-point operations, in the same order, as
+its per-record form (IEEE-754 gives the same result for each), NaN marks "not measured", and
+rounding goes through :func:`~arena_core.engine.rounding.round_exact`, which agrees with Python's ``round`` everywhere.
+Results come back as an :class:`EvaluationBatch`: columns for callers holding arrays, and a
+sequence of :class:`~arena_core.model.records.Evaluation` built on demand for everyone else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from attrs import frozen
+
+from arena_core.engine.columns import (
+    Columns,
+    split_by_code,
+)
+from arena_core.engine.composite import WeightedSum
+from arena_core.model.errors import PluginError, ValidationError
+from arena_core.model.records import Baseline, SuccessCriterion, Task
+
+#: Criterion status codes used in :class:`CheckColumn`.
+STATUSES = ("failed", "passed", "not_checkable", "error")
+
+
+@frozen
+class CheckColumn:
+    """A criterion checker's verdicts on many rows."""
+
+    credit: np.ndarray
+    """Share of the criterion earned per row, 0 to 1."""
+    status: np.ndarray
+    """Per row, an index into :data:`STATUSES`."""
+    reason: Callable[[int], str] = lambda row: ""
+    """The reason for row ``row`` (only asked for rows that did not pass)."""
+
+    @classmethod
+    def of(cls, passed: np.ndarray) -> CheckColumn:
+        """Pass/fail verdicts without partial credit or reasons."""
+        return cls(passed.astype(float), passed.astype(np.int8))
+
+
+class Recorder:
+    """What scoring notes beside the numbers: filled metrics and criterion verdicts."""
+
+    def __init__(self) -> None:
+        self.filled: list[tuple[str, str, np.ndarray]] = []  # (slot, policy, global row mask), traversal order
+        self.criteria: dict[int, tuple[np.ndarray, list[tuple[SuccessCriterion, CheckColumn]]]] = {}
+
+
+class Batch:
+    """The rows of one scoring pass, as columns, with each row's baseline figures.
+
+    Metrics' ``score_batch`` and checkers' ``check_batch`` receive one.
+    """
+
+    def __init__(
+        self,
+        columns: Columns,
+        rows: np.ndarray,
+        baselines: Mapping[str, np.ndarray],
+        tasks: Sequence[Task],
+        task_codes: np.ndarray,
+        recorder: Recorder,
+        baseline_list: Sequence[Baseline] = (),
+        baseline_codes: np.ndarray | None = None,
+    ) -> None:
+        self._columns = columns
+        self.rows = rows
+        """Global row numbers of this batch's rows."""
+        self._baselines = baselines
+        self._tasks = tasks
+        self._task_codes = task_codes
+        self._recorder = recorder
+        self._baseline_list = baseline_list
+        self._baseline_codes = baseline_codes
+        self.size = len(rows)
+
+    def column(self, field: str) -> np.ndarray:
+        """A numeric submission field for these rows (NaN where not given)."""
+        return self._columns.numeric[field][self.rows]
+
+    def baseline(self, field: str) -> np.ndarray:
+        """A baseline figure, per row (each row's own task baseline)."""
+        return self._baselines[field][self.rows]
+
+    def baseline_groups(self) -> Iterator[tuple[Baseline, np.ndarray]]:
+        """Each distinct baseline of these rows with its local row positions (for metrics that
+        need more than per-row figures, such as :attr:`Baseline.samples`)."""
+        if self._baseline_codes is None:
+            raise RuntimeError("this batch was built without its baselines")
+        for code, local in split_by_code(self._baseline_codes[self.rows]):
+            yield self._baseline_list[code], local
+
+    def success(self) -> np.ndarray:
+        return self._columns.success[self.rows]
+
+    def files_created(self) -> list[Sequence[str]]:
+        files = self._columns.files_created
+        return [files[r] for r in self.rows]
+
+    def has_file(self, path: str) -> np.ndarray:
+        """Per row, whether ``path`` is among its ``files_created`` (one test per distinct list)."""
+        codes, distinct = self._columns.file_sets()
+        return np.array([path in files for files in distinct], dtype=bool)[codes[self.rows]]
+
+    def pass_rate(self) -> np.ndarray:
+        """Reported pass rate per row, as ``Submission.pass_rate`` (NaN when not reported)."""
+        passed, total, fraction = self.column("tests_passed"), self.column("tests_total"), self.column("correctness")
+        with np.errstate(all="ignore"):
+            return np.where(total > 0, passed / total, np.where(total == 0, np.nan, fraction))
+
+    def ids(self, local: np.ndarray) -> list[str]:
+        return [str(self._columns.ids[self.rows[i]]) for i in local]
+
+    def tasks(self) -> Iterator[tuple[Task, np.ndarray]]:
+        """Each task of these rows with its local row positions."""
+        for code, local in split_by_code(self._task_codes[self.rows]):
+            yield self._tasks[code], local
+
+    def subset(self, local: np.ndarray) -> Batch:
+        return Batch(
+            self._columns,
+            self.rows[local],
+            self._baselines,
+            self._tasks,
+            self._task_codes,
+            self._recorder,
+            self._baseline_list,
+            self._baseline_codes,
+        )
+
+    def record_criteria(
+        self, task: Task, local: np.ndarray, columns: list[tuple[SuccessCriterion, CheckColumn]]
+    ) -> None:
+        self._recorder.criteria[id(task)] = (self.rows[local], columns)
+
+    def note_filled(self, slot: str, policy: str, local_mask: np.ndarray) -> None:
+        if local_mask.any():
+            mask = np.zeros(self._columns.size, dtype=bool)
+            mask[self.rows[local_mask]] = True
+            self._recorder.filled.append((slot, policy, mask))
+
+
+def supports_batch(metric: Any) -> bool:
+    """True when ``metric`` (and every part of it) has a batch form."""
+    from arena_core.engine.telemetry import Guarded
+
+    if isinstance(metric, Guarded):
+        return supports_batch(metric.inner)
+    if isinstance(metric, WeightedSum):
+        return all(supports_batch(m) for _, m, _ in metric.bound)
+    check = getattr(metric, "supports_batch", None)
+    return hasattr(metric, "score_batch") and (check is None or check())
+
+
+def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarray]) -> np.ndarray:
+    """Scores of ``metric`` for the batch's rows (NaN: left out), as the per-record path would.
+
+    ``parts`` collects the scores of composite parts (NaN where a part was left out).
+    """
+    from arena_core.engine.telemetry import Guarded
+
+    if isinstance(metric, Guarded):
+        decided = np.zeros(batch.size, dtype=bool)
+        overrides = np.full(batch.size, np.nan)
+        for field, policy, zero_missing in metric.checks:
+            values = batch.column(field)
+            missing = (np.isnan(values) | ((values == 0) if zero_missing else False)) & ~decided
+            if missing.any():
+                if policy == "error":
+                    first = batch.ids(np.flatnonzero(missing)[:1])[0]
+                    raise ValidationError(
+                        f"submission {first!r}",
+                        field,
+                        f"a value (the {metric.inner.name!r} metric needs it; set missing.{field} to "
+                        "'neutral' or 'reweight' to score without it)",
+                    )
+                if policy == "neutral":
+                    overrides[missing] = 50.0
+                    batch.note_filled(slot, "neutral", missing)
+                decided |= missing
+        inner = score_batch(metric.inner, batch, slot, parts)
+        return np.where(decided, overrides, inner)
+    if isinstance(metric, WeightedSum):
+        total = np.zeros(batch.size)
+        kept = np.zeros(batch.size)
+        dropped = np.zeros(batch.size)
+        any_measured = np.zeros(batch.size, dtype=bool)
+        for part_slot, part, weight in metric.bound:
+            values = score_batch(part, batch, part_slot, parts)
+            measured = ~np.isnan(values)
+            batch.note_filled(part_slot, "reweight", ~measured)
+            parts[part_slot] = scatter(parts.get(part_slot), batch, values)
+            total = total + np.where(measured, values * weight, 0.0)
+            kept = kept + np.where(measured, weight, 0.0)
+            dropped = dropped + np.where(measured, 0.0, weight)
+            any_measured |= measured
+        with np.errstate(all="ignore"):
+            result = np.where(dropped != 0, total / kept, total)
+        return np.where(any_measured, result, np.nan)
+    return np.asarray(metric.score_batch(batch), dtype=float)
+
+
+def scatter(existing: np.ndarray | None, batch: Batch, values: np.ndarray) -> np.ndarray:
+    out = existing if existing is not None else np.full(batch._columns.size, np.nan)
+    out[batch.rows] = values
+    return out
+
+
+def check_range(values: np.ndarray, metric: Any, batch: Batch, owner: str) -> None:
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(values) & ~((values >= 0.0) & (values <= 100.0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise PluginError(
+            f"metric {metric.name!r} ({owner}) scored submission {batch.ids(np.array([row]))[0]!r} "
+            f"{float(values[row])!r}; expected a score from 0 to 100"
+        )

@@ -1,0 +1,176 @@
+"""Submissions as columns: the batch path's input, with the grouping helpers it sorts by."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from arena_core.model.errors import ValidationError
+from arena_core.model.records import Submission
+
+NUMERIC_FIELDS = (
+    "total_tokens",
+    "tool_calls",
+    "iterations",
+    "execution_time",
+    "estimated_cost",
+    "correctness",
+    "tests_passed",
+    "tests_total",
+)
+#: Numeric fields that hold whole numbers.
+INTEGER_FIELDS = frozenset({"total_tokens", "tool_calls", "iterations", "tests_passed", "tests_total"})
+
+
+def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """(code per element, distinct values in first-seen order), by hashing: O(n)."""
+    distinct = list(dict.fromkeys(values))
+    index = {v: k for k, v in enumerate(distinct)}
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
+
+
+def factorize_objects(objects: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Like :func:`factorize`, by identity: for objects that are unhashable or costly to compare
+    (baselines, weight profiles, adjusters), of which a batch holds a few shared instances."""
+    index: dict[int, int] = {}
+    codes = np.fromiter((index.setdefault(id(o), len(index)) for o in objects), dtype=np.int64, count=len(objects))
+    return codes, list({id(o): o for o in objects}.values())
+
+
+def order_within_groups(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The permutation sorting rows by group, then by value: ``np.lexsort((values, groups))``,
+    done as one sort of the values (ties need no order) and one stable sort of the group codes, which NumPy does by
+    radix sort when the codes fit 16 bits (three times faster than ``lexsort`` on a million rows)."""
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.intp)
+    by_value = np.argsort(values)
+    narrow = groups.astype(np.uint16) if int(groups.max()) < 1 << 16 else groups
+    return by_value[np.argsort(narrow[by_value], kind="stable")]
+
+
+def split_by_code(codes: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(code, positions having it) for each code present, positions ascending: one stable sort."""
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ends = np.r_[starts[1:], len(codes)]
+    for start, end in zip(starts, ends):
+        yield int(sorted_codes[start]), order[start:end]
+
+
+class Columns:
+    """Submissions as columns: ids, task ids, tool, model, numeric figures, success, files."""
+
+    def __init__(
+        self,
+        ids: Sequence[str],
+        task_ids: Sequence[str],
+        numeric: Mapping[str, np.ndarray],
+        *,
+        tools: Sequence[str | None] | None = None,
+        models: Sequence[str | None] | None = None,
+        success: np.ndarray | None = None,
+        files_created: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        self.size = len(ids)
+        self.ids = ids
+        self.task_ids = task_ids
+        self.tools = tools if tools is not None else [None] * self.size
+        self.models = models if models is not None else [None] * self.size
+        self.numeric = {f: numeric.get(f, np.full(self.size, np.nan)) for f in NUMERIC_FIELDS}
+        self.numeric["iterations"] = np.where(np.isnan(self.numeric["iterations"]), 1.0, self.numeric["iterations"])
+        self.success = success if success is not None else np.ones(self.size, dtype=bool)
+        self.files_created = files_created if files_created is not None else [()] * self.size
+        self._file_codes: tuple[np.ndarray, list[Any]] | None = None
+
+    def file_sets(self) -> tuple[np.ndarray, list[Any]]:
+        """Rows' ``files_created`` as codes into the distinct lists (computed once)."""
+        if self._file_codes is None:
+            self._file_codes = factorize(list(map(tuple, self.files_created)))
+        return self._file_codes
+
+    def record(self, i: int) -> dict[str, Any]:
+        """Row ``i`` as a submission record, figures that are NaN left out (for the per-record path)."""
+        record: dict[str, Any] = {
+            "id": self.ids[i],
+            "task_id": self.task_ids[i],
+            "tool": self.tools[i],
+            "model": self.models[i],
+            "success": bool(self.success[i]),
+            "files_created": list(self.files_created[i]),
+        }
+        for name, values in self.numeric.items():
+            value = float(values[i])
+            if not math.isnan(value):
+                record[name] = int(value) if name in INTEGER_FIELDS else value
+        return record
+
+    @classmethod
+    def from_submissions(cls, subs: Sequence[Submission]) -> Columns:
+        def column(field: str) -> np.ndarray:
+            return np.array([getattr(s, field) for s in subs], dtype=float)  # None becomes NaN
+
+        return cls(
+            [s.id for s in subs],
+            [s.task_id for s in subs],
+            {f: column(f) for f in NUMERIC_FIELDS},  # type: ignore[misc]
+            tools=[s.tool for s in subs],
+            models=[s.model for s in subs],
+            success=np.array([s.success for s in subs], dtype=bool),
+            files_created=[s.files_created for s in subs],
+        )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> Columns:
+        """Columns from a mapping of field name to array-like (NumPy, Arrow, pandas, lists).
+
+        :raises ValidationError: naming the first offending row by its id.
+        """
+        for required in ("id", "task_id"):
+            if required not in data:
+                raise ValidationError("columns", required, "a column of the same length as the others")
+        ids = data["id"]
+        n = len(ids)
+        known = {"id", "task_id", "tool", "model", "success", "files_created", *NUMERIC_FIELDS}
+        for name in data:
+            if name in ("workspace", "workspace_ref"):
+                raise ValidationError(
+                    "columns", name, "no workspaces in columns: pass submissions with workspaces as records"
+                )
+            if name not in known and name != "meta":
+                raise ValidationError("columns", name, "a submission field")
+        numeric: dict[str, np.ndarray] = {}
+        for name in NUMERIC_FIELDS:
+            if name not in data:
+                continue
+            try:
+                values = np.asarray(data[name], dtype=float)
+            except (TypeError, ValueError):
+                raise ValidationError("columns", name, "numbers (NaN or None for missing)") from None
+            if values.shape != (n,):
+                raise ValidationError("columns", name, f"{n} values, like the id column", values.shape)
+            minimum = 1.0 if name == "iterations" else 0.0
+            with np.errstate(invalid="ignore"):
+                bad = (values < minimum) | np.isinf(values)
+                if name in INTEGER_FIELDS:
+                    bad |= np.isfinite(values) & (values != np.floor(values))
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                expected = f"a finite {'whole ' if name in INTEGER_FIELDS else ''}number >= {minimum:g}"
+                raise ValidationError(f"submission {ids[row]!r}", name, expected, float(values[row]))
+            numeric[name] = values
+        success = np.asarray(data["success"], dtype=bool) if "success" in data else None
+        if len(data["task_id"]) != n:
+            raise ValidationError("columns", "task_id", f"{n} values, like the id column", len(data["task_id"]))
+        return cls(
+            ids,
+            data["task_id"],
+            numeric,
+            tools=data["tool"] if "tool" in data else None,
+            models=data["model"] if "model" in data else None,
+            success=success,
+            files_created=data["files_created"] if "files_created" in data else None,
+        )

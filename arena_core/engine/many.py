@@ -1,0 +1,142 @@
+"""Many submissions at once: the orchestration behind ``Arena.evaluate_many``.
+
+Records or columns come in; each row gets its task, its baseline (computed per the configured
+scope unless given), its scores, and its rank, percentile and provisional mark within its task.
+The vectorised path runs when every component in use has a batch form and no submission has a
+workspace to check; otherwise each submission goes through :meth:`Scorer.evaluate_all` and is
+ranked per task, with the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from arena_core.engine import ranking
+from arena_core.engine.baselines import default_baseline_for
+from arena_core.engine.columns import Columns
+from arena_core.engine.grouped import group_baselines
+from arena_core.engine.scoring import Scorer
+from arena_core.engine.vectorised import evaluate_columns
+from arena_core.model.errors import ValidationError
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
+from arena_core.model.serde import structure
+
+__all__ = ["evaluate_many"]
+
+
+def evaluate_many(
+    scorer: Scorer,
+    submissions: Sequence[Submission] | Columns,
+    tasks: Sequence[Task],
+    given_baselines: Mapping[str, Baseline],
+    default_baseline: Baseline,
+    stamp: str,
+) -> Sequence[Evaluation]:
+    """Score, baseline and rank ``submissions`` (structured records, or columns) against ``tasks``.
+
+    :param given_baselines: task id to a baseline that replaces the computed one.
+    :param default_baseline: used below the minimum number of submissions for tasks without a
+        default baseline of their own.
+    :raises ValidationError: a submission names a task that is not among ``tasks``, or an
+        invalid figure.
+    """
+    for task in tasks:
+        scorer.check_task(task)
+    records = None if isinstance(submissions, Columns) else submissions
+    columns = submissions if isinstance(submissions, Columns) else Columns.from_submissions(submissions)
+    task_codes = _task_codes(columns, tasks)
+    baselines, baseline_codes = _baselines(scorer, columns, tasks, task_codes, given_baselines, default_baseline, stamp)
+    minimum = scorer.config.min_submissions_per_tool
+    if records is None or not any(s.workspace is not None for s in records):
+        result = evaluate_columns(scorer, columns, tasks, task_codes, baselines, baseline_codes, minimum, stamp)
+        if result is not None:
+            return result
+    # Workspaces to check, or a component in use without a batch form: one record at a time.
+    if records is None:
+        records = [structure(columns.record(i), Submission) for i in range(columns.size)]
+    return _evaluate_each(scorer, records, tasks, task_codes, baselines, baseline_codes, stamp)
+
+
+def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
+    """Per row, the index of its task; an unknown task id names the submission."""
+    index = {t.id: k for k, t in enumerate(tasks)}
+    codes = np.fromiter(map(index.get, columns.task_ids, [-1] * columns.size), dtype=np.int64, count=columns.size)
+    if (codes < 0).any():
+        row = int(np.flatnonzero(codes < 0)[0])
+        known = ", ".join(sorted(index)) or "none"
+        raise ValidationError(
+            f"submission {str(columns.ids[row])!r}",
+            "task_id",
+            f"one of the given tasks ({known})",
+            columns.task_ids[row],
+        )
+    return codes
+
+
+def _baselines(
+    scorer: Scorer,
+    columns: Columns,
+    tasks: Sequence[Task],
+    task_codes: np.ndarray,
+    given: Mapping[str, Baseline],
+    default_baseline: Baseline,
+    stamp: str,
+) -> tuple[list[Baseline], np.ndarray]:
+    """One baseline per group of the configured scope, and each row's group."""
+    scope = scorer.config.baseline_scope
+    if scope == "task":
+        keys: list[tuple[Any, ...]] = [(code,) for code in range(len(tasks))]
+        codes = task_codes
+    else:
+        extra = {
+            "task_tool": (columns.tools,),
+            "task_model": (columns.models,),
+            "task_tool_model": (columns.tools, columns.models),
+        }[scope]
+        index: dict[tuple[Any, ...], int] = {}
+        codes = np.fromiter(
+            (index.setdefault((int(task_codes[i]), *(e[i] for e in extra)), len(index)) for i in range(columns.size)),
+            dtype=np.int64,
+            count=columns.size,
+        )
+        keys = list(index)
+    group_tasks = [tasks[key[0]] for key in keys]
+    computed = group_baselines(
+        columns,
+        codes,
+        len(keys),
+        [default_baseline_for(t, default_baseline) for t in group_tasks],
+        [t.id for t in group_tasks],
+        stamp,
+        scorer.sample_fields(),
+    )
+    return [given.get(t.id, b) for t, b in zip(group_tasks, computed, strict=True)], codes
+
+
+def _evaluate_each(
+    scorer: Scorer,
+    records: Sequence[Submission],
+    tasks: Sequence[Task],
+    task_codes: np.ndarray,
+    baselines: Sequence[Baseline],
+    baseline_codes: np.ndarray,
+    stamp: str,
+) -> list[Evaluation]:
+    scored = scorer.evaluate_all(
+        [(s, tasks[task_codes[i]], baselines[baseline_codes[i]]) for i, s in enumerate(records)], stamp
+    )
+    results: list[Evaluation | None] = [None] * len(records)
+    for code in range(len(tasks)):
+        indices = [int(i) for i in np.flatnonzero(task_codes == code)]
+        provisional = provisional_tools(scorer, (records[i].tool for i in indices))
+        for i, ev in zip(indices, ranking.annotate([scored[i] for i in indices], provisional), strict=True):
+            results[i] = ev
+    return [ev for ev in results if ev is not None]
+
+
+def provisional_tools(scorer: Scorer, tools: Iterable[str | None]) -> frozenset[str | None]:
+    """Tools with fewer than the configured minimum of submissions among ``tools``."""
+    return ranking.provisional_tools(tools, scorer.config.min_submissions_per_tool)

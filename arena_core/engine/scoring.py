@@ -1,0 +1,252 @@
+"""Scoring one submission: the engine's hot path.
+
+A :class:`Scorer` resolves, once, which metric fills every slot of every weight profile,
+binds composite metrics to their parts and checks every configured name. Scoring a
+submission then calls plain methods: no plugin lookup, no hook dispatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from arena_core.config.settings import ScoringConfig
+from arena_core.engine.rounding import round_scalar
+from arena_core.engine.telemetry import Guarded, guard
+from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
+from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Metric, bind
+from arena_core.model.provenance import Provenance
+from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
+from arena_core.registry.components import Components
+from arena_core.workspace.confined import WorkspaceSettings
+
+__all__ = ["Scorer"]
+
+
+class Scorer:
+    """Scores submissions with the components and configuration it was built with.
+
+    :raises UnknownComponentError: a configured name, or a metric a profile needs, is not registered.
+    """
+
+    def __init__(self, components: Components, config: ScoringConfig) -> None:
+        self.components = components
+        self.config = config
+        self._bound: dict[str, Metric] = {}
+        #: Recorded on every evaluation; the Arena sets it once the plugins are known.
+        self.provenance: Provenance | None = None
+        self._binding: list[str] = []
+        #: Registered weight profiles, with the configuration's ``weights`` tables on top.
+        self.profiles: dict[str, WeightProfile] = {
+            **components.weight_profiles,
+            **{name: WeightProfile(name, weights) for name, weights in config.weights.items()},
+        }
+        runner = components.command_runners.get(config.command_runner)
+        if runner is None and config.command_runner != "local":  # the default may be blocked: no commands run
+            try:
+                components.command_runners[config.command_runner]
+            except UnknownComponentError as exc:
+                raise UnknownComponentError(f"command_runner: {exc}") from None
+        self._workspaces = WorkspaceSettings(
+            runner,
+            config.command_timeout,
+            config.command_output_limit,
+            Path(config.workspace_root) if config.workspace_root else None,
+        )
+        for profile_name in config.category_profiles.values():
+            if profile_name not in self.profiles:
+                components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
+        for adjuster_name in config.difficulty_adjusters.values():
+            components.difficulty_adjusters[adjuster_name]
+        for slot in config.metrics:
+            self.metric(slot)
+        for profile in self.profiles.values():
+            for dimension in profile.weights:
+                self.metric(dimension)
+
+    # -- Resolver protocol, used by composite metrics while binding ---------------------------
+
+    def metric(self, slot: str) -> Metric:
+        """The bound metric that fills ``slot``."""
+        bound = self._bound.get(slot)
+        if bound is not None:
+            return bound
+        if slot in self._binding:
+            cycle = " -> ".join((*self._binding, slot))
+            raise PluginError(f"metrics refer to each other in a cycle: {cycle}")
+        name = self.config.metrics.get(slot, slot)
+        try:
+            component = self.components.metrics[name]
+        except UnknownComponentError as exc:
+            raise UnknownComponentError(f"slot {slot!r}: {exc}") from None
+        self._binding.append(slot)
+        try:
+            bound = guard(bind(component, self), slot, self.config.missing)
+        finally:
+            self._binding.pop()
+        self._bound[slot] = bound
+        return bound
+
+    def slots(self) -> list[str]:
+        """Every metric slot in use: the profiles' dimensions and the parts of composites."""
+        return list(self._bound)
+
+    def sample_fields(self) -> tuple[str, ...]:
+        """Figures whose values baselines must keep (:attr:`Baseline.samples`): those named by the
+        ``needs_samples`` of any metric in use."""
+        return tuple(
+            dict.fromkeys(f for m in self._bound.values() for f in getattr(_unwrapped(m), "needs_samples", ()))
+        )
+
+    def algorithms(self) -> dict[str, str]:
+        """Slot to the name of the registered metric that fills it."""
+        return {slot: metric.name for slot, metric in self._bound.items()}
+
+    def checkers(self) -> Mapping[str, CriterionChecker]:
+        return self.components.checkers
+
+    def workspace_settings(self) -> WorkspaceSettings:
+        return self._workspaces
+
+    # -- per task -------------------------------------------------------------------------------
+
+    def profile_for(self, task: Task) -> WeightProfile:
+        """The weight profile for the task's category (``default`` without one)."""
+        category = task.category or "default"
+        name = self.config.category_profiles.get(category, category)
+        profiles = self.profiles
+        if name not in profiles:
+            raise ValidationError(
+                f"task {task.id!r}",
+                "category",
+                f"a category with a weight profile ({', '.join(profiles)}){closest(name, profiles)}; "
+                "map other categories to a profile with the category_profiles setting",
+                task.category,
+            )
+        return profiles[name]
+
+    def adjuster_for(self, task: Task) -> DifficultyAdjuster | None:
+        """The difficulty adjuster for the task, ``None`` when it has no difficulty."""
+        if task.difficulty is None:
+            return None
+        name = self.config.difficulty_adjusters.get(task.difficulty, task.difficulty)
+        adjusters = self.components.difficulty_adjusters
+        if name not in adjusters:
+            raise ValidationError(
+                f"task {task.id!r}",
+                "difficulty",
+                f"one of {', '.join(adjusters)}{closest(name, adjusters)}",
+                task.difficulty,
+            )
+        return adjusters[name]
+
+    def check_task(self, task: Task) -> None:
+        """Fail early, before any work, when the task's category or difficulty has no component."""
+        self.profile_for(task)
+        self.adjuster_for(task)
+
+    # -- per submission ---------------------------------------------------------------------------
+
+    def evaluate(self, submission: Submission, task: Task, baseline: Baseline, evaluated_at: str) -> Evaluation:
+        """Score ``submission`` on ``task`` against ``baseline``.
+
+        :raises ValidationError: the submission lacks a figure a metric requires (under the
+            ``error`` policy), belongs to another task, or the task names an unknown category,
+            difficulty or criterion type.
+        :raises PluginError: a metric failed or returned a score outside 0-100.
+        """
+        if submission.task_id is not None and submission.task_id != task.id:
+            raise ValidationError(
+                f"submission {submission.id!r}",
+                "task_id",
+                f"{task.id!r}, the task it is scored on",
+                submission.task_id,
+            )
+        profile = self.profile_for(task)
+        adjuster = self.adjuster_for(task)
+        scores: dict[str, float] = {}
+        parts: dict[str, float] = {}
+        filled: dict[str, str] = {}
+        criteria: tuple[CriterionResult, ...] = ()
+        overall = 0.0
+        weights = profile.weights
+        for dimension, weight in weights.items():
+            metric = self._bound[dimension]
+            try:
+                result = metric.score(submission, task, baseline)
+            except ArenaError:
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"metric {metric.name!r} ({self._owner(metric)}) failed on submission {submission.id!r}: {exc!r}"
+                ) from exc
+            if result is None:
+                filled[dimension] = "reweight"
+                continue
+            if isinstance(result, (float, int)):
+                value = result
+            else:
+                value = result.value
+                if result.parts:
+                    parts.update(result.parts)
+                if result.filled:
+                    filled.update(result.filled)
+                if result.criteria:
+                    criteria = result.criteria
+            if not 0.0 <= value <= 100.0:
+                raise PluginError(
+                    f"metric {metric.name!r} ({self._owner(metric)}) scored submission {submission.id!r} "
+                    f"{value!r}; expected a score from 0 to 100"
+                )
+            scores[dimension] = value
+            overall += value * weight
+        if len(scores) < len(weights):
+            if not scores:
+                raise ValidationError(
+                    f"submission {submission.id!r}",
+                    "(record)",
+                    "at least one measured metric; every metric was left out",
+                )
+            kept = 0.0
+            for dimension in scores:
+                kept += weights[dimension]
+            overall /= kept
+            weights = {d: weights[d] / kept for d in scores}
+        adjusted = adjuster.adjust(overall) if adjuster is not None else overall
+        return Evaluation(
+            submission_id=submission.id,
+            task_id=task.id,
+            overall_score=round_scalar(adjusted, 2),
+            scores={d: round_scalar(v, 2) for d, v in scores.items()},
+            weights=weights,
+            weight_profile=profile.name,
+            unadjusted_overall_score=round_scalar(overall, 2),
+            evaluated_at=evaluated_at,
+            difficulty=adjuster.name if adjuster is not None else None,
+            metric_scores={p: round_scalar(v, 2) for p, v in parts.items()},
+            criteria=criteria,
+            tool=submission.tool,
+            model=submission.model,
+            filled=filled,
+            provenance=self.provenance,
+        )
+
+    def evaluate_all(self, items: Sequence[tuple[Submission, Task, Baseline]], evaluated_at: str) -> list[Evaluation]:
+        """:meth:`evaluate` for each item, in order. Submissions with workspaces are checked
+        ``check_concurrency`` at a time (their commands run outside the interpreter, so threads
+        overlap them); the first error raised is re-raised after the running ones finish."""
+        workers = self.config.check_concurrency
+        if workers == 1 or len(items) < 2 or not any(s.workspace is not None for s, _, _ in items):
+            return [self.evaluate(s, t, b, evaluated_at) for s, t, b in items]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check") as pool:
+            return list(pool.map(lambda item: self.evaluate(*item, evaluated_at), items))
+
+    def _owner(self, metric: Metric) -> str:
+        registry = self.components.metrics
+        return f"plugin {registry.owner(metric.name)!r}" if metric.name in registry else "unregistered"
+
+
+def _unwrapped(metric: Metric) -> Metric:
+    """The metric behind its missing-telemetry guard."""
+    return metric.inner if isinstance(metric, Guarded) else metric

@@ -1,0 +1,64 @@
+"""Missing telemetry: what a metric gets when a submission lacks a figure it needs.
+
+Real leaderboards publish some figures and not others (Aider's: time and cost, no tool calls;
+SWE-bench's: cost and calls, no tokens or time). Each field has a policy: ``error`` refuses
+the submission, ``neutral`` scores the metric 50 (the spec's own rule for time and cost),
+``reweight`` leaves the metric out and renormalises the weights of the rest. The evaluation
+records every metric that a policy filled in (``Evaluation.filled``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import frozen
+
+from arena_core.model.errors import ValidationError
+from arena_core.model.protocols import Metric, Score
+from arena_core.model.records import Baseline, Submission, Task
+
+__all__ = ["ZERO_MEANS_MISSING", "Guarded", "guard"]
+
+#: The spec treats 0 as "not measured" for these (and public data writes 0 for "not recorded").
+ZERO_MEANS_MISSING = frozenset({"execution_time", "estimated_cost"})
+
+
+@frozen
+class Guarded:
+    """A metric behind its missing-telemetry checks: ``(field, policy)`` pairs, tried in order."""
+
+    inner: Metric
+    slot: str
+    checks: tuple[tuple[str, str, bool], ...]
+    """(field, policy, whether 0 also means missing)."""
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def requires(self) -> tuple[str, ...]:
+        return self.inner.requires
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score | None:
+        for field, policy, zero_missing in self.checks:
+            value = getattr(submission, field)
+            if value is None or (zero_missing and value == 0):
+                if policy == "neutral":
+                    return Score(50.0, filled={self.slot: "neutral"})
+                if policy == "reweight":
+                    return None
+                raise ValidationError(
+                    f"submission {submission.id!r}",
+                    field,
+                    f"a value (the {self.inner.name!r} metric needs it; set missing.{field} to "
+                    "'neutral' or 'reweight' to score without it)",
+                )
+        return self.inner.score(submission, task, baseline)
+
+
+def guard(metric: Metric, slot: str, policies: Mapping[str, str]) -> Metric:
+    """``metric`` wrapped with the policies of the fields it requires (unchanged if it requires none)."""
+    if not metric.requires:
+        return metric
+    return Guarded(metric, slot, tuple((f, policies.get(f, "error"), f in ZERO_MEANS_MISSING) for f in metric.requires))

@@ -1,0 +1,129 @@
+"""Scoring many submissions as columns: every metric once per weight profile, then adjusters, rounding, ranks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from arena_core.engine.batch import (
+    Batch,
+    Recorder,
+    check_range,
+    scatter,
+    score_batch,
+    supports_batch,
+)
+from arena_core.engine.columns import (
+    Columns,
+    factorize,
+    factorize_objects,
+    split_by_code,
+)
+from arena_core.engine.grouped import competition_ranks_by_group, or_nan
+from arena_core.engine.results import EvaluationBatch
+from arena_core.engine.rounding import round_exact
+from arena_core.model.errors import PluginError, ValidationError
+from arena_core.model.records import Baseline, Task
+
+if TYPE_CHECKING:
+    from arena_core.engine.scoring import Scorer
+
+
+def evaluate_columns(
+    scorer: Scorer,
+    columns: Columns,
+    task_list: Sequence[Task],
+    task_codes: np.ndarray,
+    baselines: Sequence[Baseline],
+    baseline_codes: np.ndarray,
+    provisional_minimum: int,
+    stamp: str,
+) -> EvaluationBatch | None:
+    """Score, rank and mark every row; ``None`` when some component in use has no batch form.
+
+    :param task_codes: per row, the index of its task in ``task_list``.
+    :param baseline_codes: per row, the index of its baseline in ``baselines``.
+    """
+    profiles = [scorer.profile_for(t) for t in task_list]
+    adjusters = [scorer.adjuster_for(t) for t in task_list]
+    for profile in {p.name: p for p in profiles}.values():
+        if not all(supports_batch(scorer.metric(d)) for d in profile.weights):
+            return None
+    baseline_fields = {a.name for a in Baseline.__attrs_attrs__ if a.name not in ("task_id", "last_updated", "samples")}  # type: ignore[attr-defined]
+    per_row_baseline = {
+        f: np.array([or_nan(getattr(b, f)) for b in baselines])[baseline_codes] for f in baseline_fields
+    }
+    recorder = Recorder()
+    n = columns.size
+    overall = np.zeros(n)
+    raw_scores: dict[str, np.ndarray] = {}
+    parts: dict[str, np.ndarray] = {}
+    profile_of_task, distinct_profiles = factorize_objects(profiles)
+    for code, rows in split_by_code(profile_of_task[task_codes]):
+        profile = distinct_profiles[code]
+        batch = Batch(columns, rows, per_row_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
+        total = np.zeros(len(rows))
+        kept = np.zeros(len(rows))
+        measured_count = np.zeros(len(rows), dtype=np.int64)
+        for dimension, weight in profile.weights.items():
+            metric = scorer.metric(dimension)
+            try:
+                values = score_batch(metric, batch, dimension, parts)
+            except (ValidationError, PluginError):
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"metric {metric.name!r} ({scorer._owner(metric)}) failed in its batch form: {exc!r}"
+                ) from exc
+            check_range(values, metric, batch, scorer._owner(metric))
+            measured = ~np.isnan(values)
+            batch.note_filled(dimension, "reweight", ~measured)
+            raw_scores[dimension] = scatter(raw_scores.get(dimension), batch, values)
+            total = total + np.where(measured, values * weight, 0.0)
+            kept = kept + np.where(measured, weight, 0.0)
+            measured_count += measured
+        if (measured_count == 0).any():
+            row = batch.ids(np.flatnonzero(measured_count == 0)[:1])[0]
+            raise ValidationError(
+                f"submission {row!r}", "(record)", "at least one measured metric; every metric was left out"
+            )
+        with np.errstate(all="ignore"):
+            overall[rows] = np.where(measured_count < len(profile.weights), total / kept, total)
+    adjusted = overall.copy()
+    adjuster_codes, distinct_adjusters = factorize_objects(adjusters)
+    for code, rows in split_by_code(adjuster_codes[task_codes] if n else adjuster_codes[:0]):
+        adjuster = distinct_adjusters[code]
+        if adjuster is None:  # tasks without a difficulty
+            continue
+        batch_form = getattr(adjuster, "adjust_batch", None)
+        adjusted[rows] = batch_form(overall[rows]) if batch_form else [adjuster.adjust(float(v)) for v in overall[rows]]
+    overall_rounded = round_exact(adjusted, 2)
+    ranks, percentiles = competition_ranks_by_group(task_codes, overall_rounded)
+    tool_codes, distinct_tools = factorize(columns.tools)
+    pair = task_codes * max(len(distinct_tools), 1) + tool_codes
+    counts = np.bincount(pair)[pair] if n else pair
+    return EvaluationBatch(
+        size=n,
+        ids=columns.ids,
+        task_ids=columns.task_ids,
+        tools=columns.tools,
+        models=columns.models,
+        overall=overall_rounded,
+        unadjusted=round_exact(overall, 2),
+        raw_scores=raw_scores,
+        scores={d: round_exact(v, 2) for d, v in raw_scores.items()},
+        parts={p: round_exact(v, 2) for p, v in parts.items()},
+        ranks=ranks,
+        percentiles=percentiles,
+        provisional=counts < provisional_minimum,
+        task_codes=task_codes,
+        task_list=task_list,
+        profiles=profiles,
+        adjusters=adjusters,
+        criteria=recorder.criteria,
+        filled=recorder.filled,
+        evaluated_at=stamp,
+        provenance=scorer.provenance,
+    )

@@ -1,0 +1,117 @@
+"""What a plugin component looks like: the protocols the engine calls.
+
+Components are plain objects; nothing needs to inherit from these protocols. The engine
+checks the shape when it collects components, so a mistake is reported at start-up with
+the plugin's name, not halfway through a batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
+    from arena_core.workspace.confined import WorkspaceSettings
+
+__all__ = ["Metric", "Score", "CriterionChecker", "DifficultyAdjuster", "IntervalMethod", "Resolver", "bind"]
+
+
+#: The empty, read-only mapping shared by every :class:`Score` without parts or fills.
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
+
+
+class Score(NamedTuple):
+    """A metric's result when it has more to say than a number.
+
+    A metric may return a plain ``float``; composite metrics return the scores of their parts
+    and the correctness metric the verdict of each criterion, which the evaluation records.
+    (A named tuple rather than an attrs class: it is made several times per evaluation, and
+    a tuple is built in a fraction of the time; it is just as immutable.)
+    """
+
+    value: float
+    parts: Mapping[str, float] = _NOTHING
+    criteria: tuple[CriterionResult, ...] = ()
+    filled: Mapping[str, str] = _NOTHING
+    """Slot to the missing-telemetry policy that produced its score (``neutral``, ``reweight``)."""
+
+
+@runtime_checkable
+class Metric(Protocol):
+    """Scores one submission 0-100 against a task and its baseline.
+
+    ``requires`` lists the submission fields the metric cannot do without (e.g.
+    ``("total_tokens",)``); when one is missing the engine applies the configured policy
+    (refuse, score 50, or leave the metric out) instead of calling the metric. ``score`` may
+    itself return ``None`` for "not measured": the engine then leaves the metric out and
+    renormalises the remaining weights. A metric built from other components implements
+    ``bind(resolver) -> Metric`` returning a copy wired to them (see :class:`Resolver`).
+    """
+
+    name: str
+    requires: tuple[str, ...]
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score | None: ...
+
+
+@runtime_checkable
+class CriterionChecker(Protocol):
+    """Checks one success criterion of one submission.
+
+    ``check`` returns a bool, or a :class:`~arena_core.model.records.CriterionResult` for partial
+    credit or for "not checkable" with a reason; it judges what the submission reports.
+
+    A checker may also have ``check_workspace(workspace, submission, criterion, task)``, same
+    return values, used instead of ``check`` when the submission has a workspace: it reaches
+    files through :meth:`Workspace.path <arena_core.workspace.confined.Workspace.path>` (confined to
+    the workspace) and runs the task's commands with :meth:`Workspace.run
+    <arena_core.workspace.confined.Workspace.run>`. Raising :class:`~arena_core.workspace.confined.WorkspaceError`
+    fails the criterion with its message; any other exception records an ``error``.
+    """
+
+    type: str
+
+    def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> bool | CriterionResult: ...
+
+
+@runtime_checkable
+class DifficultyAdjuster(Protocol):
+    """Turns the unadjusted overall score of a task of difficulty ``name`` into the final one."""
+
+    name: str
+
+    def adjust(self, score: float) -> float: ...
+
+
+@runtime_checkable
+class IntervalMethod(Protocol):
+    """A confidence interval for the mean of a list of scores (0-100)."""
+
+    name: str
+
+    def interval(self, scores: Sequence[float], confidence_level: float) -> tuple[float, float]: ...
+
+
+class Resolver(Protocol):
+    """Given to ``Metric.bind``: looks up the components a composite metric is built from."""
+
+    def metric(self, slot: str) -> Metric:
+        """The bound metric configured for ``slot`` (by default the metric named ``slot``)."""
+        ...
+
+    def checkers(self) -> Mapping[str, CriterionChecker]:
+        """All registered criterion checkers by type."""
+        ...
+
+    def workspace_settings(self) -> WorkspaceSettings:
+        """How submissions' workspaces are opened and commands run (the configured runner,
+        timeout, output limit and workspace root)."""
+        ...
+
+
+def bind(component: Metric, resolver: Resolver) -> Metric:
+    """``component.bind(resolver)`` when it has one, else the component itself."""
+    binder = getattr(component, "bind", None)
+    return binder(resolver) if binder is not None else component

@@ -1,0 +1,83 @@
+"""What produced a score: the profile, the algorithms and the plugin versions.
+
+Two researchers comparing scores need to know they were made the same way, and a reader of a
+paper needs enough to regenerate them. An :class:`Arena` builds one :class:`Provenance` when
+it is constructed and every evaluation it makes refers to that same frozen object, so
+recording it costs nothing per submission.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+
+from attrs import field, frozen
+
+if TYPE_CHECKING:
+    from arena_core.arena import PluginInfo
+    from arena_core.config.settings import ScoringConfig
+
+__all__ = ["Provenance", "arena_core_version", "config_digest"]
+
+
+def _frozen(value: Mapping[str, str] | None) -> Mapping[str, str]:
+    return dict(value or {})
+
+
+@frozen
+class Provenance:
+    """How a set of evaluations was produced."""
+
+    profile: str
+    """The scoring profile's name (``default`` for the base configuration)."""
+    config_digest: str
+    """SHA-256 (first 16 hex digits) of the full configuration as canonical JSON: two runs with
+    the same digest used the same settings, key for key."""
+    algorithms: Mapping[str, str] = field(converter=_frozen)
+    """Slot to the registered metric that filled it (``token_efficiency`` →
+    ``token_efficiency_log``), plus ``confidence_interval`` and ``baseline_scope``."""
+    plugins: Mapping[str, str] = field(converter=_frozen)
+    """Loaded plugin to its version: ``arena-core X.Y.Z`` for the built-ins, the distribution
+    and version for installed plugins, ``unpackaged`` for plugins registered in code."""
+
+
+def arena_core_version() -> str:
+    try:
+        return version("arena-core")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
+
+
+def config_digest(config: ScoringConfig) -> str:
+    from arena_core.model.serde import to_dict
+
+    canonical = json.dumps(to_dict(config), sort_keys=True, separators=(",", ":"), default=list)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def build(profile: str, config: ScoringConfig, algorithms: Mapping[str, str], plugins: list[PluginInfo]) -> Provenance:
+    """The provenance of an Arena: ``algorithms`` from its scorer, ``plugins`` from ``Arena.plugins()``."""
+    core = f"arena-core {arena_core_version()}"
+    versions: dict[str, str] = {}
+    for info in plugins:
+        if info.blocked:
+            continue
+        if info.builtin:
+            versions[info.name] = core
+        elif info.distribution:
+            versions[info.name] = f"{info.distribution} {info.version}"
+        else:
+            versions[info.name] = "unpackaged"
+    return Provenance(
+        profile=profile,
+        config_digest=config_digest(config),
+        algorithms={
+            **algorithms,
+            "confidence_interval": config.confidence_interval,
+            "baseline_scope": config.baseline_scope,
+        },
+        plugins=versions,
+    )

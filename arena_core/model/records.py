@@ -1,0 +1,358 @@
+"""The records arena-core scores: frozen attrs classes whose field names are the spec's keys.
+
+Models validate single fields where they are declared and cross-field rules in
+``__attrs_post_init__``; converting from and to plain dicts happens only at the boundary
+(:mod:`arena_core.model.serde`). A validator that fails raises :class:`~arena_core.model.errors.ValidationError`
+naming the record, so the message says *which* submission was wrong, not just how.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+from attrs import field, frozen
+
+from arena_core.model.errors import ValidationError
+from arena_core.model.provenance import Provenance
+
+__all__ = [
+    "Submission",
+    "Task",
+    "SuccessCriterion",
+    "Baseline",
+    "DEFAULT_BASELINE",
+    "CriterionResult",
+    "Evaluation",
+    "WeightProfile",
+    "DIMENSIONS",
+]
+
+#: The four scored dimensions of the spec, in the order its overall formula adds them.
+DIMENSIONS: tuple[str, ...] = ("efficiency", "speed", "cost", "correctness")
+
+
+def _describe(instance: Any) -> str:
+    kind = type(instance).__name__.lower()
+    ident = (
+        getattr(instance, "id", None) or getattr(instance, "submission_id", None) or getattr(instance, "task_id", None)
+    )
+    return f"{kind} {ident!r}" if ident is not None else kind
+
+
+def _number(minimum: float = 0.0, *, optional: bool = False) -> Any:
+    """Validator: a finite real number (not a bool) no smaller than ``minimum``."""
+
+    def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if value is None and optional:
+            return
+        expected = "a finite number" if minimum == -math.inf else f"a finite number >= {minimum:g}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValidationError(_describe(instance), attribute.name, expected, value)
+        if not math.isfinite(value) or value < minimum:
+            raise ValidationError(_describe(instance), attribute.name, expected, value)
+
+    return check
+
+
+def _non_empty_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValidationError(_describe(instance), attribute.name, "a non-empty string", value)
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return {} if value is None else dict(value)
+
+
+@frozen
+class Submission:
+    """What one AI coding tool spent, and achieved, on one task."""
+
+    id: str = field(validator=_non_empty_str)
+    """Unique id of the submission; errors and rankings name it."""
+    total_tokens: int | None = field(default=None, validator=_number(optional=True))
+    """Prompt plus completion tokens. Required by token efficiency."""
+    tool_calls: int | None = field(default=None, validator=_number(optional=True))
+    """Tool or function calls the workflow made. Required by tool-call efficiency."""
+    task_id: str | None = None
+    """The task this submission answers; checked against the task it is scored with."""
+    tool: str | None = None
+    """The coding tool, e.g. ``aider/diff``."""
+    model: str | None = None
+    """The model behind the tool."""
+    iterations: int = field(default=1, validator=_number(1))
+    """Refinement rounds; the spec's default is 1."""
+    execution_time: float | None = field(default=None, validator=_number(optional=True))
+    """Wall time in seconds. Missing (or 0, as the spec has it) scores 50 for speed."""
+    estimated_cost: float | None = field(default=None, validator=_number(optional=True))
+    """Estimated API cost in dollars. Missing (or 0) scores 50 for cost."""
+    success: bool = True
+    """Whether the workflow finished without errors (the spec's default is True)."""
+    files_created: tuple[str, ...] = ()
+    """Paths the workflow created, relative to its workspace."""
+    correctness: float | None = field(default=None, validator=_number(optional=True))
+    """Reported fraction of the task's tests that pass (0 to 1), as leaderboards publish it."""
+    tests_passed: int | None = field(default=None, validator=_number(optional=True))
+    """Reported number of passing tests."""
+    tests_total: int | None = field(default=None, validator=_number(optional=True))
+    """Reported number of tests run."""
+    workspace: str | None = field(default=None, validator=attrs.validators.optional(_non_empty_str))
+    """Where the submission's files are: a directory, or a git repository when ``workspace_ref``
+    is given. Criteria are then checked against the files themselves."""
+    workspace_ref: str | None = field(default=None, validator=attrs.validators.optional(_non_empty_str))
+    """The git ref (commit, branch, tag) of ``workspace`` to check."""
+    meta: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
+    """Free-form data kept with the record and passed through untouched."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.correctness is not None and self.correctness > 1:
+            raise ValidationError(_describe(self), "correctness", "a pass rate between 0 and 1", self.correctness)
+        if (self.tests_passed is None) != (self.tests_total is None):
+            missing = "tests_total" if self.tests_total is None else "tests_passed"
+            raise ValidationError(_describe(self), missing, "to be given together with tests_passed/tests_total")
+        if self.workspace_ref is not None and self.workspace is None:
+            raise ValidationError(_describe(self), "workspace", "the git repository that workspace_ref refers to")
+        if self.tests_total is not None and self.tests_passed is not None and self.tests_passed > self.tests_total:
+            raise ValidationError(
+                _describe(self), "tests_passed", f"at most tests_total ({self.tests_total})", self.tests_passed
+            )
+
+    @property
+    def pass_rate(self) -> float | None:
+        """The reported test pass rate: passed/total when given, else ``correctness``."""
+        if self.tests_total:
+            return self.tests_passed / self.tests_total  # type: ignore[operator]
+        if self.tests_total == 0:
+            return None
+        return self.correctness
+
+
+@frozen
+class SuccessCriterion:
+    """One thing a submission must achieve; ``type`` selects the criterion checker."""
+
+    type: str = field(validator=_non_empty_str)
+    """Name of the registered checker, e.g. ``file_exists``."""
+    params: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
+    """The checker's parameters: every other key of the criterion, e.g. ``file_path``."""
+    weight: float = field(default=1.0, validator=_number())
+    """Relative weight in the correctness score; equal weights give the spec's pass rate."""
+    description: str | None = None
+    """Human-readable explanation, shown in reports."""
+
+
+@frozen
+class Task:
+    """A coding task: what to do, how hard it is, and how success is judged."""
+
+    id: str = field(validator=_non_empty_str)
+    """Unique id of the task."""
+    category: str | None = None
+    """Selects the weight profile; ``None`` uses the ``default`` profile."""
+    difficulty: str | None = None
+    """Selects the difficulty adjuster; ``None`` applies no adjustment."""
+    success_criteria: tuple[SuccessCriterion, ...] = ()
+    """Criteria for the correctness score; none means full correctness, as in the spec."""
+    default_baseline: Baseline | None = None
+    """Baseline to use while the task has too few submissions for a dynamic one."""
+    meta: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
+    """Free-form data kept with the record."""
+
+
+#: Figures a baseline can keep the measured values of (see :attr:`Baseline.samples`).
+SAMPLE_FIELDS = ("total_tokens", "tool_calls", "execution_time", "estimated_cost")
+
+
+def _sorted_samples(value: Mapping[str, Any] | None) -> Mapping[str, tuple[float, ...]]:
+    if not isinstance(value, Mapping):
+        return value  # type: ignore[return-value]  # the validator names it
+    out: dict[str, Any] = {}
+    for name, values in value.items():
+        try:
+            out[name] = tuple(sorted(values)) if isinstance(values, (list, tuple)) else values
+        except TypeError:  # mixed types: left for the validator to name
+            out[name] = tuple(values)
+    return out
+
+
+def _samples(instance: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise ValidationError(_describe(instance), "samples", "a table of figure name to a list of numbers", value)
+    for name, values in value.items():
+        if name not in SAMPLE_FIELDS:
+            raise ValidationError(_describe(instance), f"samples.{name}", f"one of {', '.join(SAMPLE_FIELDS)}", name)
+        if not isinstance(values, tuple) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values
+        ):
+            raise ValidationError(_describe(instance), f"samples.{name}", "a list of finite numbers >= 0", values)
+
+
+@frozen
+class Baseline:
+    """Per-task reference statistics that scores are normalised against (spec keys)."""
+
+    median_tokens: float = field(validator=_number())
+    min_tokens: float = field(validator=_number())
+    max_tokens: float = field(validator=_number())
+    median_tool_calls: float = field(validator=_number())
+    min_tool_calls: float = field(validator=_number())
+    max_tool_calls: float = field(validator=_number())
+    median_execution_time: float = field(validator=_number())
+    min_execution_time: float = field(validator=_number())
+    max_execution_time: float = field(validator=_number())
+    median_cost: float = field(validator=_number())
+    min_cost: float = field(validator=_number())
+    max_cost: float = field(validator=_number())
+    median_iterations: float = field(validator=_number(1))
+    q25_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
+    """First token quartile by ``statistics.quantiles(n=4)``, the spec's call. Its default
+    'exclusive' method extrapolates for small samples, so it may lie below ``min_tokens``
+    (even below zero: ``[0, 250]`` gives -62.5)."""
+    q75_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
+    submission_count: int = field(default=0, validator=_number())
+    """How many submissions the statistics were computed from (0 for a default baseline)."""
+    samples: Mapping[str, tuple[float, ...]] = field(factory=dict, converter=_sorted_samples, validator=_samples)
+    """Figure (``total_tokens``, ``tool_calls``, ``execution_time``, ``estimated_cost``) to the
+    sorted values the statistics were computed from. Kept only for figures a metric in use
+    ranks against (percentile-rank metrics); empty otherwise, and for default baselines."""
+    task_id: str | None = None
+    """The task the baseline belongs to, when known."""
+    last_updated: str | None = None
+    """ISO-8601 time of computation, as the spec records it."""
+
+    def __attrs_post_init__(self) -> None:
+        for family in ("tokens", "tool_calls", "execution_time", "cost"):
+            low, mid, high = (getattr(self, f"{k}_{family}") for k in ("min", "median", "max"))
+            if not low <= mid <= high:
+                raise ValidationError(
+                    _describe(self),
+                    f"median_{family}",
+                    f"min_{family} <= median_{family} <= max_{family}",
+                    (low, mid, high),
+                )
+
+
+#: The framework's default baseline. Time and cost are the spec's own fallbacks; tokens,
+#: tool calls and iterations, which the spec leaves undefined, are set to the spread of
+#: typical agentic coding runs (a few thousand to a few hundred thousand tokens).
+DEFAULT_BASELINE = Baseline(
+    median_tokens=50_000,
+    min_tokens=5_000,
+    max_tokens=500_000,
+    median_tool_calls=20,
+    min_tool_calls=1,
+    max_tool_calls=100,
+    median_execution_time=300,
+    min_execution_time=60,
+    max_execution_time=1800,
+    median_cost=0.05,
+    min_cost=0.01,
+    max_cost=0.20,
+    median_iterations=2,
+)
+
+
+def _weights(instance: Any, attribute: attrs.Attribute[Any], value: Mapping[str, float]) -> None:
+    where = f"weight profile {instance.name!r}"
+    if not value:
+        raise ValidationError(where, "weights", "at least one dimension")
+    for dimension, weight in value.items():
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
+            raise ValidationError(where, f"weights.{dimension}", "a number between 0 and 1", weight)
+    if not math.isclose(math.fsum(value.values()), 1.0, abs_tol=1e-9):
+        raise ValidationError(where, "weights", "weights that add up to 1", dict(value))
+
+
+@frozen
+class WeightProfile:
+    """How much each scored dimension counts in the overall score, for one task category."""
+
+    name: str = field(validator=_non_empty_str)
+    """The category it applies to (or ``default``)."""
+    weights: Mapping[str, float] = field(converter=_frozen_mapping, validator=_weights)
+    """Dimension to weight, in the order the overall sum adds them; the weights add up to 1."""
+
+
+CriterionStatus = Literal["passed", "failed", "not_checkable", "error"]
+
+
+@frozen
+class CriterionResult:
+    """The verdict of one criterion checker on one submission."""
+
+    type: str
+    """The criterion type that was checked."""
+    status: CriterionStatus
+    """``passed``, ``failed``, ``not_checkable`` (nothing to check it against) or ``error``."""
+    credit: float
+    """Share of the criterion earned, 0 to 1 (partial credit for, e.g., tests passed)."""
+    weight: float = 1.0
+    """The criterion's weight in the correctness score."""
+    reason: str = ""
+    """Why it failed or could not be checked; empty when it passed."""
+
+    @classmethod
+    def of(cls, passed: bool, reason: str = "") -> CriterionResult:
+        """Shorthand for a pass/fail verdict without partial credit (type filled in later)."""
+        return cls("", "passed" if passed else "failed", 1.0 if passed else 0.0, reason=reason)
+
+
+@frozen
+class Evaluation:
+    """The scores of one submission, and everything needed to tell how they were made."""
+
+    submission_id: str
+    task_id: str
+    overall_score: float
+    """Weighted sum of the dimension scores, difficulty-adjusted, rounded to 2 places."""
+    scores: Mapping[str, float]
+    """Dimension name to score (0-100, rounded to 2 places), in weight-profile order."""
+    weights: Mapping[str, float]
+    """Dimension name to the weight applied."""
+    weight_profile: str
+    """Name of the weight profile that supplied ``weights``."""
+    unadjusted_overall_score: float
+    """The overall score before the difficulty adjustment, rounded to 2 places."""
+    evaluated_at: str
+    """ISO-8601 time of evaluation; the spec's ranking tie-breaker."""
+    difficulty: str | None = None
+    """Name of the difficulty adjuster applied, ``None`` when the task has no difficulty."""
+    metric_scores: Mapping[str, float] = field(factory=dict)
+    """Scores of the parts of composite metrics (e.g. ``token_efficiency``), rounded."""
+    criteria: tuple[CriterionResult, ...] = ()
+    """One verdict per success criterion of the task, in task order."""
+    tool: str | None = None
+    model: str | None = None
+    overall_ranking: int | None = None
+    """Rank within the task, filled in by ranking."""
+    percentile: float | None = None
+    """Percentile within the task, filled in by ranking."""
+    rankings: Mapping[str, int] = field(factory=dict)
+    """Dimension to rank within the task, filled in by per-metric ranking."""
+    provisional: bool = False
+    """Set by ranking when the submission's tool has too few submissions to be ranked reliably."""
+    filled: Mapping[str, str] = field(factory=dict)
+    """Metrics (by slot) whose input was missing, to the policy that filled them in
+    (``neutral``: scored 50; ``reweight``: left out). Every other metric was measured."""
+    provenance: Provenance | None = field(default=None, eq=False)
+    """The profile, algorithms and plugin versions that produced the scores (shared by every
+    evaluation of one Arena). Not part of equality: two evaluations with the same scores are
+    equal however they were made."""
+
+    @property
+    def efficiency_score(self) -> float | None:
+        return self.scores.get("efficiency")
+
+    @property
+    def speed_score(self) -> float | None:
+        return self.scores.get("speed")
+
+    @property
+    def cost_score(self) -> float | None:
+        return self.scores.get("cost")
+
+    @property
+    def correctness_score(self) -> float | None:
+        return self.scores.get("correctness")

@@ -1,0 +1,315 @@
+"""The boundary between plain data and models: one cattrs converter, strict about types.
+
+Everything that accepts a model also accepts the spec-shaped dict, through :func:`structure`;
+:func:`to_dict` gives the spec-shaped dict back. The converter is strict where cattrs' defaults
+would quietly repair input: ``"12"`` is not a number, ``"false"`` is not a boolean and a string
+is not a list of files. Unknown keys of a submission or task are kept under ``meta`` rather than
+dropped, so a record passes through untouched.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import cattrs
+from cattrs.errors import ClassValidationError, IterableValidationError
+
+from arena_core.model.errors import ValidationError, closest
+from arena_core.model.provenance import Provenance
+from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task
+
+__all__ = ["converter", "structure", "structure_strict", "to_dict", "coerce"]
+
+T = TypeVar("T")
+
+converter = cattrs.Converter(detailed_validation=True)
+
+
+class _FieldError(Exception):
+    """Raised by the strict hooks; turned into a ValidationError naming the record."""
+
+    def __init__(self, expected: str, got: Any) -> None:
+        super().__init__(expected)
+        self.expected = expected
+        self.got = got
+
+
+def _structure_int(value: Any, _: type) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _FieldError("a whole number", value)
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            raise _FieldError("a whole number", value)
+        return int(value)
+    return value
+
+
+def _structure_float(value: Any, _: type) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _FieldError("a number", value)
+    return float(value)
+
+
+def _structure_str(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise _FieldError("a string", value)
+    return value
+
+
+def _structure_bool(value: Any, _: type) -> bool:
+    if not isinstance(value, bool):
+        raise _FieldError("true or false", value)
+    return value
+
+
+def _structure_str_tuple(value: Any, _: type) -> tuple[str, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise _FieldError("a list of strings", value)
+    for item in value:
+        if not isinstance(item, str):
+            raise _FieldError("a list of strings", value)
+    return tuple(value)
+
+
+def _structure_mapping(value: Any, _: type) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _FieldError("a table (mapping)", value)
+    return dict(value)
+
+
+converter.register_structure_hook(int, _structure_int)
+converter.register_structure_hook(float, _structure_float)
+converter.register_structure_hook(str, _structure_str)
+converter.register_structure_hook(bool, _structure_bool)
+converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_str_tuple)
+converter.register_structure_hook_func(lambda t: t == Mapping[str, Any], _structure_mapping)
+
+
+def _with_extras_in_meta(cls: type[T]) -> None:
+    """Structure ``cls`` keeping unknown keys under ``meta`` (explicit ``meta`` wins)."""
+    known = frozenset(a.name for a in cls.__attrs_attrs__)  # type: ignore[attr-defined]
+    base = converter.gen_structure_attrs_fromdict(cls)
+
+    def hook(value: Any, _: type) -> T:
+        if not isinstance(value, Mapping):
+            raise _FieldError(f"a {cls.__name__.lower()} record (a mapping)", value)
+        extras = {k: v for k, v in value.items() if k not in known}
+        if extras:
+            value = {**value, "meta": {**extras, **_structure_mapping(value.get("meta", {}), dict)}}
+        return base(value, cls)  # type: ignore[no-any-return]
+
+    converter.register_structure_hook(cls, hook)
+
+
+_with_extras_in_meta(Submission)
+_with_extras_in_meta(Task)
+
+
+_CRITERION_KEYS = ("type", "weight", "description")
+
+
+def _structure_criterion(value: Any, _: type) -> SuccessCriterion:
+    if not isinstance(value, Mapping):
+        raise _FieldError("a criterion table with a 'type'", value)
+    if "type" not in value:
+        raise _FieldError("a criterion table with a 'type'", dict(value))
+    params = {k: v for k, v in value.items() if k not in _CRITERION_KEYS}
+    return SuccessCriterion(
+        type=_structure_str(value["type"], str),
+        params=params,
+        weight=_structure_float(value.get("weight", 1.0), float),
+        description=value.get("description"),
+    )
+
+
+def _unstructure_criterion(c: SuccessCriterion) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": c.type, **c.params}
+    if c.weight != 1.0:
+        out["weight"] = c.weight
+    if c.description is not None:
+        out["description"] = c.description
+    return out
+
+
+converter.register_structure_hook(SuccessCriterion, _structure_criterion)
+converter.register_unstructure_hook(SuccessCriterion, _unstructure_criterion)
+
+
+def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
+    """The spec's ``calculate_overall_score`` dict, plus what the engine records beside it."""
+    out: dict[str, Any] = {"submission_id": ev.submission_id, "task_id": ev.task_id, "overall_score": ev.overall_score}
+    out.update({f"{name}_score": score for name, score in ev.scores.items()})
+    out["breakdown"] = {f"{name}_weight": weight for name, weight in ev.weights.items()}
+    out["weight_profile"] = ev.weight_profile
+    out["difficulty"] = ev.difficulty
+    out["unadjusted_overall_score"] = ev.unadjusted_overall_score
+    out["metric_scores"] = dict(ev.metric_scores)
+    out["criteria"] = [converter.unstructure(c) for c in ev.criteria]
+    out["evaluated_at"] = ev.evaluated_at
+    for key in ("tool", "model", "overall_ranking", "percentile"):
+        value = getattr(ev, key)
+        if value is not None:
+            out[key] = value
+    out.update({f"{name}_ranking": r for name, r in ev.rankings.items()})
+    if ev.provisional:
+        out["provisional"] = True
+    if ev.filled:
+        out["filled"] = dict(ev.filled)
+    if ev.provenance is not None:
+        out["provenance"] = converter.unstructure(ev.provenance)
+    return out
+
+
+_EVALUATION_KEYS = frozenset(
+    (
+        "submission_id",
+        "task_id",
+        "overall_score",
+        "breakdown",
+        "weight_profile",
+        "difficulty",
+        "unadjusted_overall_score",
+        "metric_scores",
+        "criteria",
+        "evaluated_at",
+        "tool",
+        "model",
+        "overall_ranking",
+        "percentile",
+        "provisional",
+        "filled",
+        "provenance",
+    )
+)
+
+
+def _structure_evaluation(value: Any, _: type) -> Evaluation:
+    if not isinstance(value, Mapping):
+        raise _FieldError("an evaluation record (a mapping)", value)
+    breakdown = value.get("breakdown", {})
+    weights = {k.removesuffix("_weight"): _structure_float(v, float) for k, v in breakdown.items()}
+    scores = {
+        k.removesuffix("_score"): _structure_float(v, float)
+        for k, v in value.items()
+        if k.endswith("_score") and k not in _EVALUATION_KEYS
+    }
+    overall = _structure_float(value["overall_score"], float)
+    return Evaluation(
+        submission_id=_structure_str(value["submission_id"], str),
+        task_id=_structure_str(value["task_id"], str),
+        overall_score=overall,
+        scores=scores,
+        weights=weights,
+        weight_profile=value.get("weight_profile", "default"),
+        unadjusted_overall_score=_structure_float(value.get("unadjusted_overall_score", overall), float),
+        evaluated_at=_structure_str(value.get("evaluated_at", ""), str),
+        difficulty=value.get("difficulty"),
+        metric_scores=dict(value.get("metric_scores", {})),
+        criteria=tuple(converter.structure(c, CriterionResult) for c in value.get("criteria", ())),
+        tool=value.get("tool"),
+        model=value.get("model"),
+        overall_ranking=value.get("overall_ranking"),
+        percentile=value.get("percentile"),
+        rankings={
+            k.removesuffix("_ranking"): v for k, v in value.items() if k.endswith("_ranking") and k != "overall_ranking"
+        },
+        provisional=_structure_bool(value.get("provisional", False), bool),
+        filled=_structure_mapping(value.get("filled", {}), dict),
+        provenance=converter.structure(value["provenance"], Provenance) if "provenance" in value else None,
+    )
+
+
+converter.register_structure_hook(Evaluation, _structure_evaluation)
+converter.register_unstructure_hook(Evaluation, _unstructure_evaluation)
+
+
+def _omit_none(cls: type) -> None:
+    converter.register_unstructure_hook(
+        cls,
+        cattrs.gen.make_dict_unstructure_fn(cls, converter, _cattrs_omit_if_default=True),
+    )
+
+
+for _cls in (Submission, Task, Baseline):
+    _omit_none(_cls)
+
+
+def _record_name(kind: str, data: Any) -> str:
+    if kind == "scoringconfig":
+        return "configuration"
+    ident = data.get("id", data.get("submission_id", data.get("task_id"))) if isinstance(data, Mapping) else None
+    return f"{kind} {ident!r}" if ident is not None else kind
+
+
+def _flatten(exc: BaseException, path: tuple[str, ...]) -> tuple[tuple[str, ...], BaseException]:
+    """Find the first leaf error inside cattrs' exception groups, with its field path."""
+    if isinstance(exc, ClassValidationError):
+        with_notes, without = exc.group_exceptions()
+        if with_notes:
+            inner, note = with_notes[0]
+            return _flatten(inner, (*path, note.name))
+        return _flatten(without[0], path)
+    if isinstance(exc, IterableValidationError):
+        with_notes, without = exc.group_exceptions()
+        if with_notes:
+            inner, note = with_notes[0]
+            return _flatten(inner, (*path, str(note.index)))
+        return _flatten(without[0], path)
+    return path, exc
+
+
+def structure(data: Any, cls: type[T]) -> T:
+    """Turn a spec-shaped dict into model ``cls``; a model passes through unchanged.
+
+    :raises ValidationError: naming the record (by its ``id``), the field and what was expected.
+    """
+    if isinstance(data, cls):
+        return data
+    kind = cls.__name__.lower()
+    try:
+        return converter.structure(data, cls)
+    except ValidationError:
+        raise
+    except _FieldError as exc:
+        raise ValidationError(_record_name(kind, data), "(record)", exc.expected, exc.got) from None
+    except (ClassValidationError, IterableValidationError) as exc:
+        path, leaf = _flatten(exc, ())
+        record = _record_name(kind, data)
+        field = ".".join(path) or "(record)"
+        if isinstance(leaf, ValidationError):
+            raise (leaf.within(record, field) if path else leaf) from None
+        if isinstance(leaf, _FieldError):
+            raise ValidationError(record, field, leaf.expected, leaf.got) from None
+        if isinstance(leaf, KeyError):
+            raise ValidationError(record, field, "a value (the field is required)") from None
+        raise ValidationError(record, field, str(leaf)) from None
+    except KeyError as exc:
+        raise ValidationError(_record_name(kind, data), str(exc.args[0]), "a value (the field is required)") from None
+
+
+def structure_strict(data: Any, cls: type[T]) -> T:
+    """Like :func:`structure`, but a key that is not a field of ``cls`` is an error (with a
+    suggestion) instead of going under ``meta``."""
+    if isinstance(data, Mapping):
+        known = [a.name for a in cls.__attrs_attrs__]  # type: ignore[attr-defined]
+        for key in data:
+            if key not in known:
+                raise ValidationError(
+                    _record_name(cls.__name__.lower(), data),
+                    str(key),
+                    f"a known field (strict mode){closest(str(key), known)}",
+                    data[key],
+                )
+    return structure(data, cls)
+
+
+def coerce(data: Any, cls: type[T]) -> T:
+    """Like :func:`structure`; the name reads better where a model or a dict is accepted."""
+    return structure(data, cls)
+
+
+def to_dict(obj: Any) -> Any:
+    """The spec-shaped plain data of a model (or list of models); fields left at ``None`` are omitted."""
+    return converter.unstructure(obj)

@@ -1,0 +1,152 @@
+"""Collecting the components plugins register, once, with their owners.
+
+Each ``arena_register_*`` implementation is called separately (rather than through
+``pm.hook``) so that every component is attributed to the plugin that registered it: a
+clash names both plugins and their distributions, and ``arena plugins`` lists who
+registered what.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+from attrs import frozen
+
+from arena_core.model.errors import ArenaError, DuplicateComponentError, PluginError, UnknownComponentError, closest
+from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
+from arena_core.model.records import WeightProfile
+from arena_core.registry.manager import ArenaPluginManager
+from arena_core.workspace.confined import CommandRunner
+
+__all__ = ["Components", "Family", "FAMILIES", "collect"]
+
+C = TypeVar("C")
+
+
+@frozen
+class Family(Generic[C]):
+    """One kind of component: the hook that registers it and how to tell a valid one."""
+
+    label: str
+    """How messages name one component, e.g. ``metric``."""
+    hook: str
+    """The registration hook."""
+    key: str
+    """The attribute holding the component's unique name (``name``, or ``type`` for checkers)."""
+    check: Callable[[Any], bool]
+    """True when an object has the shape the engine calls."""
+
+
+FAMILIES: dict[str, Family[Any]] = {
+    "metrics": Family("metric", "arena_register_metrics", "name", lambda c: isinstance(c, Metric)),
+    "checkers": Family(
+        "criterion checker", "arena_register_criterion_checkers", "type", lambda c: isinstance(c, CriterionChecker)
+    ),
+    "weight_profiles": Family(
+        "weight profile", "arena_register_weight_profiles", "name", lambda c: isinstance(c, WeightProfile)
+    ),
+    "difficulty_adjusters": Family(
+        "difficulty adjuster",
+        "arena_register_difficulty_adjusters",
+        "name",
+        lambda c: isinstance(c, DifficultyAdjuster),
+    ),
+    "interval_methods": Family(
+        "interval method", "arena_register_interval_methods", "name", lambda c: isinstance(c, IntervalMethod)
+    ),
+    "command_runners": Family(
+        "command runner", "arena_register_command_runners", "name", lambda c: isinstance(c, CommandRunner)
+    ),
+}
+
+
+class Registry(Mapping[str, C]):
+    """Components of one family by name, remembering which plugin registered each."""
+
+    def __init__(self, family: Family[C]) -> None:
+        self.family = family
+        self._items: dict[str, C] = {}
+        self._owners: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> C:
+        try:
+            return self._items[name]
+        except KeyError:
+            known = ", ".join(sorted(self._items)) or "none"
+            raise UnknownComponentError(
+                f"no {self.family.label} named {name!r} is registered{closest(name, self._items)} (registered: {known})"
+            ) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._items
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._items.get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def owner(self, name: str) -> str:
+        """Name of the plugin that registered ``name``."""
+        return self._owners[name]
+
+    def add(self, component: C, plugin: str, pm: ArenaPluginManager) -> None:
+        label = self.family.label
+        if not self.family.check(component):
+            raise PluginError(f"{pm.describe(plugin)} registered {component!r}, which is not a valid {label}")
+        name = getattr(component, self.family.key)
+        if name in self._items:
+            raise DuplicateComponentError(
+                f"{label} {name!r} is registered by both {pm.describe(self._owners[name])} and {pm.describe(plugin)}"
+            )
+        self._items[name] = component
+        self._owners[name] = plugin
+
+
+@frozen
+class Components:
+    """Everything the registration hooks returned, by family."""
+
+    metrics: Registry[Metric]
+    checkers: Registry[CriterionChecker]
+    weight_profiles: Registry[WeightProfile]
+    difficulty_adjusters: Registry[DifficultyAdjuster]
+    interval_methods: Registry[IntervalMethod]
+    command_runners: Registry[CommandRunner]
+
+    def by_plugin(self) -> dict[str, dict[str, list[str]]]:
+        """Plugin name -> family -> names it registered."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for family in FAMILIES:
+            registry: Registry[Any] = getattr(self, family)
+            for name in registry:
+                out.setdefault(registry.owner(name), {}).setdefault(family, []).append(name)
+        return out
+
+
+def collect(pm: ArenaPluginManager) -> Components:
+    """Call every registration hook implementation once and gather the results.
+
+    :raises DuplicateComponentError: two plugins register the same name.
+    :raises PluginError: a hook raises or returns something that is not a component.
+    """
+    registries: dict[str, Registry[Any]] = {}
+    for family_name, family in FAMILIES.items():
+        registry: Registry[Any] = Registry(family)
+        for impl in getattr(pm.hook, family.hook).get_hookimpls():
+            if impl.hookwrapper or impl.wrapper:
+                continue
+            try:
+                returned = impl.function()
+            except ArenaError:
+                raise
+            except Exception as exc:
+                raise PluginError(f"{pm.describe(impl.plugin_name)} failed in {family.hook}: {exc!r}") from exc
+            for component in returned or ():
+                registry.add(component, impl.plugin_name, pm)
+        registries[family_name] = registry
+    return Components(**registries)

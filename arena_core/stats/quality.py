@@ -1,0 +1,74 @@
+"""Quality assurance: the spec's outlier detection and evaluation validation.
+
+Both follow the spec's rules, flags and messages exactly, and also handle the inputs on which
+the spec's code would crash (no submissions; a submission without a token count).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from arena_core.model.records import DIMENSIONS, Evaluation, Submission
+
+__all__ = ["Outlier", "detect_outliers", "validate"]
+
+
+@frozen
+class Outlier:
+    """A submission with two or more suspicious indicators (the spec's ``detect_outliers`` item)."""
+
+    submission_id: str
+    flags: tuple[str, ...]
+    recommended_action: str = "manual_review"
+
+
+def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
+    """The spec's rules: fewer tokens than 10% of the median, under 5 s, exactly one tool call;
+    a submission with two or more of these is flagged for manual review.
+
+    As in the spec, a missing execution time counts as 0 s (and so as "extremely fast").
+    Submissions without a token count are left out of the median and of the token rule.
+    """
+    tokens = [s.total_tokens for s in submissions if s.total_tokens is not None]
+    threshold = statistics.median(tokens) * 0.1 if tokens else None
+    outliers = []
+    for s in submissions:
+        flags = []
+        if threshold is not None and s.total_tokens is not None and s.total_tokens < threshold:
+            flags.append("extremely_efficient_tokens")
+        if (s.execution_time or 0) < 5:
+            flags.append("extremely_fast")
+        if s.tool_calls == 1:
+            flags.append("minimal_tool_usage")
+        if len(flags) >= 2:
+            outliers.append(Outlier(s.id, tuple(flags)))
+    return outliers
+
+
+def validate(evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
+    """The spec's ``validate_evaluation_metrics``: score ranges, the suspicious pair, token count.
+
+    :param total_tokens: the submission's token count when ``evaluation`` is a model (a dict
+        may carry it as ``total_tokens``). When it is unknown the token check is skipped: the
+        spec would report every evaluation without the key as "Suspiciously low token count".
+    """
+    if isinstance(evaluation, Evaluation):
+        scores = {"overall": evaluation.overall_score, **evaluation.scores}
+    else:
+        scores = {
+            name: evaluation[f"{name}_score"] for name in ("overall", *DIMENSIONS) if f"{name}_score" in evaluation
+        }
+        total_tokens = evaluation.get("total_tokens", total_tokens)
+    errors = []
+    for name in ("overall", *DIMENSIONS):
+        if name in scores and not 0 <= scores[name] <= 100:
+            errors.append(f"{name}_score out of range: {scores[name]}")
+    if scores.get("efficiency", 0) > 95 and scores.get("speed", 0) > 95:
+        errors.append("Suspicious: Both efficiency and speed scores are extremely high")
+    if total_tokens is not None and total_tokens < 10:
+        errors.append("Suspiciously low token count")
+    return errors

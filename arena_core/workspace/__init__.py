@@ -1,0 +1,2 @@
+"""Workspaces for criterion checks: confined paths, git checkouts, and the command runners'
+protocol."""

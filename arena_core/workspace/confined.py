@@ -1,0 +1,282 @@
+"""A submission's workspace: the files it produced, reached only through confined paths.
+
+Submissions are untrusted. A criterion names paths and commands (from the task definition,
+never from the submission); a :class:`Workspace` resolves every path inside its root and
+refuses the rest (absolute paths, ``..``, symlinks that lead out) with a reason, and runs
+commands through the configured :class:`CommandRunner` with a timeout, an output cap and a
+scrubbed environment, the workspace as working directory.
+
+A workspace is a directory, or a git repository and a ref: the ref is checked out into a
+fresh clone in a temporary directory (the repository's own configuration, which could name
+filters or hooks, is never used), removed when checking ends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Protocol, runtime_checkable
+
+from attrs import frozen
+
+from arena_core.model.errors import ArenaError
+
+__all__ = [
+    "CommandResult",
+    "CommandRunner",
+    "Workspace",
+    "WorkspaceError",
+    "WorkspaceSettings",
+    "open_workspace",
+    "glob_pattern",
+    "scrubbed_environment",
+]
+
+#: Directories never searched for files to check (tool caches and dependencies, not the work).
+SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox"})
+#: A ref must look like one: no leading dash (it would be read as an option), no spaces.
+_REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@^~{}+-]*$")
+
+
+class WorkspaceError(ArenaError):
+    """A path or workspace that checking refuses; the message is the reason recorded."""
+
+
+@frozen
+class CommandResult:
+    """What running one command produced."""
+
+    exit_code: int | None
+    """The exit status; ``None`` when the command was killed at the timeout or could not start."""
+    output: str
+    """Standard output and error, interleaved, cut at the runner's output limit."""
+    duration: float
+    """Wall time in seconds."""
+    timed_out: bool = False
+    truncated: bool = False
+    """Whether output beyond the limit was discarded."""
+    error: str = ""
+    """Why the command could not start (e.g. the program does not exist)."""
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def describe(self, timeout: float) -> str:
+        """One line for an evaluation's reason: what happened, and the output's last line."""
+        if self.error:
+            return self.error
+        if self.timed_out:
+            status = f"timed out after {timeout:g} s (killed)"
+        else:
+            status = f"exit code {self.exit_code}"
+        tail = next((line.strip() for line in reversed(self.output.splitlines()) if line.strip()), "")
+        return f"{status}: {tail[:200]}" if tail else status
+
+
+@runtime_checkable
+class CommandRunner(Protocol):
+    """Runs one command of a task's criterion; registered with ``arena_register_command_runners``.
+
+    ``argv`` is a list (never a shell string); ``cwd`` the workspace; ``env`` the complete
+    environment; the runner must stop the command at ``timeout`` seconds and keep at most
+    ``output_limit`` bytes of its output.
+    """
+
+    name: str
+
+    def run(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, output_limit: int
+    ) -> CommandResult: ...
+
+
+def scrubbed_environment(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a checked command gets: a search path, a locale and a home of its own;
+    nothing of the host's (no tokens, no credentials), plus what the task itself sets."""
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+    if os.name == "nt":  # Windows cannot start programs without these
+        env.update({k: os.environ[k] for k in ("SYSTEMROOT", "COMSPEC", "PATHEXT") if k in os.environ})
+    env.update(extra or {})
+    return env
+
+
+@frozen
+class WorkspaceSettings:
+    """How workspaces are opened and commands run (from the configuration)."""
+
+    runner: CommandRunner | None
+    """``None`` when no runner is registered (the built-in ``runners`` plugin blocked): every
+    command is then refused, which is how a host turns command execution off."""
+    timeout: float = 60.0
+    output_limit: int = 65_536
+    root: Path | None = None
+    """When set, every workspace must lie inside it; relative workspace paths are taken from it."""
+
+
+class Workspace:
+    """One submission's files, for criterion checkers: confined paths and commands."""
+
+    def __init__(self, root: Path, settings: WorkspaceSettings, home: Path) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self._home = home
+
+    def path(self, relative: str) -> Path:
+        """The absolute path of ``relative`` inside the workspace.
+
+        :raises WorkspaceError: the path is absolute, contains ``..``, or resolves (through a
+            symlink) outside the workspace.
+        """
+        if not isinstance(relative, str) or not relative:
+            raise WorkspaceError(f"path {relative!r} is not a relative path")
+        if (
+            PurePosixPath(relative).is_absolute()
+            or PureWindowsPath(relative).is_absolute()
+            or PureWindowsPath(relative).drive
+        ):
+            raise WorkspaceError(f"path {relative!r} is absolute; criterion paths are relative to the workspace")
+        if ".." in re.split(r"[\\/]", relative):
+            raise WorkspaceError(f"path {relative!r} leaves the workspace ('..' is not allowed)")
+        target = (self.root / relative).resolve()
+        if not target.is_relative_to(self.root):
+            raise WorkspaceError(
+                f"path {relative!r} resolves outside the workspace (a symlink leads to {str(target)!r})"
+            )
+        return target
+
+    def is_file(self, relative: str) -> bool:
+        return self.path(relative).is_file()
+
+    def read_text(self, relative: str, limit: int = 10_000_000) -> str:
+        """The file's text (UTF-8, undecodable bytes replaced), refused beyond ``limit`` bytes."""
+        target = self.path(relative)
+        if not target.is_file():
+            raise WorkspaceError(f"file {relative!r} does not exist in the workspace")
+        size = target.stat().st_size
+        if size > limit:
+            raise WorkspaceError(f"file {relative!r} is {size:,} bytes, over the {limit:,}-byte limit for checking")
+        return target.read_bytes().decode("utf-8", errors="replace")
+
+    def files(self, pattern: str = "**/*") -> Iterator[str]:
+        """Relative paths of the regular files matching the glob ``pattern`` (see
+        :func:`glob_pattern`), in sorted order, skipping
+        tool directories (``.git``, ``node_modules``, ...) and symlinks that lead out."""
+        found = []
+        for directory, subdirs, names in os.walk(self.root, followlinks=False):
+            subdirs[:] = [d for d in subdirs if d not in SKIPPED_DIRECTORIES]
+            for name in names:
+                relative = Path(directory, name).relative_to(self.root).as_posix()
+                if glob_pattern(pattern).fullmatch(relative):
+                    try:
+                        if self.path(relative).is_file():
+                            found.append(relative)
+                    except WorkspaceError:
+                        continue
+        yield from sorted(found)
+
+    def run(
+        self, argv: Sequence[str], *, timeout: float | None = None, env: Mapping[str, str] | None = None
+    ) -> CommandResult:
+        """Run a task's command in the workspace through the configured runner."""
+        limit = self.settings.timeout if timeout is None else timeout
+        if self.settings.runner is None:
+            return CommandResult(None, "", 0.0, error="commands are disabled: no command runner is registered")
+        return self.settings.runner.run(
+            list(argv),
+            cwd=self.root,
+            env=scrubbed_environment(self._home, env),
+            timeout=limit,
+            output_limit=self.settings.output_limit,
+        )
+
+    def scratch(self) -> Path:
+        """A fresh directory outside the workspace for files a command writes for the checker
+        (a report there cannot have been planted by the submission)."""
+        return Path(tempfile.mkdtemp(prefix="report-", dir=self._home))
+
+
+@lru_cache(maxsize=256)
+def glob_pattern(pattern: str) -> re.Pattern[str]:
+    """A glob over relative POSIX paths as a regular expression: ``**/`` matches any number of
+    directories (none included), ``*`` and ``?`` stay within one path component."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+@contextmanager
+def open_workspace(location: str, ref: str | None, settings: WorkspaceSettings) -> Iterator[Workspace]:
+    """The workspace at ``location`` (a directory; a git repository when ``ref`` is given).
+
+    :raises WorkspaceError: the directory does not exist, lies outside the configured root, or
+        the ref cannot be checked out.
+    """
+    base = Path(location).expanduser()
+    if settings.root is not None:
+        root = settings.root.resolve()
+        base = (root / base).resolve()
+        if not base.is_relative_to(root):
+            raise WorkspaceError(f"workspace {location!r} lies outside the workspace root {str(root)!r}")
+    if not base.is_dir():
+        raise WorkspaceError(f"workspace {location!r} is not a directory")
+    with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
+        home = Path(scratch, "home")
+        home.mkdir()
+        if ref is None:
+            yield Workspace(base, settings, home)
+        else:
+            yield Workspace(_checkout(base, ref, Path(scratch, "tree"), home), settings, home)
+
+
+def _checkout(repository: Path, ref: str, into: Path, home: Path) -> Path:
+    """``ref`` of ``repository`` checked out in a fresh clone at ``into``."""
+    if not _REF.match(ref):
+        raise WorkspaceError(f"workspace ref {ref!r} is not a git ref")
+    git = shutil.which("git")
+    if git is None:
+        raise WorkspaceError("the workspace is a git ref, but git is not installed")
+    env = scrubbed_environment(home)
+    steps = (
+        [git, "clone", "--quiet", "--no-local", "--no-checkout", "--", str(repository), str(into)],
+        [git, "-C", str(into), "-c", "core.hooksPath=" + os.devnull, "checkout", "--quiet", "--detach", ref, "--"],
+    )
+    for argv in steps:
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            message = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+            raise WorkspaceError(f"cannot check out {ref!r} of {str(repository)!r}: {message}")
+    return into
