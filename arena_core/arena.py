@@ -100,6 +100,14 @@ class Arena:
             evaluated_at or datetime.now(timezone.utc).isoformat(),
         )
 
+    def structure_submission(self, record: Submission | Mapping[str, Any]) -> Submission:
+        """``record`` as a :class:`Submission`, as strictly as the configuration says (``strict``:
+        unknown keys are errors rather than ``meta``).
+
+        :raises ValidationError: naming the record and field.
+        """
+        return self._structure(record, Submission)
+
     def compute_baseline(
         self, task_id: str, submissions: Iterable[Submission | Mapping[str, Any]], *, task: Task | None = None
     ) -> Baseline:

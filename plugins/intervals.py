@@ -51,7 +51,7 @@ class StudentT:
     def interval(self, scores: Sequence[float], confidence_level: float = 0.95) -> tuple[float, float]:
         if len(scores) < 2:
             return (0.0, 100.0)
-        try:
+        try:  # SciPy is an optional dependency (the 'stats' extra), loaded only for this method
             from scipy.stats import t as student_t
         except ImportError:
             raise ArenaError(

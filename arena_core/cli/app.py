@@ -113,7 +113,7 @@ def read_inputs(
 ) -> tuple[list[Submission], dict[str, Task]]:
     sub_path, task_path = input_paths(submissions, tasks_path, example, need_tasks=need_tasks)
     tasks = read_tasks(task_path) if task_path else {}
-    subs = list(iter_submissions(sub_path, state.arena._structure))
+    subs = list(iter_submissions(sub_path, state.arena.structure_submission))
     if not subs:
         raise ArenaError(f"{sub_path}: no submissions in the file")
     return subs, tasks

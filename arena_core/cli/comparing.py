@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from arena_core.cli.app import State, command, inputs, main, read_inputs
+from arena_core.compare import compare as compare_profiles
 from arena_core.io.readers import atomic_output
+from arena_core.report.comparison import render_html, render_text
 
 
 @main.command()
@@ -66,8 +68,6 @@ def compare(
       arena compare runs.jsonl --tasks tasks.toml --a default --b robust.toml
       arena compare --example --b log-tokens --format html -o comparison.html
     """
-    from arena_core.compare import compare as compare_profiles
-    from arena_core.report.comparison import render_html, render_text
 
     a, b = state.loaded.profile(profile_a), state.loaded.profile(profile_b)
     subs, tasks = read_inputs(state, submissions, tasks_path, example)

@@ -25,6 +25,7 @@ from arena_core.engine.columns import (
     split_by_code,
 )
 from arena_core.engine.composite import WeightedSum
+from arena_core.engine.telemetry import Guarded
 from arena_core.model.errors import PluginError, ValidationError
 from arena_core.model.records import Baseline, SuccessCriterion, Task
 
@@ -153,8 +154,6 @@ class Batch:
 
 def supports_batch(metric: Any) -> bool:
     """True when ``metric`` (and every part of it) has a batch form."""
-    from arena_core.engine.telemetry import Guarded
-
     if isinstance(metric, Guarded):
         return supports_batch(metric.inner)
     if isinstance(metric, WeightedSum):
@@ -168,8 +167,6 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
 
     ``parts`` collects the scores of composite parts (NaN where a part was left out).
     """
-    from arena_core.engine.telemetry import Guarded
-
     if isinstance(metric, Guarded):
         decided = np.zeros(batch.size, dtype=bool)
         overrides = np.full(batch.size, np.nan)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
+
 __all__ = ["CATEGORIES", "DIFFICULTIES", "TOOLS", "generate_arena"]
 
 CATEGORIES = ("frontend_development", "backend_development", "data_analysis", "debugging", "refactoring")
@@ -112,8 +114,6 @@ def generate_columns(
     log-normal telemetry around per-task scales, tool effects, rounded values (so scores tie),
     a few percent of runs without time or cost.
     """
-    import numpy as np
-
     rng = np.random.default_rng(seed)
     task_list = [_task(random.Random(seed + i), i) for i in range(tasks)]
     scale = np.array([t["meta"].pop("scale") for t in task_list])

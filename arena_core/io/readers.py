@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import sys
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
@@ -27,7 +28,9 @@ from arena_core.model.serde import structure
 
 __all__ = ["InputError", "atomic_output", "iter_submissions", "read_submissions", "read_tasks"]
 
-Structurer = Callable[[Any, type], Any]
+#: Turns one record into a :class:`Submission` (``Arena.structure_submission`` applies the
+#: configuration's strictness).
+Structurer = Callable[[Any], Submission]
 
 
 class InputError(ArenaError):
@@ -120,7 +123,11 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
             yield f"{path}:{number}", record
 
 
-def iter_submissions(path: str | Path, structurer: Structurer = structure) -> Iterator[Submission]:
+def _submission(record: Any) -> Submission:
+    return structure(record, Submission)
+
+
+def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> Iterator[Submission]:
     """Submissions one at a time (JSON Lines, JSON array or ``.csv``).
 
     :raises InputError: naming ``FILE:LINE`` and the field.
@@ -129,12 +136,12 @@ def iter_submissions(path: str | Path, structurer: Structurer = structure) -> It
     records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
     for where, record in records:
         try:
-            yield structurer(record, Submission)
+            yield structurer(record)
         except ValidationError as exc:
             raise InputError(f"{where}: {exc}") from None
 
 
-def read_submissions(path: str | Path, structurer: Structurer = structure) -> list[Submission]:
+def read_submissions(path: str | Path, structurer: Structurer = _submission) -> list[Submission]:
     """Every submission of a file; see :func:`iter_submissions`."""
     subs = list(iter_submissions(path, structurer))
     if not subs:
@@ -181,8 +188,6 @@ def read_tasks(path: str | Path) -> dict[str, Task]:
 def atomic_output(path: str | Path | None) -> Iterator[IO[str]]:
     """A text stream for ``path`` that appears only when the block succeeds (stdout for ``None``)."""
     if path is None:
-        import sys
-
         yield sys.stdout
         return
     target = Path(path)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
+import attrs
 from attrs import field, frozen
 
 if TYPE_CHECKING:
@@ -52,9 +53,7 @@ def arena_core_version() -> str:
 
 
 def config_digest(config: ScoringConfig) -> str:
-    from arena_core.model.serde import to_dict
-
-    canonical = json.dumps(to_dict(config), sort_keys=True, separators=(",", ":"), default=list)
+    canonical = json.dumps(attrs.asdict(config), sort_keys=True, separators=(",", ":"), default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
