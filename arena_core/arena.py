@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from attrs import frozen
@@ -97,7 +97,7 @@ class Arena:
             self._structure(submission, Submission),
             structure(task, Task),
             structure(baseline, Baseline),
-            evaluated_at or datetime.now(timezone.utc).isoformat(),
+            evaluated_at or datetime.now(UTC).isoformat(),
         )
 
     def structure_submission(self, record: Submission | Mapping[str, Any]) -> Submission:
@@ -183,7 +183,7 @@ class Arena:
         else:
             records = [self._structure(s, Submission) for s in submissions]
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
-        stamp = evaluated_at or datetime.now(timezone.utc).isoformat()
+        stamp = evaluated_at or datetime.now(UTC).isoformat()
         result = many.evaluate_many(self.scorer, records, task_models, given, self.default_baseline, stamp)
         if progress is not None:
             progress(len(result))

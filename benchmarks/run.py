@@ -104,7 +104,9 @@ def single_latency(samples: int = 20_000) -> tuple[tuple[float, float], float, f
     spec_task = {**tasks[0], "success_criteria": [c for c in tasks[0]["success_criteria"] if c["type"] != "tests_pass"]}
     spec_model = structure(spec_task, Task)
     same_work = _median_p99(lambda i: arena.evaluate(models[i % 50], spec_model, baseline, evaluated_at=STAMP), samples)
-    reference = _median_p99(lambda i: spec_reference.calculate_overall_score(subs[i % 50], spec_task, spec_baseline), samples)
+    reference = _median_p99(
+        lambda i: spec_reference.calculate_overall_score(subs[i % 50], spec_task, spec_baseline), samples
+    )
     return ours, same_work[0], reference[0]
 
 
@@ -121,21 +123,30 @@ def main() -> None:
 
     per_record, batch = per_record_vs_batch(100, 1000)
     print("1. per-record vs batch path, 100,000 submissions over 100 tasks")
-    print(f"   per-record {per_record:8.2f} s   batch {batch:6.3f} s   ratio {per_record / batch:6.1f}x  (target >= 30x)")
+    print(
+        f"   per-record {per_record:8.2f} s   batch {batch:6.3f} s   ratio {per_record / batch:6.1f}x  (target >= 30x)"
+    )
 
-    out = subprocess.run([sys.executable, __file__, "--child", str(tasks), str(per_task)],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(tasks), str(per_task)], check=True, capture_output=True, text=True
+    ).stdout
     full = json.loads(out)
     print(f"2. batch path, {n:,} submissions over {tasks:,} tasks (score + baseline + rank; data generation excluded)")
-    print(f"   {full['seconds']:.2f} s (target < 3 s)   {n / full['seconds']:,.0f} submissions/s   "
-          f"peak memory {full['peak_mib']:,.0f} MiB (target < 1,536 MiB; the input columns alone: {full['data_mib']:,.0f} MiB)")
+    print(
+        f"   {full['seconds']:.2f} s (target < 3 s)   {n / full['seconds']:,.0f} submissions/s   "
+        f"peak memory {full['peak_mib']:,.0f} MiB (target < 1,536 MiB; the input columns alone: {full['data_mib']:,.0f} MiB)"
+    )
 
     (median, p99), same_work, spec_median = single_latency()
     print("3. single Arena.evaluate with the built-in plugins (4 criteria, models in)")
-    print(f"   median {median:.1f} us (target < 30 us)   p99 {p99:.1f} us   "
-          f"= {median / (batch / 100_000 * 1e6):.0f}x the batch path's cost per submission")
-    print(f"   on the spec's 3 criteria: {same_work:.1f} us = {same_work / spec_median:.1f}x the spec's "
-          f"calculate_overall_score on plain dicts ({spec_median:.1f} us; no validation, no plugins)")
+    print(
+        f"   median {median:.1f} us (target < 30 us)   p99 {p99:.1f} us   "
+        f"= {median / (batch / 100_000 * 1e6):.0f}x the batch path's cost per submission"
+    )
+    print(
+        f"   on the spec's 3 criteria: {same_work:.1f} us = {same_work / spec_median:.1f}x the spec's "
+        f"calculate_overall_score on plain dicts ({spec_median:.1f} us; no validation, no plugins)"
+    )
 
 
 if __name__ == "__main__":

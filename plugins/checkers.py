@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NoReturn, TypeVar
 
 import numpy as np
 
@@ -36,14 +37,17 @@ _NO_WORKSPACE = "needs the submission's workspace; the submission names none"
 JUNIT_PLACEHOLDER = "{junit_xml}"
 
 
-def _param(criterion: SuccessCriterion, task: Task, key: str, kind: type | tuple[type, ...], expected: str) -> object:
+T = TypeVar("T")
+
+
+def _param(criterion: SuccessCriterion, task: Task, key: str, kind: type[T] | tuple[type[T], ...], expected: str) -> T:
     value = criterion.params.get(key)
     if not isinstance(value, kind) or isinstance(value, bool):
         _bad(criterion, task, key, expected, value)
     return value
 
 
-def _bad(criterion: SuccessCriterion, task: Task, key: str, expected: str, value: object) -> None:
+def _bad(criterion: SuccessCriterion, task: Task, key: str, expected: str, value: object) -> NoReturn:
     index = task.success_criteria.index(criterion)
     raise ValidationError(f"task {task.id!r}", f"success_criteria.{index}.{key}", expected, value)
 
@@ -53,7 +57,7 @@ def _command(criterion: SuccessCriterion, task: Task) -> list[str]:
     value = criterion.params.get("command")
     if not isinstance(value, (list, tuple)) or not value or not all(isinstance(a, str) and a for a in value):
         _bad(criterion, task, "command", 'a list of arguments, e.g. ["python", "-m", "pytest"] (no shell)', value)
-    return list(value)  # type: ignore[arg-type]
+    return list(value)
 
 
 def _timeout(criterion: SuccessCriterion, task: Task) -> float | None:
@@ -62,7 +66,7 @@ def _timeout(criterion: SuccessCriterion, task: Task) -> float | None:
     value = criterion.params["timeout"]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
         _bad(criterion, task, "timeout", "a number of seconds > 0", value)
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _run_command(workspace: Workspace, criterion: SuccessCriterion, task: Task) -> CriterionResult:
@@ -102,7 +106,7 @@ class FileExists:
         self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
     ) -> CriterionResult:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
-        found = workspace.is_file(path)  # type: ignore[arg-type]
+        found = workspace.is_file(path)
         return CriterionResult.of(found, "" if found else f"file {path!r} does not exist in the workspace")
 
 
@@ -132,7 +136,7 @@ class MinFunctionality:
             return CriterionResult(self.type, "not_checkable", 0.0, reason=_NO_RESULTS)
         if "min_pass_rate" in criterion.params:
             threshold = _param(criterion, task, "min_pass_rate", (int, float), "a pass rate from 0 to 1")
-            passed = rate >= threshold  # type: ignore[operator]
+            passed = rate >= threshold
             return CriterionResult.of(passed, "" if passed else f"pass rate {rate:g} is below {threshold:g}")
         passed = rate > 0
         return CriterionResult.of(passed, "" if passed else "no test passes")
@@ -237,13 +241,13 @@ class FileContains:
     ) -> CriterionResult:
         pattern = self._pattern(criterion, task)
         path = _param(criterion, task, "file_path", str, "the path of the file to search")
-        found = pattern.search(workspace.read_text(path)) is not None  # type: ignore[arg-type]
+        found = pattern.search(workspace.read_text(path)) is not None
         return CriterionResult.of(found, "" if found else f"file {path!r} has no match for {pattern.pattern!r}")
 
     def _pattern(self, criterion: SuccessCriterion, task: Task) -> re.Pattern[str]:
         source = _param(criterion, task, "pattern", str, "a regular expression")
         try:
-            return re.compile(source, re.MULTILINE)  # type: ignore[arg-type]
+            return re.compile(source, re.MULTILINE)
         except re.error as exc:
             _bad(criterion, task, "pattern", f"a valid regular expression ({exc})", source)
             raise  # unreachable: _bad raises

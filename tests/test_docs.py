@@ -57,3 +57,35 @@ def test_the_ab_testing_walkthrough_shows_current_output(tmp_path: Path, monkeyp
     monkeypatch.chdir(tmp_path)
     for block in _blocks(page, "python"):
         exec(compile(block, str(page), "exec"), {"__name__": "docs_example"})
+
+
+def _doc_pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "examples").rglob("*.md"))]
+
+
+def test_every_module_path_and_dotted_name_in_the_docs_exists() -> None:
+    """A moved or renamed module shows up here rather than as a dead reference in a page."""
+    import importlib
+
+    missing = []
+    for page in _doc_pages():
+        text = page.read_text()
+        for path in sorted(set(re.findall(r"\b(?:arena_core|plugins)/[\w/]+\.py\b", text))):
+            if not (ROOT / path).exists():
+                missing.append(f"{page.relative_to(ROOT)}: {path}")
+        for dotted in sorted(set(re.findall(r"\barena_(?:core|plugins)(?:\.\w+)+", text))):
+            parts = dotted.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj: object = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    continue
+                try:
+                    for attribute in parts[i:]:
+                        obj = getattr(obj, attribute)
+                except AttributeError:
+                    missing.append(f"{page.relative_to(ROOT)}: {dotted}")
+                break
+            else:
+                missing.append(f"{page.relative_to(ROOT)}: {dotted}")
+    assert not missing, "\n".join(missing)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
@@ -129,7 +129,7 @@ def progress(total: int, label: str, quiet: bool) -> Iterator[Callable[[int], ob
         yield bar.update
 
 
-def score_all(state: State, subs: list[Submission], tasks: dict[str, Task], quiet: bool) -> list[Evaluation]:
+def score_all(state: State, subs: list[Submission], tasks: dict[str, Task], quiet: bool) -> Sequence[Evaluation]:
     with progress(len(subs), "Scoring", quiet) as update:
         return state.arena.evaluate_many(subs, tasks, progress=update)
 

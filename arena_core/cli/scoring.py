@@ -163,7 +163,7 @@ def leaderboard(
         click.echo(f"* provisional: fewer than {state.arena.config.min_submissions_per_tool} submissions")
 
 
-def _from_store(path: Path, task_id: str | None) -> tuple[list[Evaluation], list[Submission]]:
+def _from_store(path: Path, task_id: str | None) -> tuple[Sequence[Evaluation], list[Submission]]:
     if not path.exists():
         raise ArenaError(f"{path}: no such arena database (create one with `arena ingest`)")
     store = SQLiteStore(path)
@@ -242,7 +242,7 @@ def validate(state: State, submissions: Path | None, tasks_path: Path | None, ex
     evaluations = score_all(state, subs, tasks, quiet)
     findings = [
         f"{ev.submission_id}: {message}"
-        for ev, sub in zip(evaluations, subs)
+        for ev, sub in zip(evaluations, subs, strict=True)
         for message in state.arena.validate(ev, sub.total_tokens)
     ]
     for finding in findings:

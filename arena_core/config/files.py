@@ -95,7 +95,8 @@ class LoadedConfig:
         )
 
     def _base_data(self) -> dict[str, Any]:
-        return to_dict(self.config)
+        data: dict[str, Any] = to_dict(self.config)
+        return data
 
 
 def find_config(start: Path | None = None) -> Path | None:

@@ -69,7 +69,7 @@ def _mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
 
 
 def _names(value: object) -> tuple[str, ...]:
-    return tuple(value) if value else ()  # type: ignore[call-overload]
+    return tuple(value) if isinstance(value, list | tuple) else ()
 
 
 @frozen

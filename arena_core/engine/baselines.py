@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
 
 import attrs
 
@@ -54,9 +55,9 @@ def compute_baseline(
     :param samples: figures (of :data:`~arena_core.model.records.SAMPLE_FIELDS`) whose sorted values
         to keep in :attr:`Baseline.samples`, for metrics that rank against them.
     """
-    stamp = now or datetime.now(timezone.utc).isoformat()
+    stamp = now or datetime.now(UTC).isoformat()
     if len(submissions) < MIN_SUBMISSIONS:
-        return Baseline(**{**_fields(default), "task_id": task_id, "submission_count": 0, "last_updated": stamp})
+        return attrs.evolve(default, task_id=task_id, submission_count=0, last_updated=stamp)
     tokens = [s.total_tokens for s in submissions if s.total_tokens is not None]
     calls = [s.tool_calls for s in submissions if s.tool_calls is not None]
     times = [s.execution_time for s in submissions if s.execution_time]
@@ -86,10 +87,6 @@ def compute_baseline(
     )
 
 
-def _fields(baseline: Baseline) -> dict[str, object]:
-    return {a.name: getattr(baseline, a.name) for a in baseline.__attrs_attrs__}  # type: ignore[attr-defined]
-
-
 def default_baseline_for(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:
     """The baseline a task uses below :data:`MIN_SUBMISSIONS`: its own default, else ``fallback``."""
     return task.default_baseline if task is not None and task.default_baseline else fallback
@@ -104,4 +101,4 @@ def configured_default(overrides: Mapping[str, float]) -> Baseline:
     for key in overrides:
         if key not in fields:
             raise ValidationError("configuration", f"default_baseline.{key}", f"a baseline field{closest(key, fields)}")
-    return attrs.evolve(DEFAULT_BASELINE, **overrides)
+    return attrs.evolve(DEFAULT_BASELINE, **dict[str, Any](overrides))

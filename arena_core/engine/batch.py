@@ -88,11 +88,13 @@ class Batch:
 
     def column(self, field: str) -> np.ndarray:
         """A numeric submission field for these rows (NaN where not given)."""
-        return self._columns.numeric[field][self.rows]
+        values: np.ndarray = self._columns.numeric[field][self.rows]
+        return values
 
     def baseline(self, field: str) -> np.ndarray:
         """A baseline figure, per row (each row's own task baseline)."""
-        return self._baselines[field][self.rows]
+        values: np.ndarray = self._baselines[field][self.rows]
+        return values
 
     def baseline_groups(self) -> Iterator[tuple[Baseline, np.ndarray]]:
         """Each distinct baseline of these rows with its local row positions (for metrics that
@@ -103,7 +105,8 @@ class Batch:
             yield self._baseline_list[code], local
 
     def success(self) -> np.ndarray:
-        return self._columns.success[self.rows]
+        values: np.ndarray = self._columns.success[self.rows]
+        return values
 
     def files_created(self) -> list[Sequence[str]]:
         files = self._columns.files_created
@@ -112,7 +115,8 @@ class Batch:
     def has_file(self, path: str) -> np.ndarray:
         """Per row, whether ``path`` is among its ``files_created`` (one test per distinct list)."""
         codes, distinct = self._columns.file_sets()
-        return np.array([path in files for files in distinct], dtype=bool)[codes[self.rows]]
+        found: np.ndarray = np.array([path in files for files in distinct], dtype=bool)[codes[self.rows]]
+        return found
 
     def pass_rate(self) -> np.ndarray:
         """Reported pass rate per row, as ``Submission.pass_rate`` (NaN when not reported)."""

@@ -57,7 +57,7 @@ def split_by_code(codes: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
     ends = np.r_[starts[1:], len(codes)]
-    for start, end in zip(starts, ends):
+    for start, end in zip(starts, ends, strict=True):
         yield int(sorted_codes[start]), order[start:end]
 
 
@@ -115,8 +115,8 @@ class Columns:
 
         return cls(
             [s.id for s in subs],
-            [s.task_id for s in subs],
-            {f: column(f) for f in NUMERIC_FIELDS},  # type: ignore[misc]
+            [s.task_id for s in subs],  # type: ignore[misc]  # a structured submission always has its task
+            {f: column(f) for f in NUMERIC_FIELDS},
             tools=[s.tool for s in subs],
             models=[s.model for s in subs],
             success=np.array([s.success for s in subs], dtype=bool),
@@ -169,8 +169,8 @@ class Columns:
             ids,
             data["task_id"],
             numeric,
-            tools=data["tool"] if "tool" in data else None,
-            models=data["model"] if "model" in data else None,
+            tools=data.get("tool", None),
+            models=data.get("model", None),
             success=success,
-            files_created=data["files_created"] if "files_created" in data else None,
+            files_created=data.get("files_created", None),
         )

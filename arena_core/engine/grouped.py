@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+import attrs
 import numpy as np
 
 from arena_core.engine.baselines import MIN_SUBMISSIONS
@@ -94,14 +94,10 @@ def group_baselines(
     for code in range(count):
         default = defaults[code]
         if sizes[code] < MIN_SUBMISSIONS:
-            out.append(
-                Baseline(
-                    **{**_fields(default), "task_id": task_ids[code], "submission_count": 0, "last_updated": stamp}
-                )
-            )
+            out.append(attrs.evolve(default, task_id=task_ids[code], submission_count=0, last_updated=stamp))
             continue
 
-        def pick(field: str, fallback: tuple[float, float, float]) -> tuple[float, float, float]:
+        def pick(field: str, fallback: tuple[float, float, float], code: int = code) -> tuple[float, float, float]:
             present, median, low, high = stats[field]
             return (float(median[code]), float(low[code]), float(high[code])) if present[code] else fallback
 
@@ -156,7 +152,3 @@ def _quantiles(data: np.ndarray, start: np.ndarray, length: np.ndarray) -> tuple
 
 def or_nan(value: float | None) -> float:
     return np.nan if value is None else float(value)
-
-
-def _fields(baseline: Baseline) -> dict[str, Any]:
-    return {a.name: getattr(baseline, a.name) for a in baseline.__attrs_attrs__}  # type: ignore[attr-defined]

@@ -66,7 +66,7 @@ def _ranked(evaluations: Sequence[Evaluation], provisional: Set[str | None]) -> 
     ascending = sorted(e.overall_score for e in evaluations)
     ranks = competition_ranks([evaluations[i].overall_score for i in order])
     annotated = list(evaluations)
-    for i, r in zip(order, ranks):
+    for i, r in zip(order, ranks, strict=True):
         ev = evaluations[i]
         annotated[i] = attrs.evolve(
             ev,
@@ -91,4 +91,4 @@ def rank_by_metric(evaluations: Sequence[Evaluation], metric: str) -> list[Evalu
             )
     ordered = sorted(evaluations, key=lambda e: e.scores[metric], reverse=True)
     ranks = competition_ranks([e.scores[metric] for e in ordered])
-    return [attrs.evolve(ev, rankings={**ev.rankings, metric: r}) for ev, r in zip(ordered, ranks)]
+    return [attrs.evolve(ev, rankings={**ev.rankings, metric: r}) for ev, r in zip(ordered, ranks, strict=True)]

@@ -23,7 +23,7 @@ __all__ = ["round_exact", "round_scalar"]
 
 #: Beyond this magnitude the scaling error may exceed the 1e-9 margin: use ``round`` itself.
 _FAST_LIMIT = 1e6
-_SCALES = {digits: 10.0**digits for digits in range(0, 10)}
+_SCALES = {digits: 10.0**digits for digits in range(10)}
 
 
 def round_scalar(value: float, digits: int) -> float:

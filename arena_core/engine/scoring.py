@@ -240,7 +240,7 @@ class Scorer:
         if workers == 1 or len(items) < 2 or not any(s.workspace is not None for s, _, _ in items):
             return [self.evaluate(s, t, b, evaluated_at) for s, t, b in items]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check") as pool:
-            return list(pool.map(lambda item: self.evaluate(*item, evaluated_at), items))
+            return list(pool.map(lambda item: self.evaluate(item[0], item[1], item[2], evaluated_at), items))
 
     def _owner(self, metric: Metric) -> str:
         registry = self.components.metrics

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import attrs
 import numpy as np
 
 from arena_core.engine.batch import (
@@ -51,7 +52,7 @@ def evaluate_columns(
     for profile in {p.name: p for p in profiles}.values():
         if not all(supports_batch(scorer.metric(d)) for d in profile.weights):
             return None
-    baseline_fields = {a.name for a in Baseline.__attrs_attrs__ if a.name not in ("task_id", "last_updated", "samples")}  # type: ignore[attr-defined]
+    baseline_fields = {a.name for a in attrs.fields(Baseline) if a.name not in ("task_id", "last_updated", "samples")}
     per_row_baseline = {
         f: np.array([or_nan(getattr(b, f)) for b in baselines])[baseline_codes] for f in baseline_fields
     }

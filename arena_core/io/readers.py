@@ -113,7 +113,7 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
             if len(row) != len(header):
                 raise InputError(f"{path}:{number}: expected {len(header)} cells as in the header, got {len(row)}")
             record: dict[str, Any] = {}
-            for column, cell in zip(header, row):
+            for column, cell in zip(header, row, strict=True):
                 if cell == "":
                     continue
                 if column.startswith("meta."):

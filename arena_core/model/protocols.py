@@ -50,8 +50,11 @@ class Metric(Protocol):
     ``bind(resolver) -> Metric`` returning a copy wired to them (see :class:`Resolver`).
     """
 
-    name: str
-    requires: tuple[str, ...]
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def requires(self) -> tuple[str, ...]: ...
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score | None: ...
 

@@ -98,7 +98,7 @@ def _with_extras_in_meta(cls: type[T]) -> None:
         extras = {k: v for k, v in value.items() if k not in known}
         if extras:
             value = {**value, "meta": {**extras, **_structure_mapping(value.get("meta", {}), dict)}}
-        return base(value, cls)  # type: ignore[no-any-return]
+        return base(value, cls)
 
     converter.register_structure_hook(cls, hook)
 
@@ -252,11 +252,11 @@ def _flatten(exc: BaseException, path: tuple[str, ...]) -> tuple[tuple[str, ...]
             return _flatten(inner, (*path, note.name))
         return _flatten(without[0], path)
     if isinstance(exc, IterableValidationError):
-        with_notes, without = exc.group_exceptions()
-        if with_notes:
-            inner, note = with_notes[0]
-            return _flatten(inner, (*path, str(note.index)))
-        return _flatten(without[0], path)
+        item_notes, item_without = exc.group_exceptions()
+        if item_notes:
+            item, index_note = item_notes[0]
+            return _flatten(item, (*path, str(index_note.index)))
+        return _flatten(item_without[0], path)
     return path, exc
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from arena_core.compare import Comparison
 from arena_core.io.table import render
 from arena_core.model.provenance import Provenance
+from arena_core.stats.comparison import Comparison
 
 __all__ = ["render_text", "render_html"]
 
@@ -209,7 +209,7 @@ def delta_histogram_svg(c: Comparison, bins: int = 30) -> str:
         f'<rect x="{x(ci_low):.1f}" y="{pad / 2}" width="{max(x(ci_high) - x(ci_low), 1):.1f}" '
         f'height="{base - pad / 2:.1f}" fill="#fd8" opacity="0.5"/>',
     ]
-    for count, start, stop in zip(counts, edges[:-1], edges[1:]):
+    for count, start, stop in zip(counts, edges[:-1], edges[1:], strict=True):
         if count:
             bar = (base - pad / 2) * count / tallest
             out.append(

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+import attrs
 import numpy as np
 from attrs import frozen
 
@@ -65,8 +66,8 @@ class Comparison:
             field.name: _jsonable(
                 to_dict(getattr(self, field.name)) if field.name.startswith("provenance") else getattr(self, field.name)
             )
-            for field in self.__attrs_attrs__
-        }  # type: ignore[attr-defined]
+            for field in attrs.fields(Comparison)
+        }
 
 
 def _jsonable(value: Any) -> Any:
@@ -103,7 +104,7 @@ def compare_scorings(
     rows = tuple(_row(i, side_a, side_b) for i in range(len(side_a.ids)))
     by_task: dict[str, list[int]] = {}
     by_tool: dict[str | None, list[int]] = {}
-    for i, (task_id, tool) in enumerate(zip(side_a.task_ids, side_a.tools)):
+    for i, (task_id, tool) in enumerate(zip(side_a.task_ids, side_a.tools, strict=True)):
         by_task.setdefault(task_id, []).append(i)
         by_tool.setdefault(tool, []).append(i)
     tasks_out = tuple(
@@ -145,7 +146,7 @@ def _tools(
     """Per tool: means under A and B, mean delta overall and per metric, rank by mean under each.
     Means are ``statistics.fmean`` (exactly rounded sums), as the leaderboard's, so a tool's
     mean under the default profile is the number ``arena leaderboard`` prints."""
-    out = []
+    out: list[dict[str, Any]] = []
     for tool, ix in sorted(by_tool.items(), key=lambda item: str(item[0])):
         names = dict.fromkeys(name for i in ix for name in rows[i]["metric_deltas"])
         out.append(
@@ -165,7 +166,7 @@ def _tools(
         )
     for side in ("a", "b"):
         best_first = sorted(out, key=lambda t: -t[f"mean_{side}"])
-        for t, rank in zip(best_first, competition_ranks([t[f"mean_{side}"] for t in best_first])):
+        for t, rank in zip(best_first, competition_ranks([t[f"mean_{side}"] for t in best_first]), strict=True):
             t[f"rank_{side}"] = rank
     return tuple(out)
 

@@ -50,7 +50,7 @@ def aggregate(arena: Arena, evaluations: Sequence[Evaluation], by: str) -> list[
     )
     ranks = competition_ranks([round(mean, 2) for _, mean, _ in summary])
     rows = []
-    for rank, (name, mean, evs) in zip(ranks, summary):
+    for rank, (name, mean, evs) in zip(ranks, summary, strict=True):
         low, high = arena.confidence_interval([e.overall_score for e in evs])
         means = {d: statistics.fmean(vals) for d in dimensions if (vals := [e.scores[d] for e in evs if d in e.scores])}
         rows.append(

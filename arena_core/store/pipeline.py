@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,7 +47,8 @@ class BatchResult:
 def baseline_key(submission: Submission, scope: str) -> str:
     """The store key of a submission's baseline: its task id, plus its group under a scoped baseline."""
     task_id, *group = scope_key(submission, scope)
-    return task_id if not group else "\x1f".join([task_id or "", *(g or "" for g in group)])  # type: ignore[list-item]
+    key = task_id or ""
+    return key if not group else "\x1f".join([key, *(g or "" for g in group)])
 
 
 def run_batch(
@@ -57,7 +58,7 @@ def run_batch(
     tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
 ) -> BatchResult:
     """The synchronous pipeline; :func:`process_batch` runs it off the event loop."""
-    stamp = datetime.now(timezone.utc).isoformat()
+    stamp = datetime.now(UTC).isoformat()
     subs = [structure(s, Submission) for s in submissions]  # 1. parse: all before any write
     seen: set[str] = set()
     for s in subs:
@@ -92,7 +93,9 @@ def run_batch(
                     baselines[key] = tx.get_baseline(key) or compute_baseline(
                         task_id, group, default, now=stamp, samples=samples
                     )
-            for i, ev in zip(indices, _score(arena, batch, task, [baselines[k] for k in keys], stamp)):  # 3.
+            for i, ev in zip(
+                indices, _score(arena, batch, task, [baselines[k] for k in keys], stamp), strict=True
+            ):  # 3.
                 results[i] = ev
             outliers += [o for o in quality.detect_outliers(everyone) if o.submission_id in batch_ids]  # 4.
             for s in batch:
@@ -140,7 +143,7 @@ def _score(
         )
     )
     if scored is None:
-        return arena.scorer.evaluate_all([(s, task, b) for s, b in zip(batch, row_baselines)], stamp)
+        return arena.scorer.evaluate_all([(s, task, b) for s, b in zip(batch, row_baselines, strict=True)], stamp)
     return list(scored)
 
 

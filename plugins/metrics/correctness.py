@@ -1,0 +1,147 @@
+"""The correctness metric: the task's success criteria, each checked by its registered checker, on
+the submission's claims or in its workspace."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NoReturn
+
+import numpy as np
+from attrs import field, frozen
+
+from arena_core.engine.batch import Batch
+from arena_core.model.errors import ValidationError, closest
+from arena_core.model.protocols import CriterionChecker, Resolver, Score
+from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
+from arena_core.workspace.confined import Workspace, WorkspaceError, WorkspaceSettings, open_workspace
+
+
+@frozen
+class Correctness:
+    """Weighted share of the task's success criteria met (the spec's pass rate with equal weights).
+
+    A task without criteria scores 100, as in the spec. A checker that raises does not stop
+    scoring: its criterion earns nothing and the evaluation records why.
+    """
+
+    checkers: Mapping[str, CriterionChecker] = field(factory=dict)
+    workspaces: WorkspaceSettings | None = None
+    """How workspaces are opened and commands run; set when bound."""
+    name = "correctness"
+    requires = ()
+
+    def bind(self, resolver: Resolver) -> Correctness:
+        return Correctness(dict(resolver.checkers()), resolver.workspace_settings())
+
+    def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score:
+        criteria = task.success_criteria
+        if not criteria:
+            return Score(100.0)
+        if submission.workspace is not None and any(
+            hasattr(self.checkers.get(c.type), "check_workspace") for c in criteria
+        ):
+            results = self._check_in_workspace(submission, task)
+        else:
+            results = [self._check(i, c, submission, task) for i, c in enumerate(criteria)]
+        earned = 0.0
+        total_weight = 0.0
+        for result in results:
+            earned += result.credit * result.weight
+            total_weight += result.weight
+        if total_weight == 0:
+            raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
+        return Score(earned / total_weight * 100.0, criteria=tuple(results))
+
+    def _check_in_workspace(self, submission: Submission, task: Task) -> list[CriterionResult]:
+        """Open the workspace once and check every criterion; when it cannot be opened, the
+        criteria that need it record why, and the others are judged on the claims."""
+        if self.workspaces is None:
+            raise RuntimeError("the correctness metric was scored before it was bound")
+        criteria = task.success_criteria
+        try:
+            with open_workspace(submission.workspace, submission.workspace_ref, self.workspaces) as workspace:  # type: ignore[arg-type]
+                return [self._check(i, c, submission, task, workspace) for i, c in enumerate(criteria)]
+        except WorkspaceError as exc:
+            unusable = f"workspace unusable: {exc}"
+        return [
+            CriterionResult(c.type, "error", 0.0, c.weight, unusable)
+            if hasattr(self.checkers.get(c.type), "check_workspace")
+            else self._check(i, c, submission, task)
+            for i, c in enumerate(criteria)
+        ]
+
+    def supports_batch(self) -> bool:
+        """The batch form applies when every registered checker has one."""
+        return all(hasattr(c, "check_batch") for c in self.checkers.values())
+
+    def score_batch(self, batch: Batch) -> np.ndarray:
+        """Per task: each criterion's checker over the task's rows, then the weighted share."""
+        scores = np.empty(batch.size)
+        for task, rows in batch.tasks():
+            criteria = task.success_criteria
+            if not criteria:
+                scores[rows] = 100.0
+                continue
+            earned = np.zeros(len(rows))
+            total_weight = 0.0
+            columns = []
+            for index, criterion in enumerate(criteria):
+                checker = self.checkers.get(criterion.type)
+                if checker is None:
+                    self._unknown(index, criterion, task)
+                # The optional batch form: present, as supports_batch() checked before this path ran.
+                column = checker.check_batch(batch.subset(rows), criterion, task)  # type: ignore[attr-defined]
+                columns.append((criterion, column))
+                earned = earned + column.credit * criterion.weight
+                total_weight += criterion.weight
+            if total_weight == 0:
+                raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
+            scores[rows] = earned / total_weight * 100.0
+            batch.record_criteria(task, rows, columns)
+        return scores
+
+    def _unknown(self, index: int, criterion: SuccessCriterion, task: Task) -> NoReturn:
+        raise ValidationError(
+            f"task {task.id!r}",
+            f"success_criteria.{index}.type",
+            f"a registered criterion type ({', '.join(self.checkers)}){closest(criterion.type, self.checkers)}",
+            criterion.type,
+        )
+
+    def _check(
+        self,
+        index: int,
+        criterion: SuccessCriterion,
+        submission: Submission,
+        task: Task,
+        workspace: Workspace | None = None,
+    ) -> CriterionResult:
+        checker = self.checkers.get(criterion.type)
+        if checker is None:
+            self._unknown(index, criterion, task)
+        verdict: bool | CriterionResult
+        try:
+            in_workspace = getattr(checker, "check_workspace", None) if workspace is not None else None
+            if in_workspace is not None:
+                verdict = in_workspace(workspace, submission, criterion, task)
+            else:
+                verdict = checker.check(submission, criterion, task)
+        except ValidationError:
+            raise
+        except WorkspaceError as exc:  # a refused path: the criterion fails, with the reason
+            return CriterionResult(criterion.type, "failed", 0.0, criterion.weight, str(exc))
+        except Exception as exc:  # a crashing checker costs its criterion, never the batch
+            return CriterionResult(criterion.type, "error", 0.0, criterion.weight, f"{type(exc).__name__}: {exc}")
+        if verdict is True or verdict is False:
+            return _plain_verdicts(criterion.type, criterion.weight)[verdict]
+        if verdict.type == criterion.type and verdict.weight == criterion.weight:
+            return verdict
+        return CriterionResult(criterion.type, verdict.status, verdict.credit, criterion.weight, verdict.reason)
+
+
+@lru_cache(maxsize=1024)
+def _plain_verdicts(type_: str, weight: float) -> tuple[CriterionResult, CriterionResult]:
+    """(failed, passed) results of a criterion, made once: results are frozen, and a checker
+    returning a bare bool is the common case on the single-record path."""
+    return CriterionResult(type_, "failed", 0.0, weight), CriterionResult(type_, "passed", 1.0, weight)
