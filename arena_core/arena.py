@@ -195,12 +195,26 @@ class Arena:
         *,
         store: Store,
         tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
+        replace: bool = False,
     ) -> BatchResult:
-        """The spec's evaluation pipeline over ``store``, as one transaction (see :mod:`arena_core.store.pipeline`).
+        """The spec's evaluation pipeline over ``store``, as one transaction, off the event loop
+        (see :mod:`arena_core.store.pipeline`); :meth:`process` is the same, synchronously.
 
-        :param tasks: tasks to store with the batch; other tasks must already be in the store.
+        :param tasks: tasks to store with the batch (all of them); other tasks must already be in the store.
+        :param replace: let re-submitted ids replace the stored ones instead of refusing them.
         """
-        return await pipeline.process_batch(self, submissions, store, tasks)
+        return await pipeline.process_batch(self, submissions, store, tasks, replace=replace)
+
+    def process(
+        self,
+        submissions: Iterable[Submission | Mapping[str, Any]],
+        *,
+        store: Store,
+        tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
+        replace: bool = False,
+    ) -> BatchResult:
+        """:meth:`process_batch` in the calling thread, for code without an event loop."""
+        return pipeline.run_batch(self, list(submissions), store, tasks, replace=replace)
 
     def plugins(self, *, include_builtins: bool = True) -> list[PluginInfo]:
         """What is loaded, from which distribution, and what each plugin registered; blocked names last."""

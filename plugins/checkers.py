@@ -93,6 +93,10 @@ class FileExists:
     submission's ``files_created`` (the spec's rule)."""
 
     type = "file_exists"
+    parameters = ("file_path",)
+
+    def validate(self, criterion: SuccessCriterion, task: Task) -> None:
+        _param(criterion, task, "file_path", str, "the path of the file that must exist")
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> bool:
         path = _param(criterion, task, "file_path", str, "the path of the file that must exist")
@@ -114,6 +118,7 @@ class NoErrors:
     """Passes when the workflow reported success."""
 
     type = "no_errors"
+    parameters = ()
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> bool:
         return submission.success
@@ -129,6 +134,13 @@ class MinFunctionality:
     """
 
     type = "min_functionality"
+    parameters = ("min_pass_rate",)
+
+    def validate(self, criterion: SuccessCriterion, task: Task) -> None:
+        if "min_pass_rate" in criterion.params:
+            rate = _param(criterion, task, "min_pass_rate", (int, float), "a pass rate from 0 to 1")
+            if not 0 <= rate <= 1:
+                _bad(criterion, task, "min_pass_rate", "a pass rate from 0 to 1", rate)
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
         rate = submission.pass_rate
@@ -171,6 +183,13 @@ class TestsPass:
     """
 
     type = "tests_pass"
+    parameters = ("command", "timeout")
+
+    def validate(self, criterion: SuccessCriterion, task: Task) -> None:
+        if "command" in criterion.params:
+            _command(criterion, task)
+        _timeout(criterion, task)
+
     __test__ = False  # not a pytest test class, despite the name
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult | bool:
@@ -227,6 +246,11 @@ class FileContains:
     (Python syntax, searched anywhere, ``^``/``$`` per line)."""
 
     type = "file_contains"
+    parameters = ("file_path", "pattern")
+
+    def validate(self, criterion: SuccessCriterion, task: Task) -> None:
+        self._pattern(criterion, task)
+        _param(criterion, task, "file_path", str, "the path of the file to search")
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
         self._pattern(criterion, task)
@@ -259,6 +283,13 @@ class CodeCompiles:
     the code); with ``command``, that command must exit with status 0."""
 
     type = "code_compiles"
+    parameters = ("paths", "command", "timeout")
+
+    def validate(self, criterion: SuccessCriterion, task: Task) -> None:
+        if "command" in criterion.params:
+            _command(criterion, task)
+        self._patterns(criterion, task)
+        _timeout(criterion, task)
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
         return _needs_workspace(criterion)
@@ -296,6 +327,11 @@ class CommandSucceeds:
     ``timeout`` seconds, default the configured ``command_timeout``)."""
 
     type = "command_succeeds"
+    parameters = ("command", "timeout")
+
+    def validate(self, criterion: SuccessCriterion, task: Task) -> None:
+        _command(criterion, task)
+        _timeout(criterion, task)
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> CriterionResult:
         _command(criterion, task)

@@ -268,8 +268,12 @@ def test_ingest_then_leaderboard_from_the_store(workdir: Path) -> None:
     first = arena("ingest", "--example", "--store", "arena.db", cwd=workdir)
     assert first.returncode == 0, first.stderr
     assert "Stored 180 evaluations for 12 tasks in arena.db; 3 flagged for review" in first.stdout
-    again = arena("ingest", str(SUBMISSIONS), "--store", "arena.db", cwd=workdir)  # tasks already stored
-    assert again.returncode == 0
+    refused = arena("ingest", str(SUBMISSIONS), "--store", "arena.db", cwd=workdir)  # the same ids again
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("Error: ") and len(refused.stderr.splitlines()) == 1
+    assert "id: expected an id not yet stored for task" in refused.stderr and "--replace" in refused.stderr
+    again = arena("ingest", str(SUBMISSIONS), "--store", "arena.db", "--replace", cwd=workdir)  # tasks already stored
+    assert again.returncode == 0, again.stderr
     stored = arena("leaderboard", "--store", "arena.db", cwd=workdir)
     from_files = arena("leaderboard", "--example", cwd=workdir)
     assert stored.returncode == 0 and stored.stdout == from_files.stdout

@@ -89,3 +89,46 @@ def test_every_module_path_and_dotted_name_in_the_docs_exists() -> None:
             else:
                 missing.append(f"{page.relative_to(ROOT)}: {dotted}")
     assert not missing, "\n".join(missing)
+
+
+def _matches(shown: list[str], printed: list[str]) -> bool:
+    """The shown output equals the printed one, ``...`` standing for any text within a line and,
+    alone on a line, for any number of lines (as doctest's ELLIPSIS), so pages may abbreviate
+    long output and timestamps."""
+    parts = []
+    for line in shown:
+        parts.append("(?:.*\n)*?" if line == "..." else ".*".join(re.escape(p) for p in line.split("...")) + "\n")
+    return re.fullmatch("".join(parts), "".join(f"{line}\n" for line in printed)) is not None
+
+
+def test_every_command_of_the_cli_page_runs_as_written_in_an_empty_directory(tmp_path: Path) -> None:
+    """Each ``$ arena ...`` line of docs/cli.md, in page order, in a new directory (starting with
+    ``arena example``): exit 0 (1 for the commands that report findings), and where the page
+    shows a command's output, exactly that output (stdout, then stderr)."""
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "arena").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m arena_core "$@"\n')
+    (shim / "arena").chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}", "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    ran = 0
+    for block in _blocks(ROOT / "docs" / "cli.md", "console"):
+        lines = block.splitlines()
+        assert lines and lines[0].startswith("$ "), block
+        index = 0
+        while index < len(lines):
+            command = lines[index][2:]
+            index += 1
+            shown = []
+            while index < len(lines) and not lines[index].startswith("$ "):
+                shown.append(lines[index])
+                index += 1
+            result = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True, text=True)
+            findings = any(f"arena {c}" in command for c in ("validate", "outliers"))
+            assert result.returncode in ((0, 1) if findings else (0,)), f"{command}\n{result.stderr}"
+            if shown:
+                printed = result.stdout.splitlines() + result.stderr.splitlines()
+                assert _matches(shown, printed), (command, printed)
+            ran += 1
+    assert ran >= 20

@@ -22,7 +22,7 @@ def test_default_policy_is_the_spec(arena: Arena) -> None:
     ev = arena.evaluate(sub, {"id": "t"}, B)
     assert ev.overall_score == spec.calculate_overall_score(sub, {"id": "t"}, B)["overall_score"]
     assert ev.filled == {"speed": "neutral", "cost": "neutral"}
-    with pytest.raises(ValidationError, match=r"total_tokens: expected a value \(the 'token_efficiency' metric needs it; set missing.total_tokens"):
+    with pytest.raises(ValidationError, match=r"total_tokens: expected a value \(total_tokens is needed by token_efficiency\); to score without them, set in arena.toml \[missing\] total_tokens = \"reweight\""):
         arena.evaluate({"id": "s", "tool_calls": 3}, {"id": "t"}, B)
 
 

@@ -25,7 +25,7 @@ from arena_core.model.records import SuccessCriterion
         ({"id": "s1", "total_tokens": True}, "total_tokens", "expected a whole number, got True"),
         ({"id": "s1", "correctness": 35.6}, "correctness", "expected a pass rate between 0 and 1, got 35.6"),
         ({"id": "s1", "tests_passed": 5, "tests_total": 3}, "tests_passed", "expected at most tests_total (3), got 5"),
-        ({"total_tokens": 3}, "id", "submission: id: expected a value (the field is required)"),
+        ({"total_tokens": 3}, "id", "submission (no id): id: expected a value (the field is required)"),
         ({"id": ""}, "id", "expected a non-empty string"),
     ],
 )

@@ -35,8 +35,8 @@ def snapshot(store: Store) -> dict:
         }
 
 
-def run(arena: Arena, subs: list, store: Store, tasks: dict | None = TASK_MAP):
-    return asyncio.run(arena.process_batch(subs, store=store, tasks=tasks))
+def run(arena: Arena, subs: list, store: Store, tasks: dict | None = TASK_MAP, *, replace: bool = False):
+    return asyncio.run(arena.process_batch(subs, store=store, tasks=tasks, replace=replace))
 
 
 def test_one_batch_on_an_empty_store_equals_evaluate_many(arena: Arena, store: Store) -> None:
@@ -84,15 +84,30 @@ def test_later_batches_are_ranked_among_everything_stored(arena: Arena, store: S
 def test_resubmission_replaces_instead_of_duplicating(arena: Arena, store: Store) -> None:
     run(arena, SUBS, store)
     before = snapshot(store)
-    run(arena, SUBS[:5], store)
+    with pytest.raises(ValidationError, match=r"an id not yet stored for task .*replace=True"):
+        run(arena, SUBS[:5], store)
+    assert snapshot(store) == before  # refused whole: nothing written
+    run(arena, SUBS[:5], store, replace=True)
     after = snapshot(store)
     for task_id in TASK_MAP:
         assert len(after[task_id][1]) == len(before[task_id][1]) and len(after[task_id][2]) == len(before[task_id][2])
     changed = {**SUBS[0], "total_tokens": SUBS[0]["total_tokens"] * 3}
-    run(arena, [changed], store)
+    run(arena, [changed], store, replace=True)
     with store.transaction(write=False) as tx:
         stored = [s for s in tx.submissions(changed["task_id"]) if s.id == changed["id"]]
         assert len(stored) == 1 and stored[0].total_tokens == changed["total_tokens"]
+
+
+def test_every_given_task_is_stored_and_process_is_the_synchronous_pipeline(arena: Arena, store: Store) -> None:
+    """Tasks given with a batch are stored whether or not the batch has submissions for them, so
+    a later batch for another task needs no tasks."""
+    first_task = SUBS[0]["task_id"]
+    result = arena.process([s for s in SUBS if s["task_id"] == first_task], store=store, tasks=TASK_MAP)
+    assert {e.task_id for e in result.evaluations} == {first_task}
+    with store.transaction(write=False) as tx:
+        assert sorted(tx.task_ids()) == sorted(TASK_MAP)
+    later = [s for s in SUBS if s["task_id"] != first_task]
+    assert len(arena.process(later, store=store).evaluations) == len(later)
 
 
 def test_duplicate_ids_in_one_batch_and_unknown_tasks_are_refused(arena: Arena, store: Store) -> None:

@@ -17,8 +17,11 @@ def test_unknown_real_category_is_reported_with_the_remedy(real_submissions, rea
 def test_runs_without_tokens_are_named_not_scored(real_submissions, real_tasks) -> None:
     with pytest.raises(ValidationError) as info:
         Arena(MAPPED, autoload=False).evaluate_many(real_submissions, real_tasks)
-    assert info.value.field == "total_tokens"
+    # Every field that needs a policy is named at once, with the configuration that fixes it.
+    assert info.value.field == "total_tokens, tool_calls"
     assert info.value.record.startswith("submission 'aider-")
+    assert 'set in arena.toml [missing] total_tokens = "reweight", tool_calls = "reweight"' in str(info.value)
+    assert "tool_calls missing in 181 of 181 submissions" in str(info.value)
 
 
 def test_real_runs_score_once_the_missing_counts_are_supplied(real_submissions, real_tasks) -> None:

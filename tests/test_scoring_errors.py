@@ -17,7 +17,7 @@ def test_missing_required_figure_names_record_field_and_metric(arena: Arena, bas
         arena.evaluate(sub, {"id": "t"}, baseline)
     assert info.value.record == "submission 's1'"
     assert info.value.field == field
-    assert "metric needs it" in str(info.value)
+    assert f"{field} is needed by {field.replace('total_tokens', 'token').replace('tool_calls', 'tool_call')}_efficiency" in str(info.value)
 
 
 def test_unknown_category_suggests_the_closest_and_the_setting(arena: Arena, baseline: dict) -> None:

@@ -7,7 +7,9 @@ got ...``); set ``ARENA_RAISE_ERRORS=1`` for the traceback instead.
 
 from __future__ import annotations
 
+import ast
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,8 +22,9 @@ import click
 from arena_core import examples
 from arena_core.arena import Arena
 from arena_core.config.files import ConfigError, LoadedConfig, load_config
-from arena_core.io.readers import iter_submissions, read_tasks
-from arena_core.model.errors import ArenaError
+from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_tasks
+from arena_core.io.table import printable
+from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation, Submission, Task
 
 __all__ = ["main"]
@@ -33,6 +36,8 @@ class State:
     def __init__(self, config_path: Path | None, profile: str | None = None) -> None:
         self.config_path = config_path
         self.profile = profile
+        #: The files read, so an error about a record names its FILE:LINE.
+        self.sources: Sources | None = None
         self._loaded: LoadedConfig | None = None
         self._arena: Arena | None = None
 
@@ -61,15 +66,41 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
     @click.pass_obj
     @wraps(function)
     def run(state: State, *args: Any, **kwargs: Any) -> Any:
+        previous = signal.signal(signal.SIGTERM, _stop)
         try:
             return function(state, *args, **kwargs)
-        except ArenaError as exc:
+        except BrokenPipeError:  # the reader went away (| head): stop quietly, as the docs of sys advise
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        except (ArenaError, OSError, KeyboardInterrupt) as exc:
             if os.environ.get("ARENA_RAISE_ERRORS"):
                 raise
-            click.echo(f"Error: {exc}", err=True)
+            click.echo(f"Error: {printable(_message(state, exc))}", err=True)
             sys.exit(2)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
     return run
+
+
+class Stopped(ArenaError):
+    """The command was stopped by a signal; whatever it was writing was removed or rolled back."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(f"stopped by {signal.Signals(signum).name}; nothing was written")
+
+
+def _message(state: State, exc: BaseException) -> str:
+    """One line (or one per bad record) saying where, what and what was expected."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "stopped by SIGINT; nothing was written"
+    if isinstance(exc, OSError):
+        where = exc.filename or "output"
+        return f"{where}: {exc.strerror or exc}"
+    if isinstance(exc, ValidationError) and state.sources is not None:
+        return f"{state.sources.locate(exc)}{exc}"
+    return str(exc)
 
 
 def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -112,11 +143,38 @@ def read_inputs(
     state: State, submissions: Path | None, tasks_path: Path | None, example: bool, *, need_tasks: bool = True
 ) -> tuple[list[Submission], dict[str, Task]]:
     sub_path, task_path = input_paths(submissions, tasks_path, example, need_tasks=need_tasks)
+    state.sources = Sources(sub_path, task_path)
     tasks = read_tasks(task_path) if task_path else {}
+    for task in tasks.values():  # unknown categories, criterion types and parameters, before any work
+        state.arena.scorer.check_task(task)
     subs = list(iter_submissions(sub_path, state.arena.structure_submission))
     if not subs:
         raise ArenaError(f"{sub_path}: no submissions in the file")
     return subs, tasks
+
+
+class Sources:
+    """The files a command read. Errors raised after reading (while scoring) name a record by its
+    id; this finds the record again, on the error path only, to say ``FILE:LINE``."""
+
+    def __init__(self, submissions: Path, tasks: Path | None) -> None:
+        self.submissions = submissions
+        self.tasks = tasks
+
+    def locate(self, error: ValidationError) -> str:
+        """``"FILE:LINE: "`` for the record ``error`` names, or ``""`` when it is not found."""
+        kind, _, ident = error.record.partition(" ")
+        try:
+            key = ast.literal_eval(ident)
+        except (ValueError, SyntaxError):
+            return ""
+        if kind == "submission":
+            where = locate_submission(self.submissions, key)
+        elif kind == "task" and self.tasks is not None:
+            where = locate_task(self.tasks, key)
+        else:
+            where = None
+        return f"{where}: " if where else ""
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import click
 
 from arena_core.cli.app import State, command, inputs, main, read_inputs
 from arena_core.compare import compare as compare_profiles
-from arena_core.io.readers import atomic_output
+from arena_core.io.output import atomic_output
 from arena_core.report.comparison import render_html, render_text
 
 

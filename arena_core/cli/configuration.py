@@ -9,7 +9,7 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.config.files import effective_lines, find_config, starter_toml
-from arena_core.io.readers import atomic_output
+from arena_core.io.output import atomic_output
 from arena_core.model.errors import ArenaError
 
 

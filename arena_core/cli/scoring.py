@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from arena_core.cli.app import State, command, inputs, main, quiet_option, read_inputs, score_all
-from arena_core.io.readers import atomic_output
+from arena_core.io.output import atomic_output
 from arena_core.io.table import render
 from arena_core.io.writers import FORMATS, write_evaluations
 from arena_core.model.errors import ArenaError

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import click
@@ -21,12 +20,28 @@ from arena_core.store import SQLiteStore
     show_default=True,
     help="The arena database (SQLite; created if missing).",
 )
+@click.option("--replace", is_flag=True, help="Let re-submitted ids replace the stored submissions.")
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait while another process writes to the database.",
+)
 @command
-def ingest(state: State, submissions: Path | None, tasks_path: Path | None, example: bool, store_path: Path) -> None:
+def ingest(
+    state: State,
+    submissions: Path | None,
+    tasks_path: Path | None,
+    example: bool,
+    store_path: Path,
+    replace: bool,
+    lock_timeout: float,
+) -> None:
     """Add submissions to an arena database: score, rank and update baselines in one transaction.
 
-    Tasks given with --tasks are stored too; later batches may omit them. Re-submitting an id
-    replaces it.
+    Every task given with --tasks is stored, so later batches may omit it. An id already stored
+    for its task is refused unless --replace. Writers to one database take turns.
 
     \b
     Examples:
@@ -35,7 +50,8 @@ def ingest(state: State, submissions: Path | None, tasks_path: Path | None, exam
       arena leaderboard --store arena.db
     """
     subs, tasks = read_inputs(state, submissions, tasks_path, example, need_tasks=False)
-    result = asyncio.run(state.arena.process_batch(subs, store=SQLiteStore(store_path), tasks=tasks or None))
+    store = SQLiteStore(store_path, timeout=lock_timeout)
+    result = state.arena.process(subs, store=store, tasks=tasks or None, replace=replace)
     task_count = len({e.task_id for e in result.evaluations})
     click.echo(
         f"Stored {len(result.evaluations)} evaluations for {task_count} tasks in {store_path}; "

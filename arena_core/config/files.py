@@ -57,6 +57,23 @@ HELP: dict[str, str] = {
 _TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline"}
 
 
+#: Profiles every configuration has (a ``[profiles.NAME]`` of the same name in the file replaces
+#: one): the named alternatives of ``docs/algorithms.md``, ready for ``arena -p NAME`` and
+#: ``arena compare --b NAME``. Each is the base configuration with these keys on top.
+BUILTIN_PROFILES: Mapping[str, Mapping[str, Any]] = {
+    "log-tokens": {"metrics": {"token_efficiency": "token_efficiency_log"}},
+    "robust-tokens": {"metrics": {"token_efficiency": "token_efficiency_robust"}},
+    "percentile": {
+        "metrics": {
+            "token_efficiency": "token_efficiency_percentile",
+            "tool_call_efficiency": "tool_call_efficiency_percentile",
+            "speed": "speed_percentile",
+            "cost": "cost_percentile",
+        }
+    },
+}
+
+
 class ConfigError(ArenaError):
     """The configuration file cannot be read or is not valid; the message starts with the file."""
 
@@ -84,14 +101,17 @@ class LoadedConfig:
             return name_or_file, self.profiles[name_or_file]
         if name_or_file == "default":
             return "default", self.config
+        if name_or_file in BUILTIN_PROFILES:
+            where = Path(f"built-in profile {name_or_file}")
+            return name_or_file, _overlay(where, self._base_data(), BUILTIN_PROFILES[name_or_file], "")
         path = Path(name_or_file)
         if path.suffix == ".toml" and path.is_file():
             data = _read(path)
             return path.stem, _overlay(path, self._base_data(), data, "")
-        choices = ", ".join(["default", *self.profiles])
+        known = ["default", *self.profiles, *(n for n in BUILTIN_PROFILES if n not in self.profiles)]
         raise ConfigError(
             f"{self.path or 'configuration'}: profiles: no profile or .toml file named {name_or_file!r}"
-            f"{closest(name_or_file, ['default', *self.profiles])} (profiles: {choices})"
+            f"{closest(name_or_file, known)} (profiles: {', '.join(known)})"
         )
 
     def _base_data(self) -> dict[str, Any]:

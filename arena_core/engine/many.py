@@ -19,6 +19,7 @@ from arena_core.engine.baselines import default_baseline_for
 from arena_core.engine.columns import Columns
 from arena_core.engine.grouped import group_baselines
 from arena_core.engine.scoring import Scorer
+from arena_core.engine.telemetry import ZERO_MEANS_MISSING, missing_error
 from arena_core.engine.vectorised import evaluate_columns
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
@@ -48,6 +49,7 @@ def evaluate_many(
     records = None if isinstance(submissions, Columns) else submissions
     columns = submissions if isinstance(submissions, Columns) else Columns.from_submissions(submissions)
     task_codes = _task_codes(columns, tasks)
+    _check_required(scorer, columns, tasks, task_codes)
     baselines, baseline_codes = _baselines(scorer, columns, tasks, task_codes, given_baselines, default_baseline, stamp)
     minimum = scorer.config.min_submissions_per_tool
     if records is None or not any(s.workspace is not None for s in records):
@@ -74,6 +76,29 @@ def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
             columns.task_ids[row],
         )
     return codes
+
+
+def _check_required(scorer: Scorer, columns: Columns, tasks: Sequence[Task], task_codes: np.ndarray) -> None:
+    """Refuse the batch, naming every missing field at once, when submissions lack figures that a
+    metric of their task's profile requires under the ``error`` policy."""
+    profiles = [scorer.profile_for(t) for t in tasks]
+    missing: dict[str, np.ndarray] = {}
+    needed_by: dict[str, list[str]] = {}
+    for name in dict.fromkeys(p.name for p in profiles):
+        needed = scorer.required_fields(next(p for p in profiles if p.name == name))
+        if not needed:
+            continue
+        in_profile = np.isin(task_codes, [k for k, p in enumerate(profiles) if p.name == name])
+        for field, metrics in needed.items():
+            values = columns.numeric[field]
+            lacking = in_profile & (np.isnan(values) | ((values == 0) if field in ZERO_MEANS_MISSING else False))
+            if lacking.any():
+                missing[field] = missing.get(field, np.zeros(columns.size, dtype=bool)) | lacking
+                needed_by[field] = list(dict.fromkeys([*needed_by.get(field, []), *metrics]))
+    if missing:
+        first = int(min(np.flatnonzero(mask)[0] for mask in missing.values()))
+        counts = {field: int(mask.sum()) for field, mask in missing.items()}
+        raise missing_error(str(columns.ids[first]), counts, columns.size, needed_by)
 
 
 def _baselines(

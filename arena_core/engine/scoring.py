@@ -13,7 +13,7 @@ from pathlib import Path
 
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine.rounding import round_scalar
-from arena_core.engine.telemetry import Guarded, guard
+from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
 from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
 from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Metric, bind
 from arena_core.model.provenance import Provenance
@@ -142,9 +142,38 @@ class Scorer:
         return adjusters[name]
 
     def check_task(self, task: Task) -> None:
-        """Fail early, before any work, when the task's category or difficulty has no component."""
+        """Fail early, before any work, when the task's category or difficulty has no component,
+        or a criterion names no registered checker or parameters its checker does not accept.
+
+        Checkers declare what they accept with ``parameters`` (a tuple of names) and check the
+        values with ``validate(criterion, task)``; both are optional.
+        """
         self.profile_for(task)
         self.adjuster_for(task)
+        checkers = self.checkers()
+        for index, criterion in enumerate(task.success_criteria):
+            checker = checkers.get(criterion.type)
+            if checker is None:
+                raise ValidationError(
+                    f"task {task.id!r}",
+                    f"success_criteria.{index}.type",
+                    f"a registered criterion type ({', '.join(checkers)}){closest(criterion.type, checkers)}",
+                    criterion.type,
+                )
+            declared = getattr(checker, "parameters", None)
+            if declared is not None:
+                for key in criterion.params:
+                    if key not in declared:
+                        accepted = ", ".join(declared) or "none"
+                        raise ValidationError(
+                            f"task {task.id!r}",
+                            f"success_criteria.{index}.{key}",
+                            f"a parameter of {criterion.type!r} ({accepted}){closest(key, declared)}",
+                            criterion.params[key],
+                        )
+            validate = getattr(checker, "validate", None)
+            if validate is not None:
+                validate(criterion, task)
 
     # -- per submission ---------------------------------------------------------------------------
 
@@ -175,6 +204,8 @@ class Scorer:
             metric = self._bound[dimension]
             try:
                 result = metric.score(submission, task, baseline)
+            except ValidationError as exc:
+                raise self._all_missing(submission, profile) or exc from None
             except ArenaError:
                 raise
             except Exception as exc:
@@ -241,6 +272,20 @@ class Scorer:
             return [self.evaluate(s, t, b, evaluated_at) for s, t, b in items]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check") as pool:
             return list(pool.map(lambda item: self.evaluate(item[0], item[1], item[2], evaluated_at), items))
+
+    def required_fields(self, profile: WeightProfile) -> dict[str, list[str]]:
+        """Field to the metrics of ``profile`` that refuse a submission without it (policy ``error``)."""
+        return required_fields(self._bound[d] for d in profile.weights)
+
+    def _all_missing(self, submission: Submission, profile: WeightProfile) -> ValidationError | None:
+        """Every required field ``submission`` lacks, in one error; ``None`` if it lacks none."""
+        needed = self.required_fields(profile)
+        missing = {
+            f: 1
+            for f in needed
+            if getattr(submission, f) is None or (f in ZERO_MEANS_MISSING and getattr(submission, f) == 0)
+        }
+        return missing_error(submission.id, missing, 1, needed) if missing else None
 
     def _owner(self, metric: Metric) -> str:
         registry = self.components.metrics

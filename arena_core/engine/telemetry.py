@@ -9,15 +9,17 @@ records every metric that a policy filled in (``Evaluation.filled``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
+import attrs
 from attrs import frozen
 
+from arena_core.engine.composite import WeightedSum
 from arena_core.model.errors import ValidationError
 from arena_core.model.protocols import Metric, Score
 from arena_core.model.records import Baseline, Submission, Task
 
-__all__ = ["ZERO_MEANS_MISSING", "Guarded", "guard"]
+__all__ = ["ZERO_MEANS_MISSING", "Guarded", "guard", "missing_error", "required_fields"]
 
 #: The spec treats 0 as "not measured" for these (and public data writes 0 for "not recorded").
 ZERO_MEANS_MISSING = frozenset({"execution_time", "estimated_cost"})
@@ -62,3 +64,48 @@ def guard(metric: Metric, slot: str, policies: Mapping[str, str]) -> Metric:
     if not metric.requires:
         return metric
     return Guarded(metric, slot, tuple((f, policies.get(f, "error"), f in ZERO_MEANS_MISSING) for f in metric.requires))
+
+
+def required_fields(metrics: Iterable[Metric]) -> dict[str, list[str]]:
+    """Field to the metrics (in ``metrics`` and inside composites) that refuse a submission
+    without it: the fields whose missing-telemetry policy is ``error``."""
+    out: dict[str, list[str]] = {}
+
+    def walk(metric: Metric) -> None:
+        if isinstance(metric, Guarded):
+            for field, policy, _ in metric.checks:
+                if policy == "error" and metric.inner.name not in out.setdefault(field, []):
+                    out[field].append(metric.inner.name)
+        elif isinstance(metric, WeightedSum):
+            for _, part, _ in metric.bound:
+                walk(part)
+
+    for metric in metrics:
+        walk(metric)
+    return {field: names for field, names in out.items() if names}
+
+
+def missing_error(
+    first: str, missing: Mapping[str, int], total: int, needed_by: Mapping[str, list[str]]
+) -> ValidationError:
+    """One error for every required field that some submissions lack, with the configuration that
+    would score them anyway, so real data with several holes is fixed in one attempt.
+
+    :param first: the id of the first submission that lacks one of them.
+    :param missing: field to the number of submissions lacking it.
+    :param total: how many submissions were scored.
+    """
+    order = [a.name for a in attrs.fields(Submission)]
+    missing = {f: missing[f] for f in sorted(missing, key=lambda f: order.index(f) if f in order else len(order))}
+    fields = list(missing)
+    counts = "; ".join(
+        f"{field} {'is' if total == 1 else f'missing in {count:,} of {total:,} submissions,'} "
+        f"needed by {', '.join(needed_by[field])}"
+        for field, count in missing.items()
+    )
+    fix = ", ".join(f'{field} = "reweight"' for field in fields)
+    return ValidationError(
+        f"submission {first!r}",
+        ", ".join(fields),
+        f'a value ({counts}); to score without them, set in arena.toml [missing] {fix} (or "neutral" to score 50)',
+    )

@@ -3,20 +3,15 @@
 Submissions come as JSON Lines, a JSON array or CSV; tasks as JSON (an array, or an object
 keyed by id) or TOML (``[[tasks]]`` or ``[tasks.ID]`` tables). Records are structured as they
 are read, so a bad one is reported with its file and line and nothing downstream sees it.
-Output files are written to a temporary file beside the target and renamed into place, so an
-error never leaves a half-written file.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import sys
-import tempfile
+import re
 import tomllib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,7 +21,15 @@ from arena_core.model.errors import ArenaError, ValidationError, closest
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
 
-__all__ = ["InputError", "atomic_output", "iter_submissions", "read_submissions", "read_tasks"]
+__all__ = [
+    "InputError",
+    "iter_submissions",
+    "loads",
+    "locate_submission",
+    "locate_task",
+    "read_submissions",
+    "read_tasks",
+]
 
 #: Turns one record into a :class:`Submission` (``Arena.structure_submission`` applies the
 #: configuration's strictness).
@@ -34,45 +37,120 @@ Structurer = Callable[[Any], Submission]
 
 
 class InputError(ArenaError):
-    """A file could not be read or holds an invalid record; the message starts ``FILE:LINE:``."""
+    """A file could not be read or holds invalid records; each line of the message starts ``FILE:LINE:``."""
 
 
-def _open(path: Path) -> IO[str]:
+#: How many bad records one error lists before it only counts the rest.
+MAX_REPORTED = 20
+#: The longest CSV cell accepted (the csv module's default is 128 KiB).
+CSV_CELL_LIMIT = 16 * 1024 * 1024
+_LONG_NUMBER = re.compile(r'"([^"\\]{1,100})"\s*:\s*-?\d{4000,}')
+_DEEP = re.compile(r'"([^"\\]{1,100})"\s*:\s*[\[{]')
+
+
+def _open_binary(path: Path) -> IO[bytes]:
     try:
-        return path.open(encoding="utf-8", newline="")
+        return path.open("rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a file read as UTF-8, one line at a time."""
+    with _open_binary(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            yield number, _decode(raw, f"{path}:{number}")
+
+
+def _read_text(path: Path) -> str:
+    with _open_binary(path) as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        ) from None
+
+
+def loads(text: str, path: str | Path, line: int | None = None) -> Any:
+    """``json.loads`` whose every failure is an :class:`InputError` at ``FILE:LINE``: syntax,
+    nesting deeper than the parser's recursion limit, and integers longer than Python converts.
+
+    :param line: the line ``text`` is (JSON Lines); ``None`` when it is the whole file.
+    """
+    where = f"{path}:{line or 1}"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if line is None:
+            raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise InputError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        match = _DEEP.search(text)
+        field = match.group(1) if match else "(record)"
+        raise InputError(f"{where}: {field}: expected JSON nested less than about 1,000 levels deep") from None
+    except ValueError:  # an integer beyond sys.get_int_max_str_digits()
+        match = _LONG_NUMBER.search(text)
+        field = match.group(1) if match else "(record)"
+        raise InputError(f"{where}: {field}: expected a number of at most 4,300 digits") from None
+
+
 def _json_records(path: Path) -> Iterator[tuple[str, Any]]:
-    """(location, decoded record) from JSON Lines, or from a JSON array."""
-    with _open(path) as fh:
-        first = fh.read(1)
-        while first.isspace():
-            first = fh.read(1)
-        if not first:
-            raise InputError(f"{path}: the file is empty")
-        if first == "[":
-            try:
-                records = json.loads(first + fh.read())
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-            for index, record in enumerate(records):
-                yield f"{path}: record {index + 1}", record
-            return
-        fh.seek(0)
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{path}:{number}", json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    """(location, decoded record) from JSON Lines (``.jsonl``, ``.ndjson``: always one record a
+    line), or from a JSON array (other names whose first character is ``[``)."""
+    lines = _lines(path)
+    as_array = False
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        with _open_binary(path) as fh:
+            head = fh.read(4096).lstrip()
+        as_array = head.startswith(b"[")
+    if as_array:
+        text = _read_text(path)
+        records = loads(text, path)
+        if not isinstance(records, list):
+            raise InputError(f"{path}: expected a JSON array of submissions")
+        for index, record in enumerate(records):
+            yield f"{path}: record {index + 1}", record
+        return
+    empty = True
+    for number, line in lines:
+        if not line.strip():
+            continue
+        empty = False
+        yield f"{path}:{number}", _Deferred(line, path, number)
+    if empty:
+        raise InputError(f"{path}: the file is empty")
+
+
+class _Deferred:
+    """A line whose JSON is decoded by the consumer, so one bad line is reported beside the others."""
+
+    __slots__ = ("number", "path", "text")
+
+    def __init__(self, text: str, path: Path, number: int) -> None:
+        self.text = text
+        self.path = path
+        self.number = number
+
+    def decode(self) -> Any:
+        return loads(self.text, self.path, self.number)
 
 
 _LIST_FIELDS = {"files_created"}
 _BOOL_FIELDS = {"success"}
-_TEXT_FIELDS = {"id", "task_id", "tool", "model"}
+_TEXT_FIELDS = {"id", "task_id", "tool", "model", "workspace", "workspace_ref"}
 
 
 def _csv_value(column: str, text: str) -> Any:
@@ -96,22 +174,32 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
     """CSV: a header of submission fields (``meta.KEY`` columns go under ``meta``);
     an empty cell is a missing value; lists are ``;``-separated."""
     fields = [a.name for a in attrs.fields(Submission) if a.name != "meta"]
-    with _open(path) as fh:
-        reader = csv.reader(fh)
+    csv.field_size_limit(CSV_CELL_LIMIT)
+    reader = csv.reader(line for _, line in _lines(path))
+    try:
         header = next(reader, None)
         if header is None:
             raise InputError(f"{path}: the file is empty")
+        seen: set[str] = set()
         for column in header:
             if column not in fields and not column.startswith("meta."):
                 raise InputError(
-                    f"{path}:1: unknown column {column!r}{closest(column, fields)} (columns are submission fields or meta.KEY)"
+                    f"{path}:1: unknown column {column!r}{closest(column, fields)} "
+                    "(columns are submission fields or meta.KEY)"
                 )
+            if column in seen:
+                raise InputError(f"{path}:1: column {column!r} appears twice in the header")
+            seen.add(column)
         for row in reader:
             number = reader.line_num
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) != len(header):
-                raise InputError(f"{path}:{number}: expected {len(header)} cells as in the header, got {len(row)}")
+                yield (
+                    f"{path}:{number}",
+                    InputError(f"{path}:{number}: expected {len(header)} cells as in the header, got {len(row)}"),
+                )
+                continue
             record: dict[str, Any] = {}
             for column, cell in zip(header, row, strict=True):
                 if cell == "":
@@ -121,6 +209,9 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
                 else:
                     record[column] = _csv_value(column, cell)
             yield f"{path}:{number}", record
+    except csv.Error as exc:
+        limit = f" (the limit is {CSV_CELL_LIMIT:,} characters)" if "field larger" in str(exc) else ""
+        raise InputError(f"{path}:{reader.line_num}: invalid CSV: {exc}{limit}") from None
 
 
 def _submission(record: Any) -> Submission:
@@ -130,15 +221,87 @@ def _submission(record: Any) -> Submission:
 def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> Iterator[Submission]:
     """Submissions one at a time (JSON Lines, JSON array or ``.csv``).
 
-    :raises InputError: naming ``FILE:LINE`` and the field.
+    Every record is checked: the bad ones, and ids used twice, are reported together at the end
+    (up to :data:`MAX_REPORTED`, then a count), so one run shows every problem of the file.
+
+    :raises InputError: one line per bad record, each naming ``FILE:LINE``, the record and the field.
     """
     path = Path(path)
     records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
+    problems = _Problems()
+    first_seen: dict[str, str] = {}
     for where, record in records:
         try:
-            yield structurer(record)
+            if isinstance(record, InputError):
+                raise record
+            if isinstance(record, _Deferred):
+                record = record.decode()
+            submission = structurer(record)
+        except InputError as exc:
+            problems.add(str(exc))
+            continue
         except ValidationError as exc:
-            raise InputError(f"{where}: {exc}") from None
+            problems.add(f"{where}: {exc}")
+            continue
+        if submission.id in first_seen:
+            problems.add(
+                f"{where}: submission {submission.id!r}: id: expected an id used once, "
+                f"also used at {first_seen[submission.id]}"
+            )
+            continue
+        first_seen[submission.id] = where
+        if not problems:
+            yield submission
+    problems.raise_if_any()
+
+
+class _Problems:
+    """Bad records of one file, reported together."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def add(self, message: str) -> None:
+        self.count += 1
+        if len(self.lines) < MAX_REPORTED:
+            self.lines.append(message)
+
+    def raise_if_any(self) -> None:
+        if self.count > len(self.lines):
+            self.lines.append(f"... and {self.count - len(self.lines)} more bad records")
+        if self.lines:
+            raise InputError("\n".join(self.lines))
+
+
+def locate_submission(path: str | Path, submission_id: str) -> str | None:
+    """Where in ``path`` the submission ``submission_id`` is (``FILE:LINE``), for error messages."""
+    path = Path(path)
+    records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
+    try:
+        for where, record in records:
+            if isinstance(record, _Deferred):
+                record = record.decode()
+            if isinstance(record, dict) and record.get("id") == submission_id:
+                return where
+    except InputError:
+        return None
+    return None
+
+
+def locate_task(path: str | Path, task_id: str) -> str | None:
+    """Where in ``path`` the task ``task_id`` is (``FILE: task N``), for error messages."""
+    try:
+        tasks = read_tasks(path)
+    except InputError:
+        return None
+    for number, known in enumerate(tasks, start=1):
+        if known == task_id:
+            return f"{path}: task {number}"
+    return None
 
 
 def read_submissions(path: str | Path, structurer: Structurer = _submission) -> list[Submission]:
@@ -152,8 +315,7 @@ def read_submissions(path: str | Path, structurer: Structurer = _submission) -> 
 def read_tasks(path: str | Path) -> dict[str, Task]:
     """Tasks by id, from JSON or TOML. :raises InputError: naming the file and the task."""
     path = Path(path)
-    with _open(path) as fh:
-        text = fh.read()
+    text = _read_text(path)
     if not text.strip():
         raise InputError(f"{path}: the file is empty")
     if path.suffix.lower() == ".toml":
@@ -164,41 +326,24 @@ def read_tasks(path: str | Path) -> dict[str, Task]:
         if data is None:
             raise InputError(f"{path}: expected [[tasks]] or [tasks.ID] tables")
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        data = loads(text, path)
     if isinstance(data, dict):
         data = [{"id": key, **value} if isinstance(value, dict) else value for key, value in data.items()]
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a list of tasks or tables keyed by task id")
     tasks: dict[str, Task] = {}
+    problems = _Problems()
     for index, record in enumerate(data):
         try:
             task = structure(record, Task)
         except ValidationError as exc:
-            raise InputError(f"{path}: task {index + 1}: {exc}") from None
+            problems.add(f"{path}: task {index + 1}: {exc}")
+            continue
         if task.id in tasks:
-            raise InputError(f"{path}: task {index + 1}: task id {task.id!r} appears twice")
+            problems.add(
+                f"{path}: task {index + 1}: task {task.id!r}: id: expected an id used once, also used by an earlier task"
+            )
+            continue
         tasks[task.id] = task
+    problems.raise_if_any()
     return tasks
-
-
-@contextmanager
-def atomic_output(path: str | Path | None) -> Iterator[IO[str]]:
-    """A text stream for ``path`` that appears only when the block succeeds (stdout for ``None``)."""
-    if path is None:
-        yield sys.stdout
-        return
-    target = Path(path)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            yield fh
-        mask = os.umask(0)  # read the umask (there is no other way) and put it back
-        os.umask(mask)
-        os.chmod(temporary, 0o666 & ~mask)  # as an ordinary new file, not mkstemp's owner-only 0600
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

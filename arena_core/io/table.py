@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["render"]
+__all__ = ["printable", "render"]
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control, bidirectional and surrogate characters escaped as
+    ``\\x1b``, ``\\u202e``, ``\\ud800``, so no record can move the cursor, recolour or
+    reorder what is shown, or fail to encode."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\n" else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _cell(value: Any) -> str:
@@ -13,7 +22,7 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:.2f}"
-    return str(value)
+    return printable(str(value))
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -20,6 +20,7 @@ __all__ = [
     "DuplicateComponentError",
     "UnknownComponentError",
     "closest",
+    "shorten",
 ]
 
 
@@ -43,8 +44,8 @@ class ValidationError(ArenaError, ValueError):
         self.field = field
         self.expected = expected
         self.got = got
-        found = "" if got is self._MISSING else f", got {got!r}"
-        super().__init__(f"{record}: {field}: expected {expected}{found}")
+        found = "" if got is self._MISSING else f", got {shorten(repr(got))}"
+        super().__init__(f"{shorten(record)}: {field}: expected {expected}{found}")
 
     def within(self, record: str, prefix: str = "") -> ValidationError:
         """The same error seen from an enclosing record (used for nested fields)."""
@@ -66,6 +67,18 @@ class DuplicateComponentError(PluginError):
 
 class UnknownComponentError(ArenaError, LookupError):
     """A configuration or a record asked for a component nobody registered."""
+
+
+#: The longest value an error message shows whole.
+SHOWN_LENGTH = 120
+
+
+def shorten(text: str, limit: int = SHOWN_LENGTH) -> str:
+    """``text`` cut to ``limit`` characters with its full length said, so one huge value (a
+    200,000-character id) cannot flood a terminal or a log line."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 20]}... ({len(text):,} characters)"
 
 
 def closest(name: str, choices: Iterable[str]) -> str:

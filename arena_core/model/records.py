@@ -19,6 +19,9 @@ from arena_core.model.errors import ValidationError
 from arena_core.model.provenance import Provenance
 
 __all__ = [
+    "MAX_FIGURE",
+    "MAX_NAME_LENGTH",
+    "NAME_EXPECTED",
     "Submission",
     "Task",
     "SuccessCriterion",
@@ -42,17 +45,30 @@ def _describe(instance: Any) -> str:
     return f"{kind} {ident!r}" if ident is not None else kind
 
 
-def _number(minimum: float = 0.0, *, optional: bool = False) -> Any:
-    """Validator: a finite real number (not a bool) no smaller than ``minimum``."""
+#: The largest figure a record may hold. Real telemetry is far below it; anything above would
+#: overflow the statistics (the mean of two values near 1e308 is infinite) and says "corrupt".
+MAX_FIGURE = 1e15
+
+
+def _number(minimum: float = 0.0, *, optional: bool = False, maximum: float = MAX_FIGURE) -> Any:
+    """Validator: a finite real number (not a bool) from ``minimum`` to ``maximum``."""
+    expected = "a finite number" if minimum == -math.inf else f"a finite number >= {minimum:g}"
 
     def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
         if value is None and optional:
             return
-        expected = "a finite number" if minimum == -math.inf else f"a finite number >= {minimum:g}"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValidationError(_describe(instance), attribute.name, expected, value)
-        if not math.isfinite(value) or value < minimum:
+        # Compared before any float conversion: an int of 400 digits is too large, not an OverflowError.
+        if value != value or value < minimum or value in (math.inf, -math.inf):  # NaN, infinite, or too small
             raise ValidationError(_describe(instance), attribute.name, expected, value)
+        if value > maximum:
+            if isinstance(value, int) and value > 10**30:  # hundreds of digits: say how many
+                expected_max = f"a number <= {maximum:.0e} (got an integer of {len(str(value))} digits)"
+                raise ValidationError(_describe(instance), attribute.name, expected_max.replace("e+", "e"))
+            raise ValidationError(
+                _describe(instance), attribute.name, f"a number <= {maximum:.0e}".replace("e+", "e"), value
+            )
 
     return check
 
@@ -60,6 +76,30 @@ def _number(minimum: float = 0.0, *, optional: bool = False) -> Any:
 def _non_empty_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if not isinstance(value, str) or not value:
         raise ValidationError(_describe(instance), attribute.name, "a non-empty string", value)
+
+
+#: The longest name (id, tool, model, category) accepted.
+MAX_NAME_LENGTH = 1000
+#: What a name may be: printable text, not only spaces, of reasonable length.
+NAME_EXPECTED = (
+    f"a non-empty string of at most {MAX_NAME_LENGTH} printable characters "
+    "(no control, bidirectional or surrogate characters)"
+)
+
+
+def _name(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """Validator for ids and names, which reach terminals, files and databases: ``str.isprintable``
+    refuses control (ESC, NUL, newline), format (bidirectional overrides such as U+202E) and
+    surrogate characters in one C-speed pass."""
+    if value is None and attribute.default is None:
+        return
+    if not isinstance(value, str) or not value.isprintable() or not value.strip() or len(value) > MAX_NAME_LENGTH:
+        raise ValidationError(_describe(instance), attribute.name, NAME_EXPECTED, value)
+
+
+def _optional_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and not isinstance(value, str):
+        raise ValidationError(_describe(instance), attribute.name, "a string", value)
 
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -70,17 +110,17 @@ def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
 class Submission:
     """What one AI coding tool spent, and achieved, on one task."""
 
-    id: str = field(validator=_non_empty_str)
+    id: str = field(validator=_name)
     """Unique id of the submission; errors and rankings name it."""
     total_tokens: int | None = field(default=None, validator=_number(optional=True))
     """Prompt plus completion tokens. Required by token efficiency."""
     tool_calls: int | None = field(default=None, validator=_number(optional=True))
     """Tool or function calls the workflow made. Required by tool-call efficiency."""
-    task_id: str | None = None
+    task_id: str | None = field(default=None, validator=_name)
     """The task this submission answers; checked against the task it is scored with."""
-    tool: str | None = None
+    tool: str | None = field(default=None, validator=_name)
     """The coding tool, e.g. ``aider/diff``."""
-    model: str | None = None
+    model: str | None = field(default=None, validator=_name)
     """The model behind the tool."""
     iterations: int = field(default=1, validator=_number(1))
     """Refinement rounds; the spec's default is 1."""
@@ -139,7 +179,7 @@ class SuccessCriterion:
     """The checker's parameters: every other key of the criterion, e.g. ``file_path``."""
     weight: float = field(default=1.0, validator=_number())
     """Relative weight in the correctness score; equal weights give the spec's pass rate."""
-    description: str | None = None
+    description: str | None = field(default=None, validator=_optional_str)
     """Human-readable explanation, shown in reports."""
 
 
@@ -147,11 +187,11 @@ class SuccessCriterion:
 class Task:
     """A coding task: what to do, how hard it is, and how success is judged."""
 
-    id: str = field(validator=_non_empty_str)
+    id: str = field(validator=_name)
     """Unique id of the task."""
-    category: str | None = None
+    category: str | None = field(default=None, validator=_name)
     """Selects the weight profile; ``None`` uses the ``default`` profile."""
-    difficulty: str | None = None
+    difficulty: str | None = field(default=None, validator=_name)
     """Selects the difficulty adjuster; ``None`` applies no adjustment."""
     success_criteria: tuple[SuccessCriterion, ...] = ()
     """Criteria for the correctness score; none means full correctness, as in the spec."""

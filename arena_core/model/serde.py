@@ -116,12 +116,13 @@ def _structure_criterion(value: Any, _: type) -> SuccessCriterion:
     if "type" not in value:
         raise _FieldError("a criterion table with a 'type'", dict(value))
     params = {k: v for k, v in value.items() if k not in _CRITERION_KEYS}
-    return SuccessCriterion(
-        type=_structure_str(value["type"], str),
-        params=params,
-        weight=_structure_float(value.get("weight", 1.0), float),
-        description=value.get("description"),
-    )
+    fields: dict[str, Any] = {"params": params}
+    for key, hook, default in (("type", _structure_str, None), ("weight", _structure_float, 1.0)):
+        try:
+            fields[key] = hook(value.get(key, default), str)
+        except _FieldError as exc:  # named as success_criteria.N.KEY by the enclosing task
+            raise ValidationError("criterion", key, exc.expected, exc.got) from None
+    return SuccessCriterion(**fields, description=value.get("description"))
 
 
 def _unstructure_criterion(c: SuccessCriterion) -> dict[str, Any]:
@@ -236,11 +237,20 @@ for _cls in (Submission, Task, Baseline):
     _omit_none(_cls)
 
 
+#: The key that names a record of each kind in errors.
+_NAMED_BY = {"submission": "id", "task": "id", "evaluation": "submission_id", "baseline": "task_id"}
+
+
 def _record_name(kind: str, data: Any) -> str:
+    """``submission 'abc'``; a record without its own id is ``submission (no id)``, never named
+    by another of its fields."""
     if kind == "scoringconfig":
         return "configuration"
-    ident = data.get("id", data.get("submission_id", data.get("task_id"))) if isinstance(data, Mapping) else None
-    return f"{kind} {ident!r}" if ident is not None else kind
+    key = _NAMED_BY.get(kind)
+    ident = data.get(key) if key is not None and isinstance(data, Mapping) else None
+    if ident is None:
+        return f"{kind} (no {key})" if key is not None and isinstance(data, Mapping) else kind
+    return f"{kind} {ident!r}"
 
 
 def _flatten(exc: BaseException, path: tuple[str, ...]) -> tuple[tuple[str, ...], BaseException]:

@@ -56,8 +56,15 @@ def run_batch(
     submissions: Iterable[Submission | Mapping[str, Any]],
     store: Store,
     tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
+    *,
+    replace: bool = False,
 ) -> BatchResult:
-    """The synchronous pipeline; :func:`process_batch` runs it off the event loop."""
+    """The synchronous pipeline; :func:`process_batch` runs it off the event loop.
+
+    :param tasks: stored with the batch, every one of them, whether or not it has submissions in it.
+    :param replace: re-submitted ids (already stored for their task) replace the stored ones;
+        without it they are refused, naming them.
+    """
     stamp = datetime.now(UTC).isoformat()
     subs = [structure(s, Submission) for s in submissions]  # 1. parse: all before any write
     seen: set[str] = set()
@@ -78,11 +85,24 @@ def run_batch(
     outliers: list[Outlier] = []
     baselines: dict[str, Baseline] = {}
     with store.transaction() as tx:
+        for task in given.values():
+            tx.put_task(task)
         for task_id, indices in by_task.items():
             task = _task(tx, task_id, given, subs[indices[0]])
             arena.scorer.check_task(task)
             batch = [subs[i] for i in indices]
             batch_ids = {s.id for s in batch}
+            already = [s.id for s in tx.submissions(task_id) if s.id in batch_ids]
+            if already and not replace:
+                shown = ", ".join(repr(i) for i in already[:5]) + (
+                    f" and {len(already) - 5} more" if len(already) > 5 else ""
+                )
+                raise ValidationError(
+                    f"submission {already[0]!r}",
+                    "id",
+                    f"an id not yet stored for task {task_id!r} (stored already: {shown}; "
+                    "replace them with replace=True, or arena ingest --replace)",
+                )
             stored = [s for s in tx.submissions(task_id) if s.id not in batch_ids]  # re-submissions replace
             everyone = stored + batch
             default = task.default_baseline or arena.default_baseline
@@ -152,14 +172,15 @@ async def process_batch(
     submissions: Iterable[Submission | Mapping[str, Any]],
     store: Store,
     tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
+    *,
+    replace: bool = False,
 ) -> BatchResult:
     """The spec's ``process_evaluation_batch``, run in a worker thread so the event loop stays free."""
-    return await asyncio.to_thread(run_batch, arena, list(submissions), store, tasks)
+    return await asyncio.to_thread(run_batch, arena, list(submissions), store, tasks, replace=replace)
 
 
 def _task(tx: Transaction, task_id: str, given: Mapping[str, Task], first: Submission) -> Task:
     if task_id in given:
-        tx.put_task(given[task_id])
         return given[task_id]
     task = tx.get_task(task_id)
     if task is None:

@@ -110,14 +110,28 @@ class SQLiteStore:
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[_SQLiteTransaction]:
-        connection = self._connect()
+        """One transaction. A writer waits up to ``timeout`` seconds for another process's write
+        transaction (SQLite retries the lock until then); a database error of any kind (busy past
+        the timeout, disk full, read-only file) becomes an :class:`ArenaError` naming the file,
+        and nothing of the transaction remains."""
         try:
-            connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            connection = self._connect()
             try:
-                yield _SQLiteTransaction(connection)
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
-            connection.execute("COMMIT")
-        finally:
-            connection.close()
+                connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield _SQLiteTransaction(connection)
+                except BaseException:
+                    connection.execute("ROLLBACK")
+                    raise
+                connection.execute("COMMIT")
+            finally:
+                connection.close()
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise ArenaError(
+                    f"{self.path}: the database is busy: another process held its write lock for more than "
+                    f"{self.timeout:g} s (wait longer with a larger timeout, e.g. arena ingest --lock-timeout)"
+                ) from None
+            raise ArenaError(f"{self.path}: {exc}") from None
+        except sqlite3.DatabaseError as exc:
+            raise ArenaError(f"{self.path}: {exc}") from None
