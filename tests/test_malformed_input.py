@@ -179,12 +179,13 @@ CONFIG_BAD = [
     ("colour = \"red\"\n", "colour"),
     ("[weights.default]\nefficiency = \"x\"\n", "weights.default"),
     ("= broken\n", "arena.toml"),
+    ('confidence_interval = "sp\udcffec"\n', "arena.toml:1: not UTF-8"),
 ]
 
 
 @pytest.mark.parametrize(("text", "field"), CONFIG_BAD, ids=[f for _, f in CONFIG_BAD])
 def test_a_bad_configuration_is_one_line_naming_the_key(workdir: Path, text: str, field: str) -> None:
-    (workdir / "arena.toml").write_text(text)
+    (workdir / "arena.toml").write_text(text, errors="surrogateescape")  # \udcff: the byte 0xff
     _assert_one_error(_run(workdir, "leaderboard", "--example"), "arena.toml", field)
 
 

@@ -138,6 +138,9 @@ def _read(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        bad_line = path.read_bytes().count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"{path}:{bad_line}: not UTF-8 text; save the file as UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         line = re.search(r"at line (\d+)", str(exc))
         where = f"{path}:{line.group(1)}" if line else str(path)

@@ -328,6 +328,10 @@ def read_tasks(path: str | Path) -> dict[str, Task]:
     else:
         data = loads(text, path)
     if isinstance(data, dict):
+        if "id" in data and not isinstance(data["id"], dict):
+            raise InputError(
+                f"{path}: expected a list of tasks or tables keyed by task id; this is one task: put it in [ ]"
+            )
         data = [{"id": key, **value} if isinstance(value, dict) else value for key, value in data.items()]
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a list of tasks or tables keyed by task id")
