@@ -103,8 +103,11 @@ def _stored_submissions(db: Path) -> int:
 
 
 @SETTINGS
-@given(case=st.one_of(_numeric_case(), _name_case()), row=st.integers(0, len(GOOD) - 1),
-       fmt=st.sampled_from(["jsonl", "json"]))
+@given(
+    case=st.one_of(_numeric_case(), _name_case()),
+    row=st.integers(0, len(GOOD) - 1),
+    fmt=st.sampled_from(["jsonl", "json"]),
+)
 def test_a_bad_field_in_json_is_one_line_naming_it_and_nothing_is_written(
     workdir: Path, case: tuple[str, Any], row: int, fmt: str
 ) -> None:
@@ -114,24 +117,46 @@ def test_a_bad_field_in_json_is_one_line_naming_it_and_nothing_is_written(
     source = workdir / f"runs.{fmt}"
     (_write_jsonl if fmt == "jsonl" else _write_json_array)(source, records)
     out = workdir / "out.jsonl"
-    _assert_one_error(_run(workdir, "score", str(source), "--tasks", "tasks.json", "-o", str(out)), f"{field}: expected")
+    _assert_one_error(
+        _run(workdir, "score", str(source), "--tasks", "tasks.json", "-o", str(out)), f"{field}: expected"
+    )
     assert not out.exists() and not list(workdir.glob(".out.jsonl.*"))
     db = workdir / "arena.db"
     _assert_one_error(_run(workdir, "ingest", str(source), "--tasks", "tasks.json", "--store", str(db)), field)
     assert _stored_submissions(db) == 0
 
 
-CSV_BAD = [("total_tokens", "-1"), ("tool_calls", "nan"), ("execution_time", "inf"), ("estimated_cost", "1e400"),
-           ("iterations", "0"), ("total_tokens", "1" + "0" * 30), ("tool", "\x1b[2J"), ("model", "   "),
-           ("id", "a\u202eb"), ("total_tokens", "twelve"), ("success", "maybe")]
+CSV_BAD = [
+    ("total_tokens", "-1"),
+    ("tool_calls", "nan"),
+    ("execution_time", "inf"),
+    ("estimated_cost", "1e400"),
+    ("iterations", "0"),
+    ("total_tokens", "1" + "0" * 30),
+    ("tool", "\x1b[2J"),
+    ("model", "   "),
+    ("id", "a\u202eb"),
+    ("total_tokens", "twelve"),
+    ("success", "maybe"),
+]
 
 
 @SETTINGS
 @given(case=st.sampled_from(CSV_BAD), row=st.integers(0, len(GOOD) - 1))
 def test_a_bad_cell_in_csv_is_one_line_naming_its_column(workdir: Path, case: tuple[str, str], row: int) -> None:
     field, cell = case
-    columns = ["id", "task_id", "tool", "model", "total_tokens", "tool_calls", "iterations", "execution_time",
-               "estimated_cost", "success"]
+    columns = [
+        "id",
+        "task_id",
+        "tool",
+        "model",
+        "total_tokens",
+        "tool_calls",
+        "iterations",
+        "execution_time",
+        "estimated_cost",
+        "success",
+    ]
     lines = [",".join(columns)]
     for i, r in enumerate(GOOD):
         cells = {**{c: str(r.get(c, "")) for c in columns}, "success": "true"}
@@ -152,7 +177,10 @@ TASK_BAD = [
     ({"success_criteria": [{"type": "no_errors", "description": ["a"]}]}, "success_criteria.0.description"),
     ({"success_criteria": [{"type": "code_compiles", "paths": 5}]}, "success_criteria.0.paths"),
     ({"success_criteria": [{"type": "code_compiles", "command": "make"}]}, "success_criteria.0.command"),
-    ({"success_criteria": [{"type": "command_succeeds", "command": ["make"], "timeout": -1}]}, "success_criteria.0.timeout"),
+    (
+        {"success_criteria": [{"type": "command_succeeds", "command": ["make"], "timeout": -1}]},
+        "success_criteria.0.timeout",
+    ),
     ({"success_criteria": [{"type": "file_exists", "file_path": "a", "pathh": "b"}]}, "success_criteria.0.pathh"),
     ({"success_criteria": [{"type": "file_contains", "file_path": "a", "pattern": "("}]}, "success_criteria.0.pattern"),
     ({"success_criteria": [{"type": "min_functionality", "min_pass_rate": 7}]}, "success_criteria.0.min_pass_rate"),
@@ -174,10 +202,10 @@ def test_a_bad_task_is_refused_when_loaded_naming_file_task_and_field(workdir: P
 CONFIG_BAD = [
     ("confidence_interval = 3\n", "confidence_interval"),
     ("min_submissions_per_tool = -2\n", "min_submissions_per_tool"),
-    ("[missing]\ntotal_tokens = \"ignore\"\n", "missing.total_tokens"),
-    ("[metrics]\nspeed = \"sped\"\n", "speed"),
-    ("colour = \"red\"\n", "colour"),
-    ("[weights.default]\nefficiency = \"x\"\n", "weights.default"),
+    ('[missing]\ntotal_tokens = "ignore"\n', "missing.total_tokens"),
+    ('[metrics]\nspeed = "sped"\n', "speed"),
+    ('colour = "red"\n', "colour"),
+    ('[weights.default]\nefficiency = "x"\n', "weights.default"),
     ("= broken\n", "arena.toml"),
     ('confidence_interval = "sp\udcffec"\n', "arena.toml:1: not UTF-8"),
 ]
@@ -197,18 +225,31 @@ def test_the_reported_causes_each_give_one_line_naming_the_field(workdir: Path) 
         "non-utf8.csv": (b"id,task_id\nx\xff,t1\n", "non-utf8.csv:2:", "UTF-8"),
         "deep.jsonl": (b'{"id": "d", "meta": ' + b"[" * 5000 + b"]" * 5000 + b"}\n", "deep.jsonl:1:", "meta"),
         "digits.jsonl": (b'{"id": "d", "total_tokens": 1' + b"0" * 5000 + b"}\n", "digits.jsonl:1:", "total_tokens"),
-        "huge.jsonl": (json.dumps({**GOOD[0], "total_tokens": 10**400}).encode() + b"\n", "huge.jsonl:1:", "total_tokens"),
-        "overflow.jsonl": (json.dumps({**GOOD[0], "execution_time": 1e308}).encode() + b"\n", "overflow.jsonl:1:",
-                           "execution_time"),
+        "huge.jsonl": (
+            json.dumps({**GOOD[0], "total_tokens": 10**400}).encode() + b"\n",
+            "huge.jsonl:1:",
+            "total_tokens",
+        ),
+        "overflow.jsonl": (
+            json.dumps({**GOOD[0], "execution_time": 1e308}).encode() + b"\n",
+            "overflow.jsonl:1:",
+            "execution_time",
+        ),
         "surrogate.jsonl": (b'{"id": "a\\ud800", "task_id": "t1"}\n', "surrogate.jsonl:1:", "id"),
         "bigcell.csv": (b"id,task_id\n" + b"a" * 200_000 + b",t1\n", "bigcell.csv:2:", "id"),
         "array-line.jsonl": (b"[1, 2]\n" + good.encode() + b"\n", "array-line.jsonl:1:", "(record)"),
-        "no-id.jsonl": (json.dumps({k: v for k, v in GOOD[0].items() if k != "id"}).encode() + b"\n",
-                        "no-id.jsonl:1: submission (no id)", "id"),
+        "no-id.jsonl": (
+            json.dumps({k: v for k, v in GOOD[0].items() if k != "id"}).encode() + b"\n",
+            "no-id.jsonl:1: submission (no id)",
+            "id",
+        ),
         "dupes.jsonl": ((good + "\n" + good + "\n").encode(), "dupes.jsonl:2:", "id: expected an id used once"),
         "dupcol.csv": (b"id,task_id,id\na,t1,b\n", "dupcol.csv:1:", "'id' appears twice"),
-        "unknown-task.jsonl": (json.dumps({**GOOD[0], "task_id": "nope"}).encode() + b"\n", "unknown-task.jsonl:1:",
-                               "task_id"),
+        "unknown-task.jsonl": (
+            json.dumps({**GOOD[0], "task_id": "nope"}).encode() + b"\n",
+            "unknown-task.jsonl:1:",
+            "task_id",
+        ),
     }
     for name, (content, where, field) in cases.items():
         (workdir / name).write_bytes(content)
@@ -236,12 +277,20 @@ def test_every_bad_record_of_a_file_is_reported_at_once(workdir: Path) -> None:
 
 
 def test_missing_telemetry_names_every_field_and_the_fix(workdir: Path) -> None:
-    records = [{k: v for k, v in r.items() if k not in ("tool_calls", "total_tokens" if i % 2 else "")}
-               for i, r in enumerate(GOOD)]
+    records = [
+        {k: v for k, v in r.items() if k not in ("tool_calls", "total_tokens" if i % 2 else "")}
+        for i, r in enumerate(GOOD)
+    ]
     _write_jsonl(workdir / "runs.jsonl", records)
     result = _run(workdir, "score", "runs.jsonl", "--tasks", "tasks.json")
-    _assert_one_error(result, "runs.jsonl:1:", "total_tokens, tool_calls", "missing in 6 of 12", "missing in 12 of 12",
-                      '[missing] total_tokens = "reweight", tool_calls = "reweight"')
+    _assert_one_error(
+        result,
+        "runs.jsonl:1:",
+        "total_tokens, tool_calls",
+        "missing in 6 of 12",
+        "missing in 12 of 12",
+        '[missing] total_tokens = "reweight", tool_calls = "reweight"',
+    )
     (workdir / "arena.toml").write_text('[missing]\ntotal_tokens = "reweight"\ntool_calls = "reweight"\n')
     assert _run(workdir, "score", "runs.jsonl", "--tasks", "tasks.json").exit_code == 0
 
@@ -253,3 +302,18 @@ def test_terminal_output_escapes_what_a_record_could_use_against_it(workdir: Pat
     assert printable("a\x1b[2Jb\u202ec\ud800") == "a\\x1b[2Jb\\u202ec\\ud800"
     table = render(["Tool"], [["\x1b[31mred"]])
     assert "\x1b" not in table and "\\x1b[31mred" in table
+
+
+def test_the_python_api_refuses_an_id_used_twice_in_a_batch() -> None:
+    from arena_core import Arena, ValidationError
+
+    arena = Arena(autoload=False)
+    tasks = {t["id"]: t for t in TASKS}
+    records = [*GOOD, {**GOOD[3], "total_tokens": 1}]
+    with pytest.raises(
+        ValidationError, match=r"submission 'run-3': id: expected an id used once in the batch \(rows 4 and 13\)"
+    ):
+        arena.evaluate_many(records, tasks)
+    columns = {"id": [r["id"] for r in records], "task_id": [r["task_id"] for r in records]}
+    with pytest.raises(ValidationError, match="rows 4 and 13"):
+        arena.evaluate_many(columns, tasks)

@@ -48,6 +48,7 @@ def evaluate_many(
         scorer.check_task(task)
     records = None if isinstance(submissions, Columns) else submissions
     columns = submissions if isinstance(submissions, Columns) else Columns.from_submissions(submissions)
+    _check_unique(columns)
     task_codes = _task_codes(columns, tasks)
     _check_required(scorer, columns, tasks, task_codes)
     baselines, baseline_codes = _baselines(scorer, columns, tasks, task_codes, given_baselines, default_baseline, stamp)
@@ -60,6 +61,19 @@ def evaluate_many(
     if records is None:
         records = [structure(columns.record(i), Submission) for i in range(columns.size)]
     return _evaluate_each(scorer, records, tasks, task_codes, baselines, baseline_codes, stamp)
+
+
+def _check_unique(columns: Columns) -> None:
+    """Refuse a batch in which an id appears twice: its evaluations could not be told apart."""
+    if len(set(columns.ids)) == columns.size:
+        return
+    seen: dict[str, int] = {}
+    for row, ident in enumerate(columns.ids):
+        if ident in seen:
+            raise ValidationError(
+                f"submission {ident!r}", "id", f"an id used once in the batch (rows {seen[ident] + 1} and {row + 1})"
+            )
+        seen[ident] = row
 
 
 def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
