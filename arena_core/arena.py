@@ -12,6 +12,7 @@ from arena_core.config.settings import ScoringConfig
 from arena_core.engine import many, ranking
 from arena_core.engine.baselines import compute_baseline, configured_default, default_baseline_for
 from arena_core.engine.columns import Columns
+from arena_core.engine.records import columns_from_records
 from arena_core.engine.scoring import Scorer
 from arena_core.model import provenance
 from arena_core.model.provenance import Provenance
@@ -178,10 +179,14 @@ class Arena:
             per-record path.
         """
         task_models = [structure(t, Task) for t in tasks.values()]
+        records: Sequence[Submission] | Columns | None
         if isinstance(submissions, Mapping):
-            records: Sequence[Submission] | Columns = Columns.from_mapping(submissions)
+            records = Columns.from_mapping(submissions)
         else:
-            records = [self._structure(s, Submission) for s in submissions]
+            items = submissions if isinstance(submissions, Sequence) else list(submissions)
+            records = columns_from_records(items, self.structure_submission, strict=self.config.strict)
+            if records is None:  # models, or workspaces to check: the per-record path needs objects
+                records = [self._structure(s, Submission) for s in items]
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
         stamp = evaluated_at or datetime.now(UTC).isoformat()
         result = many.evaluate_many(self.scorer, records, task_models, given, self.default_baseline, stamp)

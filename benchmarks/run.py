@@ -54,7 +54,7 @@ def child_full_run(tasks: int, per_task: int) -> None:
 
 
 def per_record_vs_batch(n_tasks: int, per_task: int) -> tuple[float, float]:
-    import arena_core.arena as arena_module
+    import arena_core.engine.many as arena_module
     from arena_core import Arena
     from arena_core.examples.synthetic import generate_columns
 

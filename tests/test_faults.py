@@ -46,13 +46,13 @@ def _one_line_error(stderr: str, *expected: str) -> None:
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_while_writing_leaves_no_temporary_file(tmp_path: Path, signum: signal.Signals) -> None:
-    runs, tasks = _arena_files(tmp_path, tasks=40, per_task=300)
+    runs, tasks = _arena_files(tmp_path, tasks=60, per_task=1000)
     out = tmp_path / "out.jsonl"
     process = subprocess.Popen(_command("score", str(runs), "--tasks", str(tasks), "-o", str(out)), cwd=tmp_path,
                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not list(tmp_path.glob(".out.jsonl.*")) and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+        time.sleep(0.001)
     assert list(tmp_path.glob(".out.jsonl.*")), "the command never started writing"
     process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)

@@ -72,7 +72,7 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
         except BrokenPipeError:  # the reader went away (| head): stop quietly, as the docs of sys advise
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(1)
-        except (ArenaError, OSError, KeyboardInterrupt) as exc:
+        except (ArenaError, OSError, KeyboardInterrupt, Stopped) as exc:
             if os.environ.get("ARENA_RAISE_ERRORS"):
                 raise
             click.echo(f"Error: {printable(_message(state, exc))}", err=True)
@@ -83,8 +83,12 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
-class Stopped(ArenaError):
-    """The command was stopped by a signal; whatever it was writing was removed or rolled back."""
+class Stopped(BaseException):
+    """The command was stopped by a signal; whatever it was writing was removed or rolled back.
+
+    A ``BaseException``, like ``KeyboardInterrupt``: the handler raises it wherever the program
+    is, and libraries' ``except Exception`` blocks (cattrs has some) must not swallow it.
+    """
 
 
 def _stop(signum: int, frame: object) -> None:

@@ -1,0 +1,104 @@
+"""Records to columns in one pass gives exactly what building a model per record gives.
+
+For valid records: the same columns. For invalid ones: the same error, word for word.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena_core import Submission, ValidationError, structure
+from arena_core.engine.columns import NUMERIC_FIELDS, Columns
+from arena_core.engine.records import columns_from_records
+from arena_core.model.serde import structure_strict
+
+GOOD_NAME = st.sampled_from(["a", "aider/diff", "claude-code", "gpt-4.1", "x y", "ünï"])
+ODD_VALUES = st.sampled_from(
+    [None, -1, -0.5, 0, 0.0, 3.0, 2.5, 1, 10**20, 10**400, 1e15, 1e16, math.nan, math.inf, "12", True, [], {}]
+)
+
+
+@st.composite
+def records(draw: st.DrawFn, *, valid: bool) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": draw(GOOD_NAME) + str(draw(st.integers(0, 10**6))), "task_id": "t"}
+    for field in ("tool", "model"):
+        if draw(st.booleans()):
+            record[field] = draw(GOOD_NAME)
+    for field in ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost"):
+        if draw(st.booleans()):
+            low = 1 if field == "iterations" else 0
+            record[field] = draw(st.integers(low, 10**6) if field in ("total_tokens", "tool_calls", "iterations")
+                                 else st.floats(0, 1e6))
+    if draw(st.booleans()):
+        total = draw(st.integers(0, 20))
+        record["tests_total"], record["tests_passed"] = total, draw(st.integers(0, total))
+    if draw(st.booleans()):
+        record["correctness"] = draw(st.floats(0, 1))
+    if draw(st.booleans()):
+        record["success"] = draw(st.booleans())
+    if draw(st.booleans()):
+        record["files_created"] = draw(st.lists(st.sampled_from(["a.py", "b/c.ts"]), max_size=3))
+    if draw(st.booleans()):
+        record["notes"] = "kept under meta"
+    if not valid:
+        field = draw(st.sampled_from([*NUMERIC_FIELDS, "id", "tool", "model", "success", "files_created", "meta"]))
+        record[field] = draw(st.one_of(ODD_VALUES, st.sampled_from(["", " ", "a\x1b", "b\u202e", ["a", 1], "s"])))
+    return record
+
+
+def _same(a: Columns, b: Columns) -> None:
+    assert list(a.ids) == list(b.ids) and list(a.task_ids) == list(b.task_ids)
+    assert list(a.tools) == list(b.tools) and list(a.models) == list(b.models)
+    assert a.success.tolist() == b.success.tolist()
+    assert [tuple(f) for f in a.files_created] == [tuple(f) for f in b.files_created]
+    for name in NUMERIC_FIELDS:
+        np.testing.assert_array_equal(a.numeric[name], b.numeric[name], err_msg=name)
+
+
+def _structure(record: Any) -> Submission:
+    return structure(record, Submission)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(batch=st.lists(records(valid=True), min_size=1, max_size=12))
+def test_valid_records_give_the_columns_of_their_models(batch: list[dict[str, Any]]) -> None:
+    expected = Columns.from_submissions([_structure(r) for r in batch])
+    got = columns_from_records(batch, _structure)
+    assert got is not None
+    _same(got, expected)
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(batch=st.lists(records(valid=True), max_size=6), bad=records(valid=False), position=st.integers(0, 6))
+def test_an_invalid_record_raises_the_models_own_error_or_is_taken_from_its_model(
+    batch: list[dict[str, Any]], bad: dict[str, Any], position: int
+) -> None:
+    batch.insert(min(position, len(batch)), bad)
+    try:
+        expected = Columns.from_submissions([_structure(r) for r in batch])
+    except ValidationError as exc:
+        with pytest.raises(ValidationError) as info:
+            columns_from_records(batch, _structure)
+        assert str(info.value) == str(exc)
+        return
+    got = columns_from_records(batch, _structure)  # accepted by the models (3.0 for a count): same columns
+    assert got is not None
+    _same(got, expected)
+
+
+def test_strict_mode_refuses_unknown_keys_as_the_model_does() -> None:
+    batch = [{"id": "a", "task_id": "t", "total_tokens": 5}, {"id": "b", "task_id": "t", "tokens": 5}]
+    with pytest.raises(ValidationError, match="b.*tokens: expected a known field.*did you mean 'total_tokens'"):
+        columns_from_records(batch, lambda r: structure_strict(r, Submission), strict=True)
+    assert columns_from_records(batch, _structure) is not None  # not strict: kept under meta
+
+
+def test_models_and_workspaces_take_the_per_record_path() -> None:
+    assert columns_from_records([Submission(id="a", task_id="t")], _structure) is None
+    assert columns_from_records([{"id": "a", "task_id": "t", "workspace": "/w"}], _structure) is None
