@@ -155,7 +155,7 @@ class Arena:
 
     def evaluate_many(
         self,
-        submissions: Iterable[Submission | Mapping[str, Any]] | Mapping[str, Any],
+        submissions: Iterable[Submission | Mapping[str, Any]] | Mapping[str, Any] | Columns,
         tasks: Mapping[str, Task | Mapping[str, Any]],
         baselines: Mapping[str, Baseline | Mapping[str, Any]] | None = None,
         *,
@@ -180,7 +180,9 @@ class Arena:
         """
         task_models = [structure(t, Task) for t in tasks.values()]
         records: Sequence[Submission] | Columns | None
-        if isinstance(submissions, Mapping):
+        if isinstance(submissions, Columns):
+            records = submissions
+        elif isinstance(submissions, Mapping):
             records = Columns.from_mapping(submissions)
         else:
             items = submissions if isinstance(submissions, Sequence) else list(submissions)

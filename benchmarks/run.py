@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # full size (1,000,000 submissions over 1,000 tasks)
     python benchmarks/run.py --small    # a quick run (100,000 over 100) for a laptop check
+    python benchmarks/run.py --tiny     # seconds: checks that every section runs (the tests use it)
 
 Prints, each measured here and now (best of several repeats where a figure is a time):
   1. per-record path vs batch path on 100,000 submissions, as a ratio;
@@ -9,7 +10,10 @@ Prints, each measured here and now (best of several repeats where a figure is a 
      generation excluded), throughput in submissions per second, and peak memory of a child
      process that does only that;
   3. single ``Arena.evaluate`` latency, median and p99, with the built-in plugins, against the
-     spec's own ``calculate_overall_score`` on plain dicts (``tests/spec_reference.py``).
+     spec's own ``calculate_overall_score`` on plain dicts (``tests/spec_reference.py``);
+  4. ``evaluate_many`` from a list of dicts (what users hold), against the plain NumPy reference
+     of ``benchmarks/reference.py`` started from the same dicts, each in a child process (time,
+     and peak memory above the dicts themselves), for 1,000 tasks and for tasks of 10 submissions.
 """
 
 from __future__ import annotations
@@ -51,6 +55,53 @@ def child_full_run(tasks: int, per_task: int) -> None:
         del result
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     print(json.dumps({"seconds": min(timings), "peak_mib": peak / 1024, "data_mib": before / 1024}))
+
+
+def child_dicts_run(tasks: int, per_task: int, which: str) -> None:
+    """Run in a fresh process: build the records, then time ``which`` (``arena`` or ``reference``)
+    on them; print JSON with the best time and the peak memory above the records."""
+    from arena_core import Arena
+    from arena_core.examples.synthetic import generate_columns
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from reference import score_records
+
+    columns, task_map = generate_columns(tasks=tasks, submissions_per_task=per_task, seed=11)
+    records = _as_records(columns)
+    del columns
+    arena = Arena(autoload=False)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    timings = []
+    for _ in range(2):
+        start = time.perf_counter()
+        result = (
+            arena.evaluate_many(records, task_map, evaluated_at=STAMP) if which == "arena" else score_records(records)
+        )
+        timings.append(time.perf_counter() - start)
+        del result
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": min(timings), "extra_mib": (peak - before) / 1024, "records_mib": before / 1024}))
+
+
+def _as_records(columns: dict[str, Any]) -> list[dict[str, Any]]:
+    """Columns as the list of dicts a user holds (a missing figure is an absent key)."""
+    lists = {k: v.tolist() if hasattr(v, "tolist") else list(v) for k, v in columns.items()}
+    keys = list(lists)
+    records = []
+    for row in zip(*(lists[k] for k in keys), strict=True):
+        record = {}
+        for key, value in zip(keys, row, strict=True):
+            if not (isinstance(value, float) and value != value):
+                record[key] = list(value) if isinstance(value, tuple) else value
+        records.append(record)
+    return records
+
+
+def _child(*args: object) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", *map(str, args)], check=True, capture_output=True, text=True
+    )
+    return dict(json.loads(out.stdout))
 
 
 def per_record_vs_batch(n_tasks: int, per_task: int) -> tuple[float, float]:
@@ -113,39 +164,55 @@ def single_latency(samples: int = 20_000) -> tuple[tuple[float, float], float, f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--small", action="store_true", help="100,000 submissions over 100 tasks")
-    parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--tiny", action="store_true", help="2,000 submissions over 20 tasks: a smoke run")
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child_full_run(*args.child)
+        if len(args.child) == 3:
+            child_dicts_run(int(args.child[0]), int(args.child[1]), args.child[2])
+        else:
+            child_full_run(int(args.child[0]), int(args.child[1]))
         return
-    tasks, per_task = (100, 1000) if args.small else (1000, 1000)
+    tasks, per_task = (20, 100) if args.tiny else (100, 1000) if args.small else (1000, 1000)
     n = tasks * per_task
 
-    per_record, batch = per_record_vs_batch(100, 1000)
-    print("1. per-record vs batch path, 100,000 submissions over 100 tasks")
+    compared = (20, 100) if args.tiny else (100, 1000)
+    per_record, batch = per_record_vs_batch(*compared)
+    print(f"1. per-record vs batch path, {compared[0] * compared[1]:,} submissions over {compared[0]} tasks")
     print(
         f"   per-record {per_record:8.2f} s   batch {batch:6.3f} s   ratio {per_record / batch:6.1f}x  (target >= 30x)"
     )
 
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", str(tasks), str(per_task)], check=True, capture_output=True, text=True
-    ).stdout
-    full = json.loads(out)
+    full = _child(tasks, per_task)
     print(f"2. batch path, {n:,} submissions over {tasks:,} tasks (score + baseline + rank; data generation excluded)")
     print(
         f"   {full['seconds']:.2f} s (target < 3 s)   {n / full['seconds']:,.0f} submissions/s   "
         f"peak memory {full['peak_mib']:,.0f} MiB (target < 1,536 MiB; the input columns alone: {full['data_mib']:,.0f} MiB)"
     )
 
-    (median, p99), same_work, spec_median = single_latency()
+    (median, p99), same_work, spec_median = single_latency(200 if args.tiny else 20_000)
     print("3. single Arena.evaluate with the built-in plugins (4 criteria, models in)")
     print(
         f"   median {median:.1f} us (target < 30 us)   p99 {p99:.1f} us   "
-        f"= {median / (batch / 100_000 * 1e6):.0f}x the batch path's cost per submission"
+        f"= {median / (batch / (compared[0] * compared[1]) * 1e6):.0f}x the batch path's cost per submission"
     )
     print(
         f"   on the spec's 3 criteria: {same_work:.1f} us = {same_work / spec_median:.1f}x the spec's "
         f"calculate_overall_score on plain dicts ({spec_median:.1f} us; no validation, no plugins)"
+    )
+    dicts_section(tasks, per_task)
+    dicts_section(n // 10, 10)
+
+
+def dicts_section(tasks: int, per_task: int) -> None:
+    """Section 4 for one shape of arena."""
+    ours, reference = _child(tasks, per_task, "arena"), _child(tasks, per_task, "reference")
+    n = tasks * per_task
+    print(f"4. evaluate_many from {n:,} dicts over {tasks:,} tasks, against the NumPy reference from the same dicts")
+    print(
+        f"   arena {ours['seconds']:.2f} s, reference {reference['seconds']:.2f} s: "
+        f"{ours['seconds'] / reference['seconds']:.2f}x (target <= 2x); peak memory above the records "
+        f"{ours['extra_mib']:,.0f} MiB (reference {reference['extra_mib']:,.0f} MiB; the records: {ours['records_mib']:,.0f} MiB)"
     )
 
 

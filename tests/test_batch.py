@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,17 +51,23 @@ def arenas(draw: st.DrawFn, *, complete: bool = True) -> tuple[list[dict], dict[
         tasks[task["id"]] = task
     subs = []
     for i in range(draw(st.integers(1, 40))):
-        sub: dict = {"id": f"s{i}", "task_id": f"t{draw(st.integers(0, task_count - 1))}",
-                     "tool": draw(st.sampled_from(["a", "b", "c"])), "model": draw(st.sampled_from(["m1", "m2"]))}
+        sub: dict = {
+            "id": f"s{i}",
+            "task_id": f"t{draw(st.integers(0, task_count - 1))}",
+            "tool": draw(st.sampled_from(["a", "b", "c"])),
+            "model": draw(st.sampled_from(["m1", "m2"])),
+        }
         if complete or draw(st.booleans()):
             sub["total_tokens"] = draw(st.integers(0, 40)) * 250
         if complete or draw(st.booleans()):
             sub["tool_calls"] = draw(st.integers(0, 12))
-        for field, values in (("iterations", st.integers(1, 8)),
-                              ("execution_time", st.sampled_from([0, 3.0, 60.0, 95.5, 300.0, 1799.0])),
-                              ("estimated_cost", st.sampled_from([0.0, 0.01, 0.033, 0.2, 0.5])),
-                              ("success", st.booleans()),
-                              ("files_created", st.lists(st.sampled_from(FILES), unique=True))):
+        for field, values in (
+            ("iterations", st.integers(1, 8)),
+            ("execution_time", st.sampled_from([0, 3.0, 60.0, 95.5, 300.0, 1799.0])),
+            ("estimated_cost", st.sampled_from([0.0, 0.01, 0.033, 0.2, 0.5])),
+            ("success", st.booleans()),
+            ("files_created", st.lists(st.sampled_from(FILES), unique=True)),
+        ):
             if draw(st.booleans()):
                 sub[field] = draw(values)
         reported = draw(st.sampled_from(["none", "counts", "fraction", "zero"]))
@@ -93,10 +100,15 @@ def test_batch_equals_per_record_with_the_default_configuration(arena_and_tasks)
 
 POLICY_CONFIGS = [
     {"missing": {"total_tokens": "reweight", "tool_calls": "neutral", "execution_time": "reweight"}},
-    {"missing": {"total_tokens": "neutral", "tool_calls": "reweight", "estimated_cost": "reweight"},
-     "baseline_scope": "task_tool"},
-    {"missing": {"total_tokens": "reweight", "tool_calls": "reweight"}, "baseline_scope": "task_tool_model",
-     "weights": {"default": {"efficiency": 0.6, "correctness": 0.4}}},
+    {
+        "missing": {"total_tokens": "neutral", "tool_calls": "reweight", "estimated_cost": "reweight"},
+        "baseline_scope": "task_tool",
+    },
+    {
+        "missing": {"total_tokens": "reweight", "tool_calls": "reweight"},
+        "baseline_scope": "task_tool_model",
+        "weights": {"default": {"efficiency": 0.6, "correctness": 0.4}},
+    },
 ]
 
 
@@ -117,10 +129,21 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
 
 def test_columns_give_the_same_evaluations_as_records(arena: Arena) -> None:
     rng = random.Random(4)
-    subs = [{"id": f"s{i}", "task_id": f"t{i % 3}", "tool": "abc"[i % 3], "total_tokens": rng.randint(100, 9000),
-             "tool_calls": rng.randint(0, 30), "execution_time": rng.choice([0.0, rng.uniform(10, 900)]),
-             "estimated_cost": rng.uniform(0.001, 0.3), "iterations": rng.randint(1, 5), "success": rng.random() < 0.8,
-             "files_created": ["a.py"] if rng.random() < 0.5 else []} for i in range(300)]
+    subs = [
+        {
+            "id": f"s{i}",
+            "task_id": f"t{i % 3}",
+            "tool": "abc"[i % 3],
+            "total_tokens": rng.randint(100, 9000),
+            "tool_calls": rng.randint(0, 30),
+            "execution_time": rng.choice([0.0, rng.uniform(10, 900)]),
+            "estimated_cost": rng.uniform(0.001, 0.3),
+            "iterations": rng.randint(1, 5),
+            "success": rng.random() < 0.8,
+            "files_created": ["a.py"] if rng.random() < 0.5 else [],
+        }
+        for i in range(300)
+    ]
     tasks = {f"t{k}": {"id": f"t{k}", "category": CATEGORIES[k], "success_criteria": CRITERIA[:3]} for k in range(3)}
     columns = {name: np.array([s[name] for s in subs]) for name in subs[0] if name != "files_created"}
     columns["files_created"] = [s["files_created"] for s in subs]
@@ -133,9 +156,13 @@ def test_columns_give_the_same_evaluations_as_records(arena: Arena) -> None:
 def test_columns_are_validated_by_row(arena: Arena) -> None:
     tasks = {"t": {"id": "t"}}
     base = {"id": ["a", "b"], "task_id": ["t", "t"], "tool_calls": [1, 2]}
-    with pytest.raises(ValidationError, match=r"submission 'b': total_tokens: expected a finite whole number >= 0, got -5.0"):
+    with pytest.raises(
+        ValidationError, match=r"submission 'b': total_tokens: expected a finite whole number >= 0, got -5.0"
+    ):
         arena.evaluate_many({**base, "total_tokens": [3, -5]}, tasks)
-    with pytest.raises(ValidationError, match=r"submission 'a': total_tokens: expected a finite whole number >= 0, got 2.5"):
+    with pytest.raises(
+        ValidationError, match=r"submission 'a': total_tokens: expected a finite whole number >= 0, got 2.5"
+    ):
         arena.evaluate_many({**base, "total_tokens": [2.5, 3]}, tasks)
     with pytest.raises(ValidationError, match=r"submission 'b': total_tokens: expected a value"):
         arena.evaluate_many({**base, "total_tokens": [3, None]}, tasks)
@@ -164,13 +191,21 @@ def test_a_component_without_a_batch_form_falls_back_to_per_record(baseline: dic
     subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": 100 * i, "tool_calls": i} for i in range(8)]
     result = arena.evaluate_many(subs, {"t": {"id": "t"}}, evaluated_at=STAMP)
     assert isinstance(result, list) and {e.speed_score for e in result} == {42.0}
-    columns = {"id": [s["id"] for s in subs], "task_id": ["t"] * 8, "total_tokens": [s["total_tokens"] for s in subs],
-               "tool_calls": [s["tool_calls"] for s in subs]}
+    columns = {
+        "id": [s["id"] for s in subs],
+        "task_id": ["t"] * 8,
+        "total_tokens": [s["total_tokens"] for s in subs],
+        "tool_calls": [s["tool_calls"] for s in subs],
+    }
     assert_same(arena.evaluate_many(columns, {"t": {"id": "t"}}, evaluated_at=STAMP), result)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.0, 10.5, 50.0, 50.01, 99.99, 100.0])), min_size=1, max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from([0.0, 10.5, 50.0, 50.01, 99.99, 100.0])), min_size=1, max_size=60
+    )
+)
 def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]]) -> None:
     groups = np.array([g for g, _ in entries])
     scores = np.array([s for _, s in entries])
@@ -200,3 +235,36 @@ def test_vectorised_baselines_equal_compute_baseline(arena_and_tasks) -> None:
     for task_id, baseline in zip(ids, got):
         expected = compute_baseline(task_id, [s for s in models if s.task_id == task_id], DEFAULT_BASELINE, now=STAMP)
         assert to_dict(baseline) == to_dict(expected)
+
+
+@pytest.mark.parametrize("by", ["tool", "model"])
+def test_leaderboards_aggregated_on_arrays_equal_those_from_evaluations(by: str) -> None:
+    """The columns path (no evaluation objects) gives the same rows as aggregating evaluations,
+    also on real data with metrics left out (Aider's runs, missing tokens and tool calls)."""
+    import json
+
+    from arena_core.examples import SUBMISSIONS, TASKS
+    from arena_core.io.readers import read_submissions, read_tasks
+    from arena_core.stats.leaderboard import aggregate
+
+    real = Path(__file__).parent / "data" / "aider-leaderboards"
+    cases = [
+        (Arena(autoload=False), read_submissions(SUBMISSIONS), read_tasks(TASKS)),
+        (
+            Arena(
+                {
+                    "category_profiles": {"code_editing": "default"},
+                    "missing": {"total_tokens": "reweight", "tool_calls": "reweight"},
+                },
+                autoload=False,
+            ),
+            [json.loads(line) for line in (real / "submissions.jsonl").read_text().splitlines()],
+            read_tasks(real / "tasks.json"),
+        ),
+    ]
+    for arena, subs, tasks in cases:
+        batch = arena.evaluate_many(subs, tasks)
+        assert isinstance(batch, EvaluationBatch)
+        from_arrays = aggregate(arena, batch, by)
+        assert from_arrays == aggregate(arena, list(batch), by)
+        assert len(from_arrays) >= 5

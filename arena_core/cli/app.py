@@ -22,7 +22,9 @@ import click
 from arena_core import examples
 from arena_core.arena import Arena
 from arena_core.config.files import ConfigError, LoadedConfig, load_config
-from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_tasks
+from arena_core.engine.columns import Columns
+from arena_core.engine.records import columns_from_records
+from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_records, read_tasks
 from arena_core.io.table import printable
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation, Submission, Task
@@ -157,6 +159,50 @@ def read_inputs(
     return subs, tasks
 
 
+def read_columns(
+    state: State, submissions: Path | None, tasks_path: Path | None, example: bool, *, task_id: str | None = None
+) -> tuple[Columns | list[Submission], dict[str, Task]]:
+    """Like :func:`read_inputs`, for commands that only score: the records go to columns in one
+    pass (no object per submission), with every bad record reported as ``FILE:LINE``.
+
+    :param task_id: keep only this task's submissions (it must be among the tasks).
+    """
+    sub_path, task_path = input_paths(submissions, tasks_path, example, need_tasks=True)
+    state.sources = Sources(sub_path, task_path)
+    tasks = read_tasks(task_path) if task_path else {}
+    if task_id is not None and task_id not in tasks:
+        raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
+    for task in tasks.values():
+        state.arena.scorer.check_task(task)
+    located = read_records(sub_path, task_id=task_id)
+    problems = located.problems
+
+    def invalid(row: int, error: ValidationError) -> None:
+        problems.add(f"{located.where(row)}: {error}")
+
+    columns = columns_from_records(
+        located.records, state.arena.structure_submission, strict=state.arena.config.strict, on_invalid=invalid
+    )
+    if columns is None:  # not plain records, or workspaces: objects, one by one
+        subs, _ = read_inputs(state, submissions, tasks_path, example)
+        return [s for s in subs if task_id is None or s.task_id == task_id], tasks
+    problems.raise_if_any()  # the invalid rows are still in the columns: report them first
+    if len(set(columns.ids)) != columns.size:
+        first: dict[str, int] = {}
+        for row, ident in enumerate(columns.ids):
+            if ident in first:
+                problems.add(
+                    f"{located.where(row)}: submission {ident!r}: id: expected an id used once, "
+                    f"also used at {located.where(first[ident])}"
+                )
+            else:
+                first[ident] = row
+    problems.raise_if_any()
+    if columns.size == 0:
+        raise ArenaError(f"{sub_path}: no submissions in the file")
+    return columns, tasks
+
+
 class Sources:
     """The files a command read. Errors raised after reading (while scoring) name a record by its
     id; this finds the record again, on the error path only, to say ``FILE:LINE``."""
@@ -191,8 +237,10 @@ def progress(total: int, label: str, quiet: bool) -> Iterator[Callable[[int], ob
         yield bar.update
 
 
-def score_all(state: State, subs: list[Submission], tasks: dict[str, Task], quiet: bool) -> Sequence[Evaluation]:
-    with progress(len(subs), "Scoring", quiet) as update:
+def score_all(
+    state: State, subs: Columns | list[Submission], tasks: dict[str, Task], quiet: bool
+) -> Sequence[Evaluation]:
+    with progress(subs.size if isinstance(subs, Columns) else len(subs), "Scoring", quiet) as update:
         return state.arena.evaluate_many(subs, tasks, progress=update)
 
 

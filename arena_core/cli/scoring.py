@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from arena_core.cli.app import State, command, inputs, main, quiet_option, read_inputs, score_all
+from arena_core.cli.app import State, command, inputs, main, quiet_option, read_columns, read_inputs, score_all
 from arena_core.io.output import atomic_output
 from arena_core.io.table import render
 from arena_core.io.writers import FORMATS, write_evaluations
@@ -49,7 +49,7 @@ def score(
       arena score runs.csv --tasks tasks.json --format csv -o scores.csv
       arena score --example --format table
     """
-    subs, tasks = read_inputs(state, submissions, tasks_path, example)
+    subs, tasks = read_columns(state, submissions, tasks_path, example)
     evaluations = score_all(state, subs, tasks, quiet)
     with atomic_output(output) as out:
         write_evaluations(evaluations, fmt, out)
@@ -123,12 +123,16 @@ def leaderboard(
     if store_path is not None:
         evaluations, subs = _from_store(store_path, task_id)
     else:
-        subs, tasks = read_inputs(state, submissions, tasks_path, example)
-        if task_id is not None:
-            if task_id not in tasks:
-                raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
-            subs = [s for s in subs if s.task_id == task_id]
-        evaluations = score_all(state, subs, tasks, quiet)
+        if by == "submission":  # its flags need the submissions themselves
+            subs, tasks = read_inputs(state, submissions, tasks_path, example)
+            if task_id is not None:
+                if task_id not in tasks:
+                    raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
+                subs = [s for s in subs if s.task_id == task_id]
+            evaluations = score_all(state, subs, tasks, quiet)
+        else:
+            records, tasks = read_columns(state, submissions, tasks_path, example, task_id=task_id)
+            evaluations = score_all(state, records, tasks, quiet)
     if by == "submission":
         dims = list(dict.fromkeys(d for e in evaluations for d in e.scores))
         rows = _submission_rows(state, evaluations, subs)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from arena_core.engine.columns import INTEGER_FIELDS, NUMERIC_FIELDS, Columns
+from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, Submission
 
 __all__ = ["columns_from_records"]
@@ -29,13 +30,20 @@ _REQUIRED_IF_GIVEN = frozenset({"iterations"})
 
 
 def columns_from_records(
-    records: Sequence[Any], structure_one: Callable[[Any], Submission], *, strict: bool = False
+    records: Sequence[Any],
+    structure_one: Callable[[Any], Submission],
+    *,
+    strict: bool = False,
+    on_invalid: Callable[[int, ValidationError], None] | None = None,
 ) -> Columns | None:
     """``records`` as :class:`Columns`, or ``None`` when they need the per-record path (an item
     that is not a dict, or a workspace to check).
 
     :param structure_one: how one record becomes a model (it raises the record's error).
     :param strict: unknown keys are errors rather than ``meta``.
+    :param on_invalid: called with the row and the error of every invalid record, instead of
+        raising for the first (the columns then still hold the invalid rows: the caller reports
+        and discards them).
     :raises ValidationError: the first invalid record, as ``structure_one`` reports it.
     """
     n = len(records)
@@ -81,7 +89,13 @@ def columns_from_records(
         [None if v is _ABSENT else v for v in names[f]] for f in ("id", "task_id", "tool", "model")
     )
     for row in map(int, np.flatnonzero(suspect)):  # raises for the first record that is really invalid
-        submission = structure_one(records[row])
+        try:
+            submission = structure_one(records[row])
+        except ValidationError as exc:
+            if on_invalid is None:
+                raise
+            on_invalid(row, exc)
+            continue
         ids[row], task_ids[row], tools[row], models[row] = (
             submission.id,
             submission.task_id,

@@ -23,6 +23,9 @@ from arena_core.model.serde import structure
 
 __all__ = [
     "InputError",
+    "Located",
+    "Problems",
+    "read_records",
     "iter_submissions",
     "loads",
     "locate_submission",
@@ -228,7 +231,7 @@ def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> 
     """
     path = Path(path)
     records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
-    problems = _Problems()
+    problems = Problems()
     first_seen: dict[str, str] = {}
     for where, record in records:
         try:
@@ -255,7 +258,7 @@ def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> 
     problems.raise_if_any()
 
 
-class _Problems:
+class Problems:
     """Bad records of one file, reported together."""
 
     def __init__(self) -> None:
@@ -304,6 +307,50 @@ def locate_task(path: str | Path, task_id: str) -> str | None:
     return None
 
 
+class Located:
+    """Decoded records of one file with where each came from, and the problems found so far."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: list[Any] = []
+        self.lines: list[int] = []
+        """Per record, its line (JSON Lines, CSV) or its position in a JSON array."""
+        self.in_array = False
+        self.problems = Problems()
+
+    def where(self, index: int) -> str:
+        """``FILE:LINE`` (or ``FILE: record N``) of record ``index``."""
+        if self.in_array:
+            return f"{self.path}: record {self.lines[index]}"
+        return f"{self.path}:{self.lines[index]}"
+
+
+def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
+    """Every record of a submissions file, decoded but not yet validated (``validate_records``
+    in the CLI checks them as columns); bad lines are collected in ``problems``.
+
+    :param task_id: keep only the records of this task.
+    """
+    located = Located(Path(path))
+    source = _csv_records(located.path) if located.path.suffix.lower() == ".csv" else _json_records(located.path)
+    for where, record in source:
+        try:
+            if isinstance(record, InputError):
+                raise record
+            if isinstance(record, _Deferred):
+                record = record.decode()
+        except InputError as exc:
+            located.problems.add(str(exc))
+            continue
+        if task_id is not None and isinstance(record, dict) and record.get("task_id") != task_id:
+            continue
+        located.records.append(record)
+        number = where.rsplit(" ", 1)[-1] if ": record " in where else where.rsplit(":", 1)[-1]
+        located.in_array = ": record " in where
+        located.lines.append(int(number))
+    return located
+
+
 def read_submissions(path: str | Path, structurer: Structurer = _submission) -> list[Submission]:
     """Every submission of a file; see :func:`iter_submissions`."""
     subs = list(iter_submissions(path, structurer))
@@ -336,7 +383,7 @@ def read_tasks(path: str | Path) -> dict[str, Task]:
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a list of tasks or tables keyed by task id")
     tasks: dict[str, Task] = {}
-    problems = _Problems()
+    problems = Problems()
     for index, record in enumerate(data):
         try:
             task = structure(record, Task)

@@ -1,0 +1,28 @@
+"""The benchmark runs: every section prints its figures (speed itself is read from its output,
+never asserted in a test)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--tiny"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout
+    for section in (
+        "1. per-record vs batch path",
+        "2. batch path",
+        "3. single Arena.evaluate",
+        "4. evaluate_many from",
+    ):
+        assert section in printed, printed
+    assert len(re.findall(r"against the NumPy reference from the same dicts", printed)) == 2
+    assert re.search(r"reference [\d.]+ s: [\d.]+x \(target <= 2x\)", printed)
