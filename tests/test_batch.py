@@ -127,6 +127,25 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
     assert_same(arena.evaluate_many(subs, tasks, evaluated_at=STAMP), expected)
 
 
+@settings(max_examples=200, deadline=None)
+@given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
+def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, config) -> None:
+    """``EvaluationBatch.records()`` (what files are written from) serialises to exactly the bytes
+    of ``to_dict`` of each evaluation, with filled metrics, reweighting and provisional marks;
+    ``dimensions()`` lists them in the order the evaluations first show them."""
+    import json
+
+    subs, tasks = arena_and_tasks
+    arena = Arena(config, autoload=False)
+    try:
+        batch = arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+    except ValidationError:
+        return
+    assert isinstance(batch, EvaluationBatch)
+    assert [json.dumps(r) for r in batch.records()] == [json.dumps(to_dict(e)) for e in batch]
+    assert batch.dimensions() == list(dict.fromkeys(d for e in batch for d in e.scores))
+
+
 def test_columns_give_the_same_evaluations_as_records(arena: Arena) -> None:
     rng = random.Random(4)
     subs = [

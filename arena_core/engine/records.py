@@ -10,7 +10,9 @@ whole number) is taken from its model.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from itertools import chain, repeat
 from typing import Any
 
@@ -23,6 +25,7 @@ from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, Submission
 __all__ = ["columns_from_records"]
 
 _ABSENT = object()
+_is_not_none = partial(operator.is_not, None)
 _NAME_FIELDS = ("id", "task_id", "tool", "model")
 _MINIMUM = {"iterations": 1.0}
 #: Figures the model types as never None: absent takes the default, an explicit null is refused.
@@ -47,47 +50,42 @@ def columns_from_records(
     :raises ValidationError: the first invalid record, as ``structure_one`` reports it.
     """
     n = len(records)
-    if not all(type(r) is dict for r in records):
+    if set(map(type, records)) != {dict}:
         return None
-    if any("workspace" in r or "workspace_ref" in r for r in records):
+    if any(map(operator.contains, records, repeat("workspace", n))) or any(
+        map(operator.contains, records, repeat("workspace_ref", n))
+    ):
         return None
     suspect = np.zeros(n, dtype=bool)
-    present_keys = 0
 
-    def column(name: str) -> list[Any]:
-        nonlocal present_keys
-        values = list(map(dict.get, records, repeat(name, n), repeat(_ABSENT, n)))  # C speed: no bytecode per record
-        present_keys += n - values.count(_ABSENT)
-        return values
+    def column(name: str, absent: Any = None) -> list[Any]:
+        return list(map(dict.get, records, repeat(name, n), repeat(absent, n)))  # C speed: no bytecode per record
 
-    names = {name: column(name) for name in _NAME_FIELDS}
+    names = {name: column(name, _ABSENT if name == "id" else None) for name in _NAME_FIELDS}
     for name, values in names.items():
         suspect |= _bad_names(values, required=name == "id")
     numeric: dict[str, np.ndarray] = {}
     for name in NUMERIC_FIELDS:
-        values = column(name)
+        values = column(name, _ABSENT if name in _REQUIRED_IF_GIVEN else None)
         array, bad = _numbers(values, name)
         numeric[name] = array
         suspect |= bad
-    success_values = column("success")
+    success_values = column("success", _ABSENT)
     success_types = set(map(type, success_values))
     if success_types <= {bool, type(_ABSENT)}:
-        success = np.array([v is not False for v in success_values], dtype=bool)
+        success = np.fromiter(map(operator.is_not, success_values, repeat(False, n)), dtype=bool, count=n)
     else:
         success = np.ones(n, dtype=bool)
         suspect |= np.array([type(v) is not bool and v is not _ABSENT for v in success_values])
-    files = column("files_created")
-    files_created, bad_files = _file_lists(files)
-    suspect |= bad_files
-    meta = column("meta")
+    files_created = column("files_created", ())
+    suspect |= _bad_file_lists(files_created)
+    meta = column("meta", _ABSENT)
     if not set(map(type, meta)) <= {dict, type(_ABSENT)}:
         suspect |= np.array([v is not _ABSENT and type(v) is not dict for v in meta])
-    if present_keys != sum(map(len, records)) and strict:  # some record has a key that is no field
-        suspect |= np.array([any(k not in _KNOWN for k in r) for r in records])
+    if strict:  # a record with a key that is no field
+        suspect |= np.fromiter((not (r.keys() <= _KNOWN) for r in records), dtype=bool, count=n)
     suspect |= _inconsistent(numeric)
-    ids, task_ids, tools, models = (
-        [None if v is _ABSENT else v for v in names[f]] for f in ("id", "task_id", "tool", "model")
-    )
+    ids, task_ids, tools, models = (names[f] for f in ("id", "task_id", "tool", "model"))
     for row in map(int, np.flatnonzero(suspect)):  # raises for the first record that is really invalid
         try:
             submission = structure_one(records[row])
@@ -107,9 +105,9 @@ def columns_from_records(
             numeric[name][row] = np.nan if value is None else float(value)
         success[row] = submission.success
         files_created[row] = submission.files_created
-    # Every row now holds a valid id and, for rows that reached here, a task id or None (refused
-    # later, by the task lookup, naming the submission).
-    return Columns(ids, task_ids, numeric, tools=tools, models=models, success=success, files_created=files_created)  # type: ignore[arg-type]
+    # Every row now holds a valid id and a task id or None (refused later, by the task lookup,
+    # naming the submission).
+    return Columns(ids, task_ids, numeric, tools=tools, models=models, success=success, files_created=files_created)
 
 
 #: Fields a record may hold; anything else goes under ``meta`` (or is refused in strict mode).
@@ -131,14 +129,14 @@ def _bad_names(values: list[Any], *, required: bool) -> np.ndarray:
     return np.array(
         [
             not (type(v) is str and v.isprintable() and v.strip() and len(v) <= MAX_NAME_LENGTH)
-            and not (not required and (v is None or v is _ABSENT))
+            and not (not required and v is None)
             for v in values
         ]
     )
 
 
 def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
-    """(the figures as float64 with NaN for absent, rows to check one by one)."""
+    """(the figures as float64 with NaN where absent, rows to check one by one)."""
     n = len(values)
     types = set(map(type, values))
     if not types <= {int, float, type(None), type(_ABSENT)}:
@@ -146,15 +144,19 @@ def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
         values = [v if type(v) in (int, float) else None for v in values]
     else:
         bad = np.zeros(n, dtype=bool)
-    if name in _REQUIRED_IF_GIVEN and None in values:  # an explicit null where the model has a default
-        bad |= np.array([v is None for v in values])
-    if _ABSENT in values:
+    if name in _REQUIRED_IF_GIVEN:  # absent takes the default; an explicit null is refused
+        if None in values:
+            bad |= np.fromiter(map(operator.is_, values, repeat(None, n)), dtype=bool, count=n)
         values = [None if v is _ABSENT else v for v in values]
     try:
         array = np.array(values, dtype=float)
     except OverflowError:  # an integer beyond float: find it one by one
         array = np.array([v if v is None or abs(v) <= MAX_FIGURE * 10 else np.inf for v in values], dtype=float)
-    given = np.array([v is not None for v in values]) if None in values else np.ones(n, dtype=bool)
+    missing = np.isnan(array)
+    if float not in types or int(missing.sum()) == sum(map(operator.is_, values, repeat(None, n))):
+        given = ~missing  # every NaN is an absent figure
+    else:  # some record gives NaN itself
+        given = np.fromiter(map(operator.is_not, values, repeat(None, n)), dtype=bool, count=n)
     minimum = _MINIMUM.get(name, 0.0)
     with np.errstate(invalid="ignore"):
         bad |= given & ~((array >= minimum) & (array <= MAX_FIGURE))  # NaN, infinite, out of range
@@ -163,16 +165,11 @@ def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
     return array, bad
 
 
-def _file_lists(values: list[Any]) -> tuple[list[Any], np.ndarray]:
-    n = len(values)
-    if set(map(type, values)) <= {list, tuple, type(_ABSENT)} and set(
-        map(type, chain.from_iterable(v for v in values if v is not _ABSENT))
-    ) <= {str}:
-        return [() if v is _ABSENT else tuple(v) for v in values], np.zeros(n, dtype=bool)
-    bad = np.array(
-        [not (v is _ABSENT or (type(v) in (list, tuple) and all(type(x) is str for x in v))) for v in values]
-    )
-    return [() if v is _ABSENT or b else tuple(v) for v, b in zip(values, bad, strict=True)], bad
+def _bad_file_lists(values: list[Any]) -> np.ndarray:
+    """Rows whose ``files_created`` is not a list of strings (absent ones are ``()``)."""
+    if set(map(type, values)) <= {list, tuple} and set(map(type, chain.from_iterable(values))) <= {str}:
+        return np.zeros(len(values), dtype=bool)
+    return np.array([not (type(v) in (list, tuple) and all(type(x) is str for x in v)) for v in values])
 
 
 def _inconsistent(numeric: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, overload
 
 import numpy as np
@@ -16,6 +16,7 @@ from arena_core.engine.batch import (
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
+from arena_core.model.serde import to_dict
 
 
 @frozen(eq=False)
@@ -89,6 +90,87 @@ class EvaluationBatch(Sequence[Evaluation]):
         out["metric_scores"] = dict(self.parts)
         out.update({"overall_ranking": self.ranks, "percentile": self.percentiles, "provisional": self.provisional})
         return out
+
+    def dimensions(self) -> list[str]:
+        """The dimensions scored, in the order they first appear going through the evaluations
+        (as a writer listing every evaluation's ``scores`` would meet them)."""
+        first: list[tuple[int, int, str]] = []
+        for dimension, raw in self.raw_scores.items():
+            present = np.flatnonzero(~np.isnan(raw))
+            if len(present):
+                row = int(present[0])
+                order = list(self.profiles[self.task_codes[row]].weights)
+                first.append((row, order.index(dimension), dimension))
+        return [d for _, _, d in sorted(first)]
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built
+        from the arrays without an :class:`Evaluation` per submission (for writing files)."""
+        overall, unadjusted = self.overall.tolist(), self.unadjusted.tolist()
+        ranks, percentiles, provisional = self.ranks.tolist(), self.percentiles.tolist(), self.provisional.tolist()
+        scores = {d: v.tolist() for d, v in self.scores.items()}
+        parts = {p: v.tolist() for p, v in self.parts.items()}
+        codes = self.task_codes.tolist()
+        criteria: list[list[dict[str, Any]]] = [[] for _ in range(self.size)]
+        for rows, verdicts in self.criteria.values():
+            for criterion, column in verdicts:
+                status, credit = column.status.tolist(), column.credit.tolist()
+                for local, row in enumerate(rows.tolist()):
+                    verdict = STATUSES[status[local]]
+                    reason = "" if verdict == "passed" else column.reason(local)
+                    criteria[row].append(
+                        {
+                            "type": criterion.type,
+                            "status": verdict,
+                            "credit": credit[local],
+                            "weight": criterion.weight,
+                            "reason": reason,
+                        }
+                    )
+        filled: dict[int, dict[str, str]] = {}
+        for slot, policy, mask in self.filled:
+            for row in np.flatnonzero(mask).tolist():
+                filled.setdefault(row, {})[slot] = policy
+        provenance = to_dict(self.provenance) if self.provenance is not None else None
+        profiles = [(p, {f"{d}_weight": w for d, w in p.weights.items()}) for p in self.profiles]
+        difficulties = [a.name if a is not None else None for a in self.adjusters]
+        for i in range(self.size):
+            code = codes[i]
+            profile, breakdown = profiles[code]
+            record: dict[str, Any] = {
+                "submission_id": str(self.ids[i]),
+                "task_id": str(self.task_ids[i]),
+                "overall_score": overall[i],
+            }
+            present = [d for d in profile.weights if scores[d][i] == scores[d][i]]  # not NaN
+            for d in present:
+                record[f"{d}_score"] = scores[d][i]
+            if len(present) < len(profile.weights):
+                kept = 0.0
+                for d in present:
+                    kept += profile.weights[d]
+                record["breakdown"] = {f"{d}_weight": profile.weights[d] / kept for d in present}
+            else:
+                record["breakdown"] = dict(breakdown)
+            record["weight_profile"] = profile.name
+            record["difficulty"] = difficulties[code]
+            record["unadjusted_overall_score"] = unadjusted[i]
+            record["metric_scores"] = {p: v[i] for p, v in parts.items() if v[i] == v[i]}
+            record["criteria"] = criteria[i]
+            record["evaluated_at"] = self.evaluated_at
+            if self.tools[i] is not None:
+                record["tool"] = self.tools[i]
+            if self.models[i] is not None:
+                record["model"] = self.models[i]
+            record["overall_ranking"] = ranks[i]
+            record["percentile"] = percentiles[i]
+            if provisional[i]:
+                record["provisional"] = True
+            if i in filled:
+                record["filled"] = filled[i]
+            if provenance is not None:
+                record["provenance"] = provenance
+            yield record
 
     def _build(self, i: int) -> Evaluation:
         code = self.task_codes[i]

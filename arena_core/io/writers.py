@@ -1,11 +1,12 @@
-"""Writing evaluations as JSON Lines, JSON, CSV or a terminal table, one record at a time."""
+"""Writing evaluations as JSON Lines, JSON, CSV or a terminal table, one record at a time, from
+their spec-shaped dicts."""
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
-from typing import IO
+from collections.abc import Iterable, Mapping, Sequence
+from typing import IO, Any
 
 from arena_core.io.table import render
 from arena_core.model.records import Evaluation
@@ -16,25 +17,32 @@ __all__ = ["FORMATS", "write_evaluations"]
 FORMATS = ("jsonl", "json", "csv", "table")
 
 
-def _dimensions(evaluations: Sequence[Evaluation]) -> list[str]:
-    return list(dict.fromkeys(d for ev in evaluations for d in ev.scores))
+def _dimensions(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(
+        dict.fromkeys(
+            k[: -len("_score")] for r in records for k in r if k.endswith("_score") and k not in _NOT_DIMENSIONS
+        )
+    )
 
 
-def _row(ev: Evaluation, dimensions: Sequence[str]) -> list[object]:
+_NOT_DIMENSIONS = frozenset({"overall_score", "unadjusted_overall_score"})
+
+
+def _row(record: Mapping[str, Any], dimensions: Sequence[str]) -> list[object]:
     return [
-        ev.submission_id,
-        ev.task_id,
-        ev.tool,
-        ev.model,
-        ev.overall_score,
-        *(ev.scores.get(d) for d in dimensions),
-        ev.unadjusted_overall_score,
-        ev.overall_ranking,
-        ev.percentile,
-        ev.provisional,
-        ev.weight_profile,
-        ev.difficulty,
-        ";".join(f"{k}={v}" for k, v in ev.filled.items()),
+        record["submission_id"],
+        record["task_id"],
+        record.get("tool"),
+        record.get("model"),
+        record["overall_score"],
+        *(record.get(f"{d}_score") for d in dimensions),
+        record["unadjusted_overall_score"],
+        record.get("overall_ranking"),
+        record.get("percentile"),
+        record.get("provisional", False),
+        record["weight_profile"],
+        record["difficulty"],
+        ";".join(f"{k}={v}" for k, v in record.get("filled", {}).items()),
     ]
 
 
@@ -57,38 +65,47 @@ def _header(dimensions: Sequence[str]) -> list[str]:
 
 
 def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str]) -> None:
-    """Write ``evaluations`` to ``out`` in ``fmt`` (one of :data:`FORMATS`)."""
+    """Write ``evaluations`` to ``out`` in ``fmt`` (one of :data:`FORMATS`).
+
+    A result that can give its evaluations as records and its dimensions directly (an
+    ``EvaluationBatch``: ``records()``, ``dimensions()``) is written from those, without an
+    evaluation object per submission; the bytes written are the same.
+    """
+    as_records = getattr(evaluations, "records", None)
+    records: Iterable[Mapping[str, Any]] = as_records() if as_records else (to_dict(ev) for ev in evaluations)
     if fmt == "jsonl":
-        for ev in evaluations:
-            out.write(json.dumps(to_dict(ev)) + "\n")
-    elif fmt == "json":
+        out.writelines(json.dumps(r) + "\n" for r in records)
+        return
+    if fmt == "json":
         out.write("[\n")
-        for index, ev in enumerate(evaluations):
-            out.write(("  " if index == 0 else ", ") + json.dumps(to_dict(ev)) + "\n")
+        for index, record in enumerate(records):
+            out.write(("  " if index == 0 else ", ") + json.dumps(record) + "\n")
         out.write("]\n")
-    elif fmt == "csv":
-        dimensions = _dimensions(evaluations)
+        return
+    listing = getattr(evaluations, "dimensions", None)
+    if listing is None:
+        records = list(records)
+        dimensions = _dimensions(records)
+    else:
+        dimensions = listing()
+    if fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(_header(dimensions))
-        writer.writerows(["" if v is None else v for v in _row(ev, dimensions)] for ev in evaluations)
-    else:
-        dimensions = _dimensions(evaluations)
-        rows: Iterable[list[object]] = (
-            [
-                ev.task_id,
-                ev.overall_ranking,
-                ev.submission_id,
-                ev.tool,
-                ev.overall_score,
-                *(ev.scores.get(d) for d in dimensions),
-                ev.percentile,
-            ]
-            for ev in evaluations
-        )
-        out.write(
-            render(
-                ["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dimensions), "Pctl"],
-                list(rows),
-            )
-            + "\n"
-        )
+        writer.writerows(["" if v is None else v for v in _row(r, dimensions)] for r in records)
+        return
+    rows = [
+        [
+            r["task_id"],
+            r.get("overall_ranking"),
+            r["submission_id"],
+            r.get("tool"),
+            r["overall_score"],
+            *(r.get(f"{d}_score") for d in dimensions),
+            r.get("percentile"),
+        ]
+        for r in records
+    ]
+    out.write(
+        render(["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dimensions), "Pctl"], rows)
+        + "\n"
+    )
