@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from arena_core.io.readers import InputError
+from arena_core.io.decoding import InputError
 
 __all__ = ["atomic_output"]
 

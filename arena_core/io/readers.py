@@ -8,26 +8,24 @@ are read, so a bad one is reported with its file and line and nothing downstream
 from __future__ import annotations
 
 import csv
-import json
-import re
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import attrs
 
-from arena_core.model.errors import ArenaError, ValidationError, closest
+from arena_core.io.decoding import InputError, loads, open_binary, read_lines, read_text
+from arena_core.model.errors import ValidationError, closest
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
 
-__all__ = [
+__all__ = [  # InputError is defined in arena_core.io.decoding and raised by these readers
     "InputError",
     "Located",
     "Problems",
     "read_records",
     "iter_submissions",
-    "loads",
     "locate_submission",
     "locate_task",
     "read_submissions",
@@ -39,88 +37,23 @@ __all__ = [
 Structurer = Callable[[Any], Submission]
 
 
-class InputError(ArenaError):
-    """A file could not be read or holds invalid records; each line of the message starts ``FILE:LINE:``."""
-
-
 #: How many bad records one error lists before it only counts the rest.
 MAX_REPORTED = 20
 #: The longest CSV cell accepted (the csv module's default is 128 KiB).
 CSV_CELL_LIMIT = 16 * 1024 * 1024
-_LONG_NUMBER = re.compile(r'"([^"\\]{1,100})"\s*:\s*-?\d{4000,}')
-_DEEP = re.compile(r'"([^"\\]{1,100})"\s*:\s*[\[{]')
-
-
-def _open_binary(path: Path) -> IO[bytes]:
-    try:
-        return path.open("rb")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def _decode(raw: bytes, where: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(
-            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line); "
-            "save the file as UTF-8"
-        ) from None
-
-
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a file read as UTF-8, one line at a time."""
-    with _open_binary(path) as fh:
-        for number, raw in enumerate(fh, start=1):
-            yield number, _decode(raw, f"{path}:{number}")
-
-
-def _read_text(path: Path) -> str:
-    with _open_binary(path) as fh:
-        data = fh.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(
-            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
-        ) from None
-
-
-def loads(text: str, path: str | Path, line: int | None = None) -> Any:
-    """``json.loads`` whose every failure is an :class:`InputError` at ``FILE:LINE``: syntax,
-    nesting deeper than the parser's recursion limit, and integers longer than Python converts.
-
-    :param line: the line ``text`` is (JSON Lines); ``None`` when it is the whole file.
-    """
-    where = f"{path}:{line or 1}"
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if line is None:
-            raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-        raise InputError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
-    except RecursionError:
-        match = _DEEP.search(text)
-        field = match.group(1) if match else "(record)"
-        raise InputError(f"{where}: {field}: expected JSON nested less than about 1,000 levels deep") from None
-    except ValueError:  # an integer beyond sys.get_int_max_str_digits()
-        match = _LONG_NUMBER.search(text)
-        field = match.group(1) if match else "(record)"
-        raise InputError(f"{where}: {field}: expected a number of at most 4,300 digits") from None
 
 
 def _json_records(path: Path) -> Iterator[tuple[str, Any]]:
     """(location, decoded record) from JSON Lines (``.jsonl``, ``.ndjson``: always one record a
     line), or from a JSON array (other names whose first character is ``[``)."""
-    lines = _lines(path)
+    lines = read_lines(path)
     as_array = False
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             head = fh.read(4096).lstrip()
         as_array = head.startswith(b"[")
     if as_array:
-        text = _read_text(path)
+        text = read_text(path)
         records = loads(text, path)
         if not isinstance(records, list):
             raise InputError(f"{path}: expected a JSON array of submissions")
@@ -178,7 +111,7 @@ def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
     an empty cell is a missing value; lists are ``;``-separated."""
     fields = [a.name for a in attrs.fields(Submission) if a.name != "meta"]
     csv.field_size_limit(CSV_CELL_LIMIT)
-    reader = csv.reader(line for _, line in _lines(path))
+    reader = csv.reader(line for _, line in read_lines(path))
     try:
         header = next(reader, None)
         if header is None:
@@ -362,7 +295,7 @@ def read_submissions(path: str | Path, structurer: Structurer = _submission) -> 
 def read_tasks(path: str | Path) -> dict[str, Task]:
     """Tasks by id, from JSON or TOML. :raises InputError: naming the file and the task."""
     path = Path(path)
-    text = _read_text(path)
+    text = read_text(path)
     if not text.strip():
         raise InputError(f"{path}: the file is empty")
     if path.suffix.lower() == ".toml":

@@ -4,9 +4,10 @@ their spec-shaped dicts."""
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
+
+import orjson
 
 from arena_core.io.table import render
 from arena_core.model.records import Evaluation
@@ -74,12 +75,12 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
     as_records = getattr(evaluations, "records", None)
     records: Iterable[Mapping[str, Any]] = as_records() if as_records else (to_dict(ev) for ev in evaluations)
     if fmt == "jsonl":
-        out.writelines(json.dumps(r) + "\n" for r in records)
+        out.writelines(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE).decode() for r in records)
         return
     if fmt == "json":
         out.write("[\n")
         for index, record in enumerate(records):
-            out.write(("  " if index == 0 else ", ") + json.dumps(record) + "\n")
+            out.write(("  " if index == 0 else ", ") + orjson.dumps(record).decode() + "\n")
         out.write("]\n")
         return
     listing = getattr(evaluations, "dimensions", None)

@@ -1,0 +1,92 @@
+"""Bytes to text and text to JSON at the boundary: every way a file can fail to decode (not
+UTF-8, JSON too deeply nested, integers too long) becomes an :class:`InputError` at ``FILE:LINE``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from arena_core.model.errors import ArenaError
+
+__all__ = ["InputError", "loads", "open_binary", "read_lines", "read_text"]
+
+
+class InputError(ArenaError):
+    """A file could not be read or holds invalid records; each line of the message starts ``FILE:LINE:``."""
+
+
+_LONG_NUMBER = re.compile(r'"([^"\\]{1,100})"\s*:\s*-?\d{4000,}')
+_DEEP = re.compile(r'"([^"\\]{1,100})"\s*:\s*[\[{]')
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def decode_line(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"{where}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1} of the line); "
+            "save the file as UTF-8"
+        ) from None
+
+
+def read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a file read as UTF-8, one line at a time."""
+    with open_binary(path) as fh:
+        for number, raw in enumerate(fh, start=1):
+            yield number, decode_line(raw, f"{path}:{number}")
+
+
+def read_text(path: Path) -> str:
+    with open_binary(path) as fh:
+        data = fh.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        ) from None
+
+
+def loads(text: str, path: str | Path, line: int | None = None) -> Any:
+    """JSON decoded, every failure an :class:`InputError` at ``FILE:LINE``: syntax, nesting
+    deeper than the parser's recursion limit, and integers longer than Python converts.
+
+    orjson decodes (three to four times faster than ``json``); what it refuses is decoded again
+    by ``json``, which accepts what real files hold beyond strict JSON (``NaN``, ``Infinity``,
+    lone surrogates), so that the record's validation names the field, and words syntax errors
+    as users know them.
+
+    :param line: the line ``text`` is (JSON Lines); ``None`` when it is the whole file.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    where = f"{path}:{line or 1}"
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if line is None:
+            raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise InputError(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        match = _DEEP.search(text)
+        field = match.group(1) if match else "(record)"
+        raise InputError(f"{where}: {field}: expected JSON nested less than about 1,000 levels deep") from None
+    except ValueError:  # an integer beyond sys.get_int_max_str_digits()
+        match = _LONG_NUMBER.search(text)
+        field = match.group(1) if match else "(record)"
+        raise InputError(f"{where}: {field}: expected a number of at most 4,300 digits") from None
