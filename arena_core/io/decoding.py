@@ -13,7 +13,7 @@ import orjson
 
 from arena_core.model.errors import ArenaError
 
-__all__ = ["InputError", "loads", "open_binary", "read_lines", "read_text"]
+__all__ = ["InputError", "decode_line", "loads", "open_binary", "read_lines", "read_text"]
 
 
 class InputError(ArenaError):
