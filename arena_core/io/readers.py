@@ -85,6 +85,15 @@ class _Deferred:
         return loads(self.text, self.path, self.number)
 
 
+def _decoded(record: Any) -> Any:
+    """A record as a source yielded it, as data: a deferred line decoded, a source's error raised."""
+    if isinstance(record, InputError):
+        raise record
+    if isinstance(record, _Deferred):
+        return record.decode()
+    return record
+
+
 _LIST_FIELDS = {"files_created"}
 _BOOL_FIELDS = {"success"}
 _TEXT_FIELDS = {"id", "task_id", "tool", "model", "workspace", "workspace_ref"}
@@ -169,11 +178,7 @@ def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> 
     first_seen: dict[str, str] = {}
     for where, record in records:
         try:
-            if isinstance(record, InputError):
-                raise record
-            if isinstance(record, _Deferred):
-                record = record.decode()
-            submission = structurer(record)
+            submission = structurer(_decoded(record))
         except InputError as exc:
             problems.add(str(exc))
             continue
@@ -220,8 +225,7 @@ def locate_submission(path: str | Path, submission_id: str) -> str | None:
     records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
     try:
         for where, record in records:
-            if isinstance(record, _Deferred):
-                record = record.decode()
+            record = _decoded(record)
             if isinstance(record, dict) and record.get("id") == submission_id:
                 return where
     except InputError:
@@ -272,10 +276,7 @@ def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
     source = _csv_records(located.path) if located.path.suffix.lower() == ".csv" else _json_records(located.path)
     for where, record in source:
         try:
-            if isinstance(record, InputError):
-                raise record
-            if isinstance(record, _Deferred):
-                record = record.decode()
+            record = _decoded(record)
         except InputError as exc:
             located.problems.add(str(exc))
             continue
