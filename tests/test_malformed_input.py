@@ -317,3 +317,27 @@ def test_the_python_api_refuses_an_id_used_twice_in_a_batch() -> None:
     columns = {"id": [r["id"] for r in records], "task_id": [r["task_id"] for r in records]}
     with pytest.raises(ValidationError, match="rows 4 and 13"):
         arena.evaluate_many(columns, tasks)
+
+
+def test_validation_errors_carry_a_stable_code_and_a_json_body() -> None:
+    """What a service needs to answer 400: a code per kind of problem, ``got=None`` and
+    ``missing=True`` for an absent field, and ``as_dict()`` that JSON can always encode."""
+    from arena_core import Arena, Submission, ValidationError, structure
+
+    with pytest.raises(ValidationError) as missing:
+        structure({"task_id": "t1"}, Submission)
+    assert missing.value.record == "submission (no id)" and missing.value.field == "id"
+    assert missing.value.got is None and missing.value.missing and missing.value.code == "missing_field"
+    with pytest.raises(ValidationError) as invalid:
+        structure({"id": "a", "total_tokens": float("nan")}, Submission)
+    body = invalid.value.as_dict()
+    assert body["code"] == "invalid_value" and body["field"] == "total_tokens" and body["missing"] is False
+    assert body["got"] == "nan" and json.loads(json.dumps(body)) == body  # NaN is no JSON: shown as its repr
+    arena = Arena(autoload=False)
+    tasks = {t["id"]: t for t in TASKS}
+    with pytest.raises(ValidationError) as twice:
+        arena.evaluate_many([GOOD[0], GOOD[0]], tasks)
+    assert twice.value.code == "duplicate_id"
+    with pytest.raises(ValidationError) as holes:
+        arena.evaluate_many([{k: v for k, v in GOOD[0].items() if k != "tool_calls"}], tasks)
+    assert holes.value.code == "missing_telemetry" and holes.value.as_dict()["field"] == "tool_calls"

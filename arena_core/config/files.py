@@ -219,7 +219,7 @@ def _overlay(path: Path, base: Mapping[str, Any], top: Mapping[str, Any], prefix
 
 
 def _got(exc: ValidationError) -> str:
-    return "" if exc.got is ValidationError._MISSING else f", got {exc.got!r}"
+    return "" if exc.missing else f", got {exc.got!r}"
 
 
 def starter_toml(slots: Iterable[str] = ()) -> str:

@@ -71,7 +71,10 @@ def _check_unique(columns: Columns) -> None:
     for row, ident in enumerate(columns.ids):
         if ident in seen:
             raise ValidationError(
-                f"submission {ident!r}", "id", f"an id used once in the batch (rows {seen[ident] + 1} and {row + 1})"
+                f"submission {ident!r}",
+                "id",
+                f"an id used once in the batch (rows {seen[ident] + 1} and {row + 1})",
+                code="duplicate_id",
             )
         seen[ident] = row
 

@@ -108,4 +108,5 @@ def missing_error(
         f"submission {first!r}",
         ", ".join(fields),
         f'a value ({counts}); to score without them, set in arena.toml [missing] {fix} (or "neutral" to score 50)',
+        code="missing_telemetry",
     )

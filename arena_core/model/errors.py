@@ -9,6 +9,7 @@ repaired record is worse than no score.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -31,26 +32,52 @@ class ArenaError(Exception):
 class ValidationError(ArenaError, ValueError):
     """A record (submission, task, baseline, evaluation, configuration) is not valid.
 
-    :param record: what the record is, e.g. ``submission 'abc-1'``.
+    :param record: what the record is, e.g. ``submission 'abc-1'`` (``submission (no id)`` for
+        one without its own id).
     :param field: the offending field, dotted for nested ones (``success_criteria.0.type``).
     :param expected: what a valid value looks like.
-    :param got: the value found; omitted from the message when the field is missing.
+    :param got: the value found; omitted when the field is missing.
+    :param code: a stable name for the kind of problem, for programs (an HTTP error body, a
+        retry decision): ``missing_field`` and ``invalid_value`` by default, ``duplicate_id`` and
+        ``missing_telemetry`` where those are what happened.
     """
 
     _MISSING = object()
 
-    def __init__(self, record: str, field: str, expected: str, got: Any = _MISSING) -> None:
+    def __init__(self, record: str, field: str, expected: str, got: Any = _MISSING, *, code: str | None = None) -> None:
         self.record = record
         self.field = field
         self.expected = expected
-        self.got = got
-        found = "" if got is self._MISSING else f", got {shorten(repr(got))}"
+        #: Whether the field is missing (then ``got`` is ``None``).
+        self.missing = got is self._MISSING
+        self.got = None if self.missing else got
+        self.code = code or ("missing_field" if self.missing else "invalid_value")
+        found = "" if self.missing else f", got {shorten(repr(got))}"
         super().__init__(f"{shorten(record)}: {field}: expected {expected}{found}")
 
     def within(self, record: str, prefix: str = "") -> ValidationError:
         """The same error seen from an enclosing record (used for nested fields)."""
         field = f"{prefix}.{self.field}" if prefix else self.field
-        return ValidationError(record, field, self.expected, self.got)
+        return ValidationError(
+            record, field, self.expected, self._MISSING if self.missing else self.got, code=self.code
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The error as JSON-ready data (``got`` as its ``repr`` when it is not JSON), e.g. for an
+        HTTP 400 body."""
+        try:
+            got = json.loads(json.dumps(self.got, allow_nan=False))
+        except (TypeError, ValueError):
+            got = shorten(repr(self.got))
+        return {
+            "code": self.code,
+            "record": self.record,
+            "field": self.field,
+            "expected": self.expected,
+            "got": got,
+            "missing": self.missing,
+            "message": str(self),
+        }
 
 
 class PluginError(ArenaError):

@@ -70,7 +70,9 @@ def run_batch(
     seen: set[str] = set()
     for s in subs:
         if s.id in seen:
-            raise ValidationError(f"submission {s.id!r}", "id", "an id unique within the batch", s.id)
+            raise ValidationError(
+                f"submission {s.id!r}", "id", "an id unique within the batch", s.id, code="duplicate_id"
+            )
         seen.add(s.id)
         if s.task_id is None:
             raise ValidationError(f"submission {s.id!r}", "task_id", "the id of the task it answers")
@@ -102,6 +104,7 @@ def run_batch(
                     "id",
                     f"an id not yet stored for task {task_id!r} (stored already: {shown}; "
                     "replace them with replace=True, or arena ingest --replace)",
+                    code="duplicate_id",
                 )
             stored = [s for s in tx.submissions(task_id) if s.id not in batch_ids]  # re-submissions replace
             everyone = stored + batch
