@@ -287,3 +287,39 @@ def test_leaderboards_aggregated_on_arrays_equal_those_from_evaluations(by: str)
         from_arrays = aggregate(arena, batch, by)
         assert from_arrays == aggregate(arena, list(batch), by)
         assert len(from_arrays) >= 5
+
+
+def test_the_batch_path_depends_on_what_the_tasks_use_and_says_which_path_ran() -> None:
+    """A checker without a batch form, installed but unused, leaves the batch path alone; the
+    tasks that use it are scored record by record, and the result names the checker."""
+
+    class RecordOnlyChecker:
+        type = "readme_mentions_license"
+
+        def check(self, submission, criterion, task):
+            return "README.md" in submission.files_created
+
+    class Plugin:
+        @hookimpl
+        def arena_register_criterion_checkers(self):
+            return [RecordOnlyChecker()]
+
+    pm = get_plugin_manager(autoload=False)
+    pm.register(Plugin(), name="vendor")
+    arena = Arena(plugin_manager=pm)
+    subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": 100 * i + 50, "tool_calls": i + 1,
+             "files_created": ["README.md"] if i % 2 else []} for i in range(8)]
+    plain = {"t": {"id": "t", "success_criteria": [{"type": "no_errors"}]}}
+    result = arena.evaluate_many(subs, plain, evaluated_at=STAMP)
+    assert isinstance(result, EvaluationBatch) and result.path == "batch" and result.fallback_reason is None
+    using = {"t": {"id": "t", "success_criteria": [{"type": "readme_mentions_license"}]}}
+    result = arena.evaluate_many(subs, using, evaluated_at=STAMP)
+    assert result.path == "per-record"
+    assert result.fallback_reason == (
+        "checker 'readme_mentions_license' has no batch form (check_batch); task 't' uses it"
+    )
+    assert [e.correctness_score for e in result] == [0.0, 100.0] * 4
+    with_workspace = [{**subs[0], "workspace": "."}, *subs[1:]]
+    assert arena.evaluate_many(with_workspace, plain, evaluated_at=STAMP).fallback_reason == (
+        "submission 's0' has a workspace to check"
+    )

@@ -156,14 +156,22 @@ class Batch:
             self._recorder.filled.append((slot, policy, mask))
 
 
-def supports_batch(metric: Any) -> bool:
-    """True when ``metric`` (and every part of it) has a batch form."""
+def batch_blocker(metric: Any, tasks: Sequence[Task]) -> str | None:
+    """Why ``metric`` (or a part of it) cannot score ``tasks`` by its batch form, or ``None`` when
+    it can. Only what these tasks use counts: a metric may ask ``batch_blocker(tasks)`` of its
+    own (the correctness metric names a checker the tasks use that has no ``check_batch``)."""
     if isinstance(metric, Guarded):
-        return supports_batch(metric.inner)
+        return batch_blocker(metric.inner, tasks)
     if isinstance(metric, WeightedSum):
-        return all(supports_batch(m) for _, m, _ in metric.bound)
-    check = getattr(metric, "supports_batch", None)
-    return hasattr(metric, "score_batch") and (check is None or check())
+        for _, part, _ in metric.bound:
+            reason = batch_blocker(part, tasks)
+            if reason is not None:
+                return reason
+        return None
+    if not hasattr(metric, "score_batch"):
+        return f"metric {metric.name!r} has no batch form (score_batch)"
+    own = getattr(metric, "batch_blocker", None)
+    return own(tasks) if own is not None else None
 
 
 def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarray]) -> np.ndarray:

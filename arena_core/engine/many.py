@@ -18,9 +18,10 @@ from arena_core.engine import ranking
 from arena_core.engine.baselines import default_baseline_for
 from arena_core.engine.columns import Columns
 from arena_core.engine.grouped import group_baselines
+from arena_core.engine.results import EvaluationList
 from arena_core.engine.scoring import Scorer
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, missing_error
-from arena_core.engine.vectorised import evaluate_columns
+from arena_core.engine.vectorised import batch_reason, evaluate_columns
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure
@@ -53,14 +54,18 @@ def evaluate_many(
     _check_required(scorer, columns, tasks, task_codes)
     baselines, baseline_codes = _baselines(scorer, columns, tasks, task_codes, given_baselines, default_baseline, stamp)
     minimum = scorer.config.min_submissions_per_tool
-    if records is None or not any(s.workspace is not None for s in records):
+    with_workspace = next((s for s in records or () if s.workspace is not None), None)
+    if with_workspace is None:
         result = evaluate_columns(scorer, columns, tasks, task_codes, baselines, baseline_codes, minimum, stamp)
         if result is not None:
             return result
+        reason = batch_reason(scorer, tasks) or "a component in use has no batch form"
+    else:
+        reason = f"submission {with_workspace.id!r} has a workspace to check"
     # Workspaces to check, or a component in use without a batch form: one record at a time.
     if records is None:
         records = [structure(columns.record(i), Submission) for i in range(columns.size)]
-    return _evaluate_each(scorer, records, tasks, task_codes, baselines, baseline_codes, stamp)
+    return EvaluationList(_evaluate_each(scorer, records, tasks, task_codes, baselines, baseline_codes, stamp), reason)
 
 
 def _check_unique(columns: Columns) -> None:

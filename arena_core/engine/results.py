@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 import numpy as np
 from attrs import frozen
@@ -55,6 +55,11 @@ class EvaluationBatch(Sequence[Evaluation]):
     """(slot, policy, row mask) for each metric left out or filled in."""
     evaluated_at: str
     provenance: Provenance | None
+
+    #: Which path scored these: always the batch path here (see :class:`EvaluationList`).
+    path: ClassVar[str] = "batch"
+    #: Why the per-record path ran instead: never, here.
+    fallback_reason: ClassVar[str | None] = None
 
     def __len__(self) -> int:
         return self.size
@@ -209,6 +214,18 @@ class EvaluationBatch(Sequence[Evaluation]):
             filled={slot: policy for slot, policy, mask in self.filled if mask[i]},
             provenance=self.provenance,
         )
+
+
+class EvaluationList(list[Evaluation]):
+    """Evaluations made one record at a time, saying why the batch path did not run."""
+
+    #: ``"per-record"``.
+    path = "per-record"
+
+    def __init__(self, evaluations: Sequence[Evaluation], fallback_reason: str) -> None:
+        super().__init__(evaluations)
+        #: The submission with a workspace, or the component in use without a batch form.
+        self.fallback_reason: str | None = fallback_reason
 
 
 def _verdict(criterion: SuccessCriterion, column: CheckColumn, row: int) -> CriterionResult:

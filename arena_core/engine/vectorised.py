@@ -11,10 +11,10 @@ import numpy as np
 from arena_core.engine.batch import (
     Batch,
     Recorder,
+    batch_blocker,
     check_range,
     scatter,
     score_batch,
-    supports_batch,
 )
 from arena_core.engine.columns import (
     Columns,
@@ -30,6 +30,18 @@ from arena_core.model.records import Baseline, Task
 
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
+
+
+def batch_reason(scorer: Scorer, tasks: Sequence[Task]) -> str | None:
+    """Why ``tasks`` cannot be scored by the batch path (the first component in use without a
+    batch form, named), or ``None`` when they can."""
+    profiles = {p.name: p for p in (scorer.profile_for(t) for t in tasks)}
+    for profile in profiles.values():
+        for dimension in profile.weights:
+            reason = batch_blocker(scorer.metric(dimension), [t for t in tasks if scorer.profile_for(t) is profile])
+            if reason is not None:
+                return reason
+    return None
 
 
 def evaluate_columns(
@@ -49,9 +61,8 @@ def evaluate_columns(
     """
     profiles = [scorer.profile_for(t) for t in task_list]
     adjusters = [scorer.adjuster_for(t) for t in task_list]
-    for profile in {p.name: p for p in profiles}.values():
-        if not all(supports_batch(scorer.metric(d)) for d in profile.weights):
-            return None
+    if batch_reason(scorer, task_list) is not None:
+        return None
     baseline_fields = {a.name for a in attrs.fields(Baseline) if a.name not in ("task_id", "last_updated", "samples")}
     per_row_baseline = {
         f: np.array([or_nan(getattr(b, f)) for b in baselines])[baseline_codes] for f in baseline_fields

@@ -3,7 +3,7 @@ the submission's claims or in its workspace."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import NoReturn
 
@@ -71,9 +71,15 @@ class Correctness:
             for i, c in enumerate(criteria)
         ]
 
-    def supports_batch(self) -> bool:
-        """The batch form applies when every registered checker has one."""
-        return all(hasattr(c, "check_batch") for c in self.checkers.values())
+    def batch_blocker(self, tasks: Sequence[Task]) -> str | None:
+        """The batch form applies when every checker these tasks' criteria use has one (a checker
+        installed but unused changes nothing)."""
+        for task in tasks:
+            for criterion in task.success_criteria:
+                checker = self.checkers.get(criterion.type)
+                if checker is not None and not hasattr(checker, "check_batch"):
+                    return f"checker {criterion.type!r} has no batch form (check_batch); task {task.id!r} uses it"
+        return None
 
     def score_batch(self, batch: Batch) -> np.ndarray:
         """Per task: each criterion's checker over the task's rows, then the weighted share."""
@@ -90,7 +96,7 @@ class Correctness:
                 checker = self.checkers.get(criterion.type)
                 if checker is None:
                     self._unknown(index, criterion, task)
-                # The optional batch form: present, as supports_batch() checked before this path ran.
+                # The optional batch form: present, as batch_blocker() checked before this path ran.
                 column = checker.check_batch(batch.subset(rows), criterion, task)  # type: ignore[attr-defined]
                 columns.append((criterion, column))
                 earned = earned + column.credit * criterion.weight
