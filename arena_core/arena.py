@@ -41,6 +41,9 @@ class PluginInfo:
     hooks: tuple[str, ...] = ()
     components: Mapping[str, tuple[str, ...]] = {}
     """Family (``metrics``, ``checkers``, ...) to the names the plugin registered."""
+    per_record_only: Mapping[str, tuple[str, ...]] = {}
+    """Family to the registered metrics, checkers and adjusters that have no batch form: a task
+    using one is scored record by record (see ``docs/performance.md``)."""
 
 
 class Arena:
@@ -223,6 +226,15 @@ class Arena:
         """:meth:`process_batch` in the calling thread, for code without an event loop."""
         return pipeline.run_batch(self, list(submissions), store, tasks, replace=replace)
 
+    def _per_record_only(self, families: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for family, method in _BATCH_FORMS.items():
+            registry = getattr(self.components, family)
+            names = tuple(n for n in families.get(family, ()) if not _has_batch_form(registry[n], method))
+            if names:
+                out[family] = names
+        return out
+
     def plugins(self, *, include_builtins: bool = True) -> list[PluginInfo]:
         """What is loaded, from which distribution, and what each plugin registered; blocked names last."""
         pm = self.plugin_manager
@@ -245,7 +257,17 @@ class Arena:
                     version=dist.version if dist else None,
                     hooks=hooks,
                     components={f: tuple(families[f]) for f in FAMILIES if f in families},
+                    per_record_only=self._per_record_only(families),
                 )
             )
         infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
         return infos
+
+
+#: Family to the method that is its batch form.
+_BATCH_FORMS = {"metrics": "score_batch", "checkers": "check_batch", "difficulty_adjusters": "adjust_batch"}
+
+
+def _has_batch_form(component: Any, method: str) -> bool:
+    # A composite scores in batch through its parts, whose own entries say whether they can.
+    return hasattr(component, method) or hasattr(component, "parts")

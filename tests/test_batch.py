@@ -307,6 +307,9 @@ def test_the_batch_path_depends_on_what_the_tasks_use_and_says_which_path_ran() 
     pm = get_plugin_manager(autoload=False)
     pm.register(Plugin(), name="vendor")
     arena = Arena(plugin_manager=pm)
+    listed = {info.name: info.per_record_only for info in arena.plugins()}
+    assert listed["vendor"] == {"checkers": ("readme_mentions_license",)}  # what `arena plugins` marks
+    assert not any(listed[name] for name in ("metrics", "checkers", "difficulty"))  # built-ins: all batch
     subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": 100 * i + 50, "tool_calls": i + 1,
              "files_created": ["README.md"] if i % 2 else []} for i in range(8)]
     plain = {"t": {"id": "t", "success_criteria": [{"type": "no_errors"}]}}

@@ -33,8 +33,17 @@ def plugins(state: State, include_builtins: bool, hook: str | None, as_json: boo
         [
             i.name,
             "blocked" if i.blocked else ("built-in" if i.builtin else f"{i.distribution} {i.version}"),
-            "; ".join(f"{family}: {', '.join(names)}" for family, names in i.components.items()),
+            "; ".join(
+                f"{family}: {', '.join(_marked(n, i.per_record_only.get(family, ())) for n in names)}"
+                for family, names in i.components.items()
+            ),
         ]
         for i in infos
     ]
     click.echo(render(["Plugin", "Source", "Registers"], rows) if rows else "No third-party plugins installed.")
+    if any(i.per_record_only for i in infos):
+        click.echo("(per record): no batch form; tasks using it are scored one record at a time")
+
+
+def _marked(name: str, per_record_only: tuple[str, ...]) -> str:
+    return f"{name} (per record)" if name in per_record_only else name
