@@ -13,8 +13,10 @@ from arena_core.engine import many, ranking
 from arena_core.engine.baselines import compute_baseline, configured_default, default_baseline_for
 from arena_core.engine.columns import Columns
 from arena_core.engine.records import columns_from_records
+from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.scoring import Scorer
 from arena_core.model import provenance
+from arena_core.model.errors import ValidationError
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_strict
@@ -22,6 +24,7 @@ from arena_core.registry.components import FAMILIES, Components, collect
 from arena_core.registry.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
 from arena_core.stats import quality
 from arena_core.stats.bias import BiasFinding, detect_bias
+from arena_core.stats.leaderboard import GroupRow, aggregate
 from arena_core.stats.quality import Outlier
 from arena_core.store import Store, pipeline
 from arena_core.store.pipeline import BatchResult
@@ -149,6 +152,34 @@ class Arena:
     def validate(self, evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
         """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well."""
         return quality.validate(evaluation, total_tokens)
+
+    def leaderboard(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        *,
+        store: Store | None = None,
+        by: str = "tool",
+    ) -> list[GroupRow]:
+        """Groups (``by`` ``tool`` or ``model``) ranked by mean overall score: the rows of
+        ``arena leaderboard --by ... --format json``, from evaluations or from what ``store`` holds.
+
+        An :class:`~arena_core.engine.results.EvaluationBatch` is aggregated on its arrays.
+        """
+        if by not in ("tool", "model"):
+            raise ValidationError("leaderboard", "by", "'tool' or 'model'", by)
+        chosen: Sequence[Evaluation]
+        if store is not None:
+            if evaluations is not None:
+                raise ValueError("give evaluations or store=, not both")
+            with store.transaction(write=False) as tx:
+                chosen = [e for task_id in tx.task_ids() for e in tx.evaluations(task_id)]
+        elif evaluations is None:
+            raise ValueError("give evaluations or store=")
+        elif isinstance(evaluations, EvaluationBatch):
+            chosen = evaluations
+        else:
+            chosen = [structure(e, Evaluation) for e in evaluations]
+        return aggregate(self, chosen, by)
 
     def detect_bias(
         self, evaluations: Iterable[Evaluation | Mapping[str, Any]], *, z: float = 1.96

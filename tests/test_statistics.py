@@ -295,3 +295,35 @@ def test_bias_with_one_submission_is_never_flagged(arena: Arena) -> None:
                          "tool": t}) for e, t in zip(evs, ["solo", "x", "x"])]
     solo = [f for f in arena.detect_bias(evs) if f.tool == "solo"]
     assert solo and all(f.margin == math.inf and not f.flagged for f in solo)
+
+
+def test_the_python_leaderboard_is_what_the_command_prints_from_files_and_from_a_store(tmp_path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from arena_core import Arena, to_dict
+    from arena_core.examples import SUBMISSIONS, TASKS
+    from arena_core.io.readers import read_submissions, read_tasks
+    from arena_core.store import MemoryStore
+
+    arena = Arena(autoload=False)
+    subs, tasks = read_submissions(SUBMISSIONS), read_tasks(TASKS)
+    rows = arena.leaderboard(arena.evaluate_many(subs, tasks), by="model")
+    printed = subprocess.run(
+        [sys.executable, "-m", "arena_core", "leaderboard", "--example", "--by", "model", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    ).stdout
+    assert json.loads(printed) == json.loads(json.dumps([to_dict(r) for r in rows]))
+    store = MemoryStore()
+    processed = arena.process(subs, store=store, tasks=tasks)
+    from_store = arena.leaderboard(store=store, by="model")
+    assert from_store == arena.leaderboard(processed.evaluations, by="model")  # stored per task, same rows
+    assert [r.name for r in from_store] == [r.name for r in rows]
+    with pytest.raises(ValueError, match="not both"):
+        arena.leaderboard([], store=store)

@@ -17,7 +17,6 @@ from arena_core.io.writers import FORMATS, write_evaluations
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import to_dict
-from arena_core.stats.leaderboard import aggregate
 from arena_core.store import SQLiteStore
 
 
@@ -146,7 +145,7 @@ def leaderboard(
             )
         )
         return
-    groups = aggregate(state.arena, evaluations, by)
+    groups = state.arena.leaderboard(evaluations, by=by)
     if fmt == "json":
         click.echo(json.dumps([to_dict(g) for g in groups], indent=2))
         return
