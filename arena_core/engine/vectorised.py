@@ -26,7 +26,7 @@ from arena_core.engine.grouped import competition_ranks_by_group, or_nan
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
 from arena_core.model.errors import PluginError, ValidationError
-from arena_core.model.records import Baseline, Task
+from arena_core.model.records import Baseline, Task, WeightProfile
 
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
@@ -35,10 +35,13 @@ if TYPE_CHECKING:
 def batch_reason(scorer: Scorer, tasks: Sequence[Task]) -> str | None:
     """Why ``tasks`` cannot be scored by the batch path (the first component in use without a
     batch form, named), or ``None`` when they can."""
-    profiles = {p.name: p for p in (scorer.profile_for(t) for t in tasks)}
-    for profile in profiles.values():
+    by_profile: dict[str, tuple[WeightProfile, list[Task]]] = {}
+    for task in tasks:
+        profile = scorer.profile_for(task)
+        by_profile.setdefault(profile.name, (profile, []))[1].append(task)
+    for profile, members in by_profile.values():
         for dimension in profile.weights:
-            reason = batch_blocker(scorer.metric(dimension), [t for t in tasks if scorer.profile_for(t) is profile])
+            reason = batch_blocker(scorer.metric(dimension), members)
             if reason is not None:
                 return reason
     return None
