@@ -185,6 +185,15 @@ def test_columns_are_validated_by_row(arena: Arena) -> None:
         arena.evaluate_many({**base, "total_tokens": [2.5, 3]}, tasks)
     with pytest.raises(ValidationError, match=r"submission 'b': total_tokens: expected a value"):
         arena.evaluate_many({**base, "total_tokens": [3, None]}, tasks)
+    # The bound the models keep holds for columns too (runs near 1e308 overflowed the baselines).
+    with pytest.raises(
+        ValidationError, match=r"submission 'a': execution_time: expected a number <= 1e15, got 1e\+300"
+    ):
+        arena.evaluate_many({**base, "total_tokens": [3, 4], "execution_time": [1e300, 5.0]}, tasks)
+    with pytest.raises(
+        ValidationError, match=r"submission 'b': execution_time: expected a finite number >= 0, got inf"
+    ):
+        arena.evaluate_many({**base, "total_tokens": [3, 4], "execution_time": [1.0, float("inf")]}, tasks)
     with pytest.raises(ValidationError, match="columns: total_token: expected a submission field"):
         arena.evaluate_many({**base, "total_token": [3, 4]}, tasks)
     with pytest.raises(ValidationError, match="submission 'a': task_id: expected one of the given tasks"):
@@ -310,8 +319,16 @@ def test_the_batch_path_depends_on_what_the_tasks_use_and_says_which_path_ran() 
     listed = {info.name: info.per_record_only for info in arena.plugins()}
     assert listed["vendor"] == {"checkers": ("readme_mentions_license",)}  # what `arena plugins` marks
     assert not any(listed[name] for name in ("metrics", "checkers", "difficulty"))  # built-ins: all batch
-    subs = [{"id": f"s{i}", "task_id": "t", "total_tokens": 100 * i + 50, "tool_calls": i + 1,
-             "files_created": ["README.md"] if i % 2 else []} for i in range(8)]
+    subs = [
+        {
+            "id": f"s{i}",
+            "task_id": "t",
+            "total_tokens": 100 * i + 50,
+            "tool_calls": i + 1,
+            "files_created": ["README.md"] if i % 2 else [],
+        }
+        for i in range(8)
+    ]
     plain = {"t": {"id": "t", "success_criteria": [{"type": "no_errors"}]}}
     result = arena.evaluate_many(subs, plain, evaluated_at=STAMP)
     assert isinstance(result, EvaluationBatch) and result.path == "batch" and result.fallback_reason is None

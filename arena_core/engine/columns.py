@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from arena_core.model.errors import ValidationError
-from arena_core.model.records import Submission
+from arena_core.model.records import MAX_FIGURE, Submission
 
 NUMERIC_FIELDS = (
     "total_tokens",
@@ -23,6 +23,20 @@ NUMERIC_FIELDS = (
 )
 #: Numeric fields that hold whole numbers.
 INTEGER_FIELDS = frozenset({"total_tokens", "tool_calls", "iterations", "tests_passed", "tests_total"})
+#: The smallest value of each figure, as the model's validators have it (0 unless listed).
+FIGURE_MINIMUM = {"iterations": 1.0}
+
+
+def bad_figures(values: np.ndarray, name: str) -> np.ndarray:
+    """Rows whose figure is given (not NaN) but outside the model's bounds: below the figure's
+    minimum, above :data:`MAX_FIGURE` (infinities included), or not whole for a count. The
+    columns and records ways in share it, so both refuse what a model refuses."""
+    minimum = FIGURE_MINIMUM.get(name, 0.0)
+    with np.errstate(invalid="ignore"):
+        bad: np.ndarray = ~np.isnan(values) & ~((values >= minimum) & (values <= MAX_FIGURE))
+        if name in INTEGER_FIELDS:
+            bad |= np.isfinite(values) & (values != np.floor(values))
+    return bad
 
 
 def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
@@ -152,15 +166,16 @@ class Columns:
                 raise ValidationError("columns", name, "numbers (NaN or None for missing)") from None
             if values.shape != (n,):
                 raise ValidationError("columns", name, f"{n} values, like the id column", values.shape)
-            minimum = 1.0 if name == "iterations" else 0.0
-            with np.errstate(invalid="ignore"):
-                bad = (values < minimum) | np.isinf(values)
-                if name in INTEGER_FIELDS:
-                    bad |= np.isfinite(values) & (values != np.floor(values))
+            bad = bad_figures(values, name)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
-                expected = f"a finite {'whole ' if name in INTEGER_FIELDS else ''}number >= {minimum:g}"
-                raise ValidationError(f"submission {ids[row]!r}", name, expected, float(values[row]))
+                value = float(values[row])
+                if math.isfinite(value) and value > MAX_FIGURE:
+                    expected = f"a number <= {MAX_FIGURE:.0e}".replace("e+", "e")
+                else:
+                    minimum = FIGURE_MINIMUM.get(name, 0.0)
+                    expected = f"a finite {'whole ' if name in INTEGER_FIELDS else ''}number >= {minimum:g}"
+                raise ValidationError(f"submission {ids[row]!r}", name, expected, value)
             numeric[name] = values
         success = np.asarray(data["success"], dtype=bool) if "success" in data else None
         if len(data["task_id"]) != n:

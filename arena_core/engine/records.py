@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_core.engine.columns import INTEGER_FIELDS, NUMERIC_FIELDS, Columns
+from arena_core.engine.columns import NUMERIC_FIELDS, Columns, bad_figures
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, Submission
 
@@ -27,7 +27,6 @@ __all__ = ["columns_from_records"]
 _ABSENT = object()
 _is_not_none = partial(operator.is_not, None)
 _NAME_FIELDS = ("id", "task_id", "tool", "model")
-_MINIMUM = {"iterations": 1.0}
 #: Figures the model types as never None: absent takes the default, an explicit null is refused.
 _REQUIRED_IF_GIVEN = frozenset({"iterations"})
 
@@ -157,11 +156,7 @@ def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
         given = ~missing  # every NaN is an absent figure
     else:  # some record gives NaN itself
         given = np.fromiter(map(operator.is_not, values, repeat(None, n)), dtype=bool, count=n)
-    minimum = _MINIMUM.get(name, 0.0)
-    with np.errstate(invalid="ignore"):
-        bad |= given & ~((array >= minimum) & (array <= MAX_FIGURE))  # NaN, infinite, out of range
-        if name in INTEGER_FIELDS and float in types:
-            bad |= given & np.isfinite(array) & (array != np.floor(array))
+    bad |= (given & missing) | bad_figures(array, name)  # a NaN given as such, or out of bounds
     return array, bad
 
 
