@@ -22,7 +22,7 @@ import click
 from arena_core import examples
 from arena_core.arena import Arena
 from arena_core.config.files import ConfigError, LoadedConfig, load_config
-from arena_core.engine.columns import Columns
+from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
 from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_records, read_tasks
 from arena_core.io.table import printable
@@ -145,14 +145,23 @@ def input_paths(
     return submissions, tasks_path
 
 
-def read_inputs(
-    state: State, submissions: Path | None, tasks_path: Path | None, example: bool, *, need_tasks: bool = True
-) -> tuple[list[Submission], dict[str, Task]]:
+def _tasks_for(
+    state: State, submissions: Path | None, tasks_path: Path | None, example: bool, need_tasks: bool
+) -> tuple[Path, dict[str, Task]]:
+    """The submissions file and the tasks, each checked (unknown categories, criterion types and
+    parameters) before any work; the files are remembered so later errors can name FILE:LINE."""
     sub_path, task_path = input_paths(submissions, tasks_path, example, need_tasks=need_tasks)
     state.sources = Sources(sub_path, task_path)
     tasks = read_tasks(task_path) if task_path else {}
-    for task in tasks.values():  # unknown categories, criterion types and parameters, before any work
+    for task in tasks.values():
         state.arena.scorer.check_task(task)
+    return sub_path, tasks
+
+
+def read_inputs(
+    state: State, submissions: Path | None, tasks_path: Path | None, example: bool, *, need_tasks: bool = True
+) -> tuple[list[Submission], dict[str, Task]]:
+    sub_path, tasks = _tasks_for(state, submissions, tasks_path, example, need_tasks)
     subs = list(iter_submissions(sub_path, state.arena.structure_submission))
     if not subs:
         raise ArenaError(f"{sub_path}: no submissions in the file")
@@ -167,40 +176,37 @@ def read_columns(
 
     :param task_id: keep only this task's submissions (it must be among the tasks).
     """
-    sub_path, task_path = input_paths(submissions, tasks_path, example, need_tasks=True)
-    state.sources = Sources(sub_path, task_path)
-    tasks = read_tasks(task_path) if task_path else {}
+    sub_path, tasks = _tasks_for(state, submissions, tasks_path, example, True)
     if task_id is not None and task_id not in tasks:
         raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
-    for task in tasks.values():
-        state.arena.scorer.check_task(task)
     located = read_records(sub_path, task_id=task_id)
     problems = located.problems
 
     def invalid(row: int, error: ValidationError) -> None:
         problems.add(f"{located.where(row)}: {error}")
 
-    columns = columns_from_records(
-        located.records, state.arena.structure_submission, strict=state.arena.config.strict, on_invalid=invalid
+    structure_one = state.arena.structure_submission
+    read: Columns | list[Submission] | None = columns_from_records(
+        located.records, structure_one, strict=state.arena.config.strict, on_invalid=invalid
     )
-    if columns is None:  # not plain records, or workspaces: objects, one by one
-        subs, _ = read_inputs(state, submissions, tasks_path, example)
-        return [s for s in subs if task_id is None or s.task_id == task_id], tasks
-    problems.raise_if_any()  # the invalid rows are still in the columns: report them first
-    if len(set(columns.ids)) != columns.size:
-        first: dict[str, int] = {}
-        for row, ident in enumerate(columns.ids):
-            if ident in first:
-                problems.add(
-                    f"{located.where(row)}: submission {ident!r}: id: expected an id used once, "
-                    f"also used at {located.where(first[ident])}"
-                )
-            else:
-                first[ident] = row
+    if read is None:  # not plain records, or workspaces: objects, one by one
+        read = []
+        for row, record in enumerate(located.records):
+            try:
+                read.append(structure_one(record))
+            except ValidationError as error:
+                invalid(row, error)
+    problems.raise_if_any()  # invalid rows may still be in the columns: report them first
+    ids = read.ids if isinstance(read, Columns) else [s.id for s in read]
+    for row, first in repeated_ids(ids):
+        problems.add(
+            f"{located.where(row)}: submission {ids[row]!r}: id: expected an id used once, "
+            f"also used at {located.where(first)}"
+        )
     problems.raise_if_any()
-    if columns.size == 0:
+    if len(ids) == 0:
         raise ArenaError(f"{sub_path}: no submissions in the file")
-    return columns, tasks
+    return read, tasks
 
 
 class Sources:

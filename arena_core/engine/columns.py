@@ -39,6 +39,19 @@ def bad_figures(values: np.ndarray, name: str) -> np.ndarray:
     return bad
 
 
+def repeated_ids(ids: Sequence[Any]) -> Iterator[tuple[int, int]]:
+    """(row, first row with the same id) for every row whose id came before; nothing, after one
+    set-size test, when all are distinct."""
+    if len(set(ids)) == len(ids):
+        return
+    first: dict[Any, int] = {}
+    for row, ident in enumerate(ids):
+        if ident in first:
+            yield row, first[ident]
+        else:
+            first[ident] = row
+
+
 def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """(code per element, distinct values in first-seen order), by hashing: O(n)."""
     distinct = list(dict.fromkeys(values))

@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_core.engine import ranking
 from arena_core.engine.baselines import default_baseline_for
-from arena_core.engine.columns import Columns
+from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.grouped import group_baselines
 from arena_core.engine.results import EvaluationList
 from arena_core.engine.scoring import Scorer
@@ -70,18 +70,13 @@ def evaluate_many(
 
 def _check_unique(columns: Columns) -> None:
     """Refuse a batch in which an id appears twice: its evaluations could not be told apart."""
-    if len(set(columns.ids)) == columns.size:
-        return
-    seen: dict[str, int] = {}
-    for row, ident in enumerate(columns.ids):
-        if ident in seen:
-            raise ValidationError(
-                f"submission {ident!r}",
-                "id",
-                f"an id used once in the batch (rows {seen[ident] + 1} and {row + 1})",
-                code="duplicate_id",
-            )
-        seen[ident] = row
+    for row, first in repeated_ids(columns.ids):
+        raise ValidationError(
+            f"submission {columns.ids[row]!r}",
+            "id",
+            f"an id used once in the batch (rows {first + 1} and {row + 1})",
+            code="duplicate_id",
+        )
 
 
 def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
