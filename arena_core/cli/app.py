@@ -24,7 +24,7 @@ from arena_core.arena import Arena
 from arena_core.config.files import ConfigError, LoadedConfig, load_config
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
-from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_records, read_tasks
+from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_records, read_tasks, used_twice
 from arena_core.io.table import printable
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation, Submission, Task
@@ -199,10 +199,7 @@ def read_columns(
     problems.raise_if_any()  # invalid rows may still be in the columns: report them first
     ids = read.ids if isinstance(read, Columns) else [s.id for s in read]
     for row, first in repeated_ids(ids):
-        problems.add(
-            f"{located.where(row)}: submission {ids[row]!r}: id: expected an id used once, "
-            f"also used at {located.where(first)}"
-        )
+        problems.add(used_twice(located.where(row), ids[row], located.where(first)))
     problems.raise_if_any()
     if len(ids) == 0:
         raise ArenaError(f"{sub_path}: no submissions in the file")

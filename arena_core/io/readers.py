@@ -31,6 +31,7 @@ __all__ = [  # InputError is defined in arena_core.io.decoding and raised by the
     "locate_task",
     "read_submissions",
     "read_tasks",
+    "used_twice",
 ]
 
 #: Turns one record into a :class:`Submission` (``Arena.structure_submission`` applies the
@@ -186,15 +187,17 @@ def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> 
             problems.add(f"{where}: {exc}")
             continue
         if submission.id in first_seen:
-            problems.add(
-                f"{where}: submission {submission.id!r}: id: expected an id used once, "
-                f"also used at {first_seen[submission.id]}"
-            )
+            problems.add(used_twice(where, submission.id, first_seen[submission.id]))
             continue
         first_seen[submission.id] = where
         if not problems:
             yield submission
     problems.raise_if_any()
+
+
+def used_twice(where: str, submission_id: str, first: str) -> str:
+    """The problem line for an id that a file uses again at ``where`` (first at ``first``)."""
+    return f"{where}: submission {submission_id!r}: id: expected an id used once, also used at {first}"
 
 
 class Problems:
@@ -264,8 +267,8 @@ class Located:
 
 
 def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
-    """Every record of a submissions file, decoded but not yet validated (``validate_records``
-    in the CLI checks them as columns); bad lines are collected in ``problems``.
+    """Every record of a submissions file, decoded but not yet validated (the CLI checks them as
+    columns); bad lines are collected in ``problems``.
 
     :param task_id: keep only the records of this task.
     """
@@ -273,7 +276,9 @@ def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
     if _is_json_lines(located.path):
         _read_json_lines(located, task_id)
         return located
-    source = _csv_records(located.path) if located.path.suffix.lower() == ".csv" else _json_records(located.path)
+    in_csv = located.path.suffix.lower() == ".csv"
+    located.in_array = not in_csv  # what is neither JSON Lines nor CSV is a JSON array
+    source = _csv_records(located.path) if in_csv else _json_records(located.path)
     for where, record in source:
         try:
             record = _decoded(record)
@@ -283,9 +288,7 @@ def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
         if task_id is not None and isinstance(record, dict) and record.get("task_id") != task_id:
             continue
         located.records.append(record)
-        number = where.rsplit(" ", 1)[-1] if ": record " in where else where.rsplit(":", 1)[-1]
-        located.in_array = ": record " in where
-        located.lines.append(int(number))
+        located.lines.append(int(where.rsplit(" " if located.in_array else ":", 1)[-1]))  # "FILE: record N", "FILE:N"
     return located
 
 
