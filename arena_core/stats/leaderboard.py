@@ -9,7 +9,6 @@ submissions in the arena.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -45,51 +44,48 @@ class GroupRow:
 def aggregate(arena: Arena, evaluations: Sequence[Evaluation], by: str) -> list[GroupRow]:
     """Group ``evaluations`` by ``by`` (``tool`` or ``model``), best mean overall score first.
 
-    An :class:`~arena_core.engine.results.EvaluationBatch` is aggregated on its arrays, without
-    building an evaluation per submission; the numbers are the same (means are exactly rounded
-    sums, ``math.fsum``, as ``statistics.fmean`` computes them).
+    An :class:`~arena_core.engine.results.EvaluationBatch` is grouped on its arrays, without
+    building an evaluation per submission. Means are exactly rounded sums (``math.fsum``, as
+    ``statistics.fmean`` computes them), so the order of the submissions never changes a figure.
     """
+    groups: list[tuple[str, list[float], dict[str, float]]] = []
     if isinstance(evaluations, EvaluationBatch):
-        return _aggregate_columns(arena, evaluations, by)
-    groups: dict[str, list[Evaluation]] = {}
-    for ev in evaluations:
-        groups.setdefault(getattr(ev, by) or "(unknown)", []).append(ev)
-    dimensions = list(dict.fromkeys(d for ev in evaluations for d in ev.scores))
+        table = evaluations.columns()
+        overall = np.asarray(table["overall_score"], dtype=float)
+        codes, names = factorize([name or "(unknown)" for name in table[by]])
+        dimensions = evaluations.dimensions()
+        for code, rows in split_by_code(codes):
+            means = {}
+            for d in dimensions:
+                values = np.asarray(table[f"{d}_score"])[rows]
+                if measured := values[~np.isnan(values)].tolist():
+                    means[d] = _mean(measured)
+            groups.append((names[code], overall[rows].tolist(), means))
+    else:
+        members: dict[str, list[Evaluation]] = {}
+        for ev in evaluations:
+            members.setdefault(getattr(ev, by) or "(unknown)", []).append(ev)
+        dimensions = list(dict.fromkeys(d for ev in evaluations for d in ev.scores))
+        for name, evs in members.items():
+            means = {d: _mean(vals) for d in dimensions if (vals := [e.scores[d] for e in evs if d in e.scores])}
+            groups.append((name, [e.overall_score for e in evs], means))
+    return _ranked(arena, groups)
+
+
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def _ranked(arena: Arena, groups: list[tuple[str, list[float], dict[str, float]]]) -> list[GroupRow]:
+    """(name, overall scores, dimension means) of each group as rows, best rounded mean first
+    (ties share a rank, then by name), with the configured interval and provisional mark."""
     summary = sorted(
-        ((name, statistics.fmean(e.overall_score for e in evs), evs) for name, evs in groups.items()),
-        key=lambda g: (-round(g[1], 2), g[0]),
+        ((name, _mean(scores), scores, means) for name, scores, means in groups), key=lambda g: (-round(g[1], 2), g[0])
     )
-    ranks = competition_ranks([round(mean, 2) for _, mean, _ in summary])
+    ranks = competition_ranks([round(mean, 2) for _, mean, _, _ in summary])
     rows = []
-    for rank, (name, mean, evs) in zip(ranks, summary, strict=True):
-        low, high = arena.confidence_interval([e.overall_score for e in evs])
-        means = {d: statistics.fmean(vals) for d in dimensions if (vals := [e.scores[d] for e in evs if d in e.scores])}
-        rows.append(
-            GroupRow(rank, name, len(evs), mean, low, high, means, len(evs) < arena.config.min_submissions_per_tool)
-        )
-    return rows
-
-
-def _aggregate_columns(arena: Arena, batch: EvaluationBatch, by: str) -> list[GroupRow]:
-    table = batch.columns()
-    overall = np.asarray(table["overall_score"], dtype=float)
-    dimensions = [d for d in batch.scores if not np.isnan(table[f"{d}_score"]).all()]
-    codes, names = factorize([name or "(unknown)" for name in table[by]])
-    groups = []
-    for code, rows in split_by_code(codes):
-        scores = overall[rows].tolist()
-        means = {}
-        for d in dimensions:
-            values = np.asarray(table[f"{d}_score"])[rows]
-            values = values[~np.isnan(values)]
-            if len(values):
-                means[d] = math.fsum(values.tolist()) / len(values)
-        groups.append((names[code], math.fsum(scores) / len(scores), scores, means))
-    groups.sort(key=lambda g: (-round(g[1], 2), g[0]))
-    ranks = competition_ranks([round(mean, 2) for _, mean, _, _ in groups])
-    rows_out = []
-    for rank, (name, mean, scores, means) in zip(ranks, groups, strict=True):
+    for rank, (name, mean, scores, means) in zip(ranks, summary, strict=True):
         low, high = arena.confidence_interval(scores)
         provisional = len(scores) < arena.config.min_submissions_per_tool
-        rows_out.append(GroupRow(rank, name, len(scores), mean, low, high, means, provisional))
-    return rows_out
+        rows.append(GroupRow(rank, name, len(scores), mean, low, high, means, provisional))
+    return rows
