@@ -151,10 +151,7 @@ class EvaluationBatch(Sequence[Evaluation]):
             for d in present:
                 record[f"{d}_score"] = scores[d][i]
             if len(present) < len(profile.weights):
-                kept = 0.0
-                for d in present:
-                    kept += profile.weights[d]
-                record["breakdown"] = {f"{d}_weight": profile.weights[d] / kept for d in present}
+                record["breakdown"] = {f"{d}_weight": w for d, w in _kept_weights(profile, present).items()}
             else:
                 record["breakdown"] = dict(breakdown)
             record["weight_profile"] = profile.name
@@ -181,12 +178,7 @@ class EvaluationBatch(Sequence[Evaluation]):
         code = self.task_codes[i]
         profile = self.profiles[code]
         present = [d for d in profile.weights if not math.isnan(self.raw_scores[d][i])]
-        weights: Mapping[str, float] = profile.weights
-        if len(present) < len(profile.weights):
-            kept = 0.0
-            for d in present:
-                kept += profile.weights[d]
-            weights = {d: profile.weights[d] / kept for d in present}
+        weights = profile.weights if len(present) == len(profile.weights) else _kept_weights(profile, present)
         criteria: tuple[CriterionResult, ...] = ()
         verdicts = self.criteria.get(id(self.task_list[code]))
         if verdicts is not None:
@@ -214,6 +206,15 @@ class EvaluationBatch(Sequence[Evaluation]):
             filled={slot: policy for slot, policy, mask in self.filled if mask[i]},
             provenance=self.provenance,
         )
+
+
+def _kept_weights(profile: WeightProfile, present: Sequence[str]) -> dict[str, float]:
+    """The weights of the dimensions that were measured, renormalised to sum to 1 (summed in
+    profile order, as the per-record path sums them)."""
+    kept = 0.0
+    for d in present:
+        kept += profile.weights[d]
+    return {d: profile.weights[d] / kept for d in present}
 
 
 class EvaluationList(list[Evaluation]):
