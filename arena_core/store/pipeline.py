@@ -94,7 +94,8 @@ def run_batch(
             arena.scorer.check_task(task)
             batch = [subs[i] for i in indices]
             batch_ids = {s.id for s in batch}
-            already = [s.id for s in tx.submissions(task_id) if s.id in batch_ids]
+            on_record = tx.submissions(task_id)  # read once: checked for re-submissions, then kept
+            already = [s.id for s in on_record if s.id in batch_ids]
             if already and not replace:
                 shown = ", ".join(repr(i) for i in already[:5]) + (
                     f" and {len(already) - 5} more" if len(already) > 5 else ""
@@ -106,7 +107,7 @@ def run_batch(
                     "replace them with replace=True, or arena ingest --replace)",
                     code="duplicate_id",
                 )
-            stored = [s for s in tx.submissions(task_id) if s.id not in batch_ids]  # re-submissions replace
+            stored = [s for s in on_record if s.id not in batch_ids]  # re-submissions replace
             everyone = stored + batch
             default = task.default_baseline or arena.default_baseline
             keys = [baseline_key(s, scope) for s in batch]  # 2. baseline retrieval
