@@ -47,6 +47,8 @@ class PluginInfo:
     per_record_only: Mapping[str, tuple[str, ...]] = {}
     """Family to the registered metrics, checkers and adjusters that have no batch form: a task
     using one is scored record by record (see ``docs/performance.md``)."""
+    disabled: Mapping[str, tuple[str, ...]] = {}
+    """Family to the components the plugin registered that ``disabled_components`` left out."""
 
 
 class Arena:
@@ -76,7 +78,7 @@ class Arena:
         self.plugin_manager = plugin_manager or get_plugin_manager(
             autoload=autoload, blocked=(*self.config.disabled_plugins, *blocked)
         )
-        self.components: Components = collect(self.plugin_manager)
+        self.components: Components = collect(self.plugin_manager, self.config)
         self.scorer = Scorer(self.components, self.config)
         #: The baseline used below 5 submissions when a task has no default of its own.
         self.default_baseline: Baseline = configured_default(self.config.default_baseline)
@@ -289,10 +291,20 @@ class Arena:
                     hooks=hooks,
                     components={f: tuple(families[f]) for f in FAMILIES if f in families},
                     per_record_only=self._per_record_only(families),
+                    disabled=self._disabled(name),
                 )
             )
         infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
         return infos
+
+    def _disabled(self, plugin: str) -> dict[str, tuple[str, ...]]:
+        out = {}
+        for family in FAMILIES:
+            registry = getattr(self.components, family)
+            names = tuple(n for n, owner in registry.disabled.items() if owner == plugin)
+            if names:
+                out[family] = names
+        return out
 
 
 #: Family to the method that is its batch form.

@@ -18,11 +18,12 @@ Third-party plugins are found through the entry-point group ``arena_core``::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
+    from arena_core.config.settings import ScoringConfig
     from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
     from arena_core.model.records import Evaluation, WeightProfile
     from arena_core.store.pipeline import BatchResult
@@ -39,12 +40,39 @@ hookimpl = pluggy.HookimplMarker(NAME)
 
 
 # ---------------------------------------------------------------------------
+# Plugin options (called once per Arena, before the registration hooks)
+# ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def arena_plugin_options() -> type | None:
+    """Declare the options this plugin reads from its ``[plugins.NAME]`` configuration table.
+
+    Return an attrs class (``@attrs.frozen``) whose fields are the options, with defaults for
+    the optional ones. arena-core builds it from the table with the same strict converter as
+    every other configuration (``"5"`` is not a number) and refuses keys that are not fields,
+    so a mistake is reported like any configuration error, naming the file and the key
+    (``arena.toml: plugins.license.header_lines: expected a whole number, got '5'``). Field
+    validators may raise :class:`~arena_core.model.errors.ValidationError` for finer checks.
+    The instance is the ``options`` argument of this plugin's registration hooks.
+
+    Each plugin's own implementation is called, never another plugin's (``firstresult`` only
+    makes ``pm.hook.arena_plugin_options()`` usable from a test).
+
+    :return: the options class, or ``None`` for a plugin that takes no options (a table
+        given for it is handed over as a plain dict).
+
+    .. versionadded:: 0.3
+    """
+
+
+# ---------------------------------------------------------------------------
 # Component registration hooks (called once per Arena, never per record)
 # ---------------------------------------------------------------------------
 
 
 @hookspec
-def arena_register_metrics() -> Sequence[Metric]:
+def arena_register_metrics(config: ScoringConfig, options: Any) -> Sequence[Metric]:
     """Register metrics: algorithms that score a submission 0-100.
 
     A metric has a unique ``name`` and a ``score(submission, task, baseline)`` method (see
@@ -52,75 +80,115 @@ def arena_register_metrics() -> Sequence[Metric]:
     scored dimension (``efficiency``, ``speed``, ``cost``, ``correctness``) and each part of a
     composite metric, so registering a metric adds a choice without changing any score.
 
+    :param config: the configuration the Arena is built with (every parameter is optional: an
+        implementation names only the arguments it uses, as pluggy allows).
+    :param options: this plugin's ``[plugins.NAME]`` table: an instance of the class its
+        :func:`arena_plugin_options` declares, or the table as a dict when it declares none
+        (empty when the configuration has no table for it).
     :return: the plugin's metrics. All plugins' results are collected; two metrics with the
         same name raise :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
+
+    .. versionchanged:: 0.3
+        takes ``config`` and ``options``.
     """
 
 
 @hookspec
-def arena_register_criterion_checkers() -> Sequence[CriterionChecker]:
+def arena_register_criterion_checkers(config: ScoringConfig, options: Any) -> Sequence[CriterionChecker]:
     """Register criterion checkers, keyed by the criterion ``type`` they check.
 
     A task's success criterion ``{"type": "file_exists", "file_path": "app.py"}`` is checked by
     the checker whose ``type`` is ``"file_exists"``. A criterion of a type nobody registered is
     an error, never a silent pass.
 
+    :param config: the configuration the Arena is built with (every parameter is optional: an
+        implementation names only the arguments it uses, as pluggy allows).
+    :param options: this plugin's ``[plugins.NAME]`` table: an instance of the class its
+        :func:`arena_plugin_options` declares, or the table as a dict when it declares none
+        (empty when the configuration has no table for it).
     :return: the plugin's checkers. All plugins' results are collected; two checkers for the
         same type raise :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
+
+    .. versionchanged:: 0.3
+        takes ``config`` and ``options``.
     """
 
 
 @hookspec
-def arena_register_weight_profiles() -> Sequence[WeightProfile]:
+def arena_register_weight_profiles(config: ScoringConfig, options: Any) -> Sequence[WeightProfile]:
     """Register weight profiles: how much each dimension counts in the overall score.
 
     A task uses the profile named after its category (``default`` when it has none); the
     configuration can map a category to another profile. Weights must be non-negative and
     add up to 1.
 
+    :param config: the configuration the Arena is built with (every parameter is optional: an
+        implementation names only the arguments it uses, as pluggy allows).
+    :param options: this plugin's ``[plugins.NAME]`` table: an instance of the class its
+        :func:`arena_plugin_options` declares, or the table as a dict when it declares none
+        (empty when the configuration has no table for it).
     :return: the plugin's :class:`~arena_core.model.records.WeightProfile` objects. All plugins'
         results are collected; duplicate names raise
         :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
+
+    .. versionchanged:: 0.3
+        takes ``config`` and ``options``.
     """
 
 
 @hookspec
-def arena_register_difficulty_adjusters() -> Sequence[DifficultyAdjuster]:
+def arena_register_difficulty_adjusters(config: ScoringConfig, options: Any) -> Sequence[DifficultyAdjuster]:
     """Register difficulty adjusters, keyed by the task difficulty they apply to.
 
     An adjuster maps the unadjusted overall score of a task of its difficulty to the final
     overall score (the spec multiplies and caps at 100).
 
+    :param config: the configuration the Arena is built with (every parameter is optional: an
+        implementation names only the arguments it uses, as pluggy allows).
+    :param options: this plugin's ``[plugins.NAME]`` table: an instance of the class its
+        :func:`arena_plugin_options` declares, or the table as a dict when it declares none
+        (empty when the configuration has no table for it).
     :return: the plugin's adjusters. All plugins' results are collected; duplicate names raise
         :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
+
+    .. versionchanged:: 0.3
+        takes ``config`` and ``options``.
     """
 
 
 @hookspec
-def arena_register_interval_methods() -> Sequence[IntervalMethod]:
+def arena_register_interval_methods(config: ScoringConfig, options: Any) -> Sequence[IntervalMethod]:
     """Register confidence-interval methods for score distributions.
 
     A method has a unique ``name`` and ``interval(scores, confidence_level) -> (low, high)``
     (see :class:`arena_core.model.protocols.IntervalMethod`); the configuration's
     ``confidence_interval`` setting picks one by name (the spec's method by default).
 
+    :param config: the configuration the Arena is built with (every parameter is optional: an
+        implementation names only the arguments it uses, as pluggy allows).
+    :param options: this plugin's ``[plugins.NAME]`` table: an instance of the class its
+        :func:`arena_plugin_options` declares, or the table as a dict when it declares none
+        (empty when the configuration has no table for it).
     :return: the plugin's interval methods. All plugins' results are collected; duplicate
         names raise :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.1
+
+    .. versionchanged:: 0.3
+        takes ``config`` and ``options``.
     """
 
 
 @hookspec
-def arena_register_command_runners() -> Sequence[CommandRunner]:
+def arena_register_command_runners(config: ScoringConfig, options: Any) -> Sequence[CommandRunner]:
     """Register command runners: how the commands of a task's criteria are executed.
 
     Criterion checkers such as ``tests_pass`` and ``command_succeeds`` run the task's commands
@@ -134,10 +202,18 @@ def arena_register_command_runners() -> Sequence[CommandRunner]:
     command at ``timeout`` seconds (reporting ``timed_out``) and keep at most ``output_limit``
     bytes of output.
 
+    :param config: the configuration the Arena is built with (every parameter is optional: an
+        implementation names only the arguments it uses, as pluggy allows).
+    :param options: this plugin's ``[plugins.NAME]`` table: an instance of the class its
+        :func:`arena_plugin_options` declares, or the table as a dict when it declares none
+        (empty when the configuration has no table for it).
     :return: the plugin's runners. All plugins' results are collected; duplicate names raise
         :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.2
+
+    .. versionchanged:: 0.3
+        takes ``config`` and ``options``.
     """
 
 

@@ -206,3 +206,43 @@ def test_hook_page_examples_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> 
     namespace: dict = {"__name__": f"docs_{page.stem}"}
     for block in blocks:
         exec(compile(block, str(page), "exec"), namespace)
+
+
+def test_hook_arena_plugin_options(baseline: dict) -> None:
+    import attrs
+
+    @attrs.frozen
+    class Options:
+        bonus: float = 0.0
+
+    class Generous:
+        name = "generous_speed"
+        requires = ()
+
+        def __init__(self, bonus: float) -> None:
+            self.bonus = bonus
+
+        def score(self, submission, task, baseline):
+            return min(100.0, 50.0 + self.bonus)
+
+    class Plugin:
+        @hookimpl
+        def arena_plugin_options(self):
+            return Options
+
+        @hookimpl
+        def arena_register_metrics(self, options):
+            return [Generous(options.bonus)]
+
+    config = {"metrics": {"speed": "generous_speed"}, "plugins": {"under-test": {"bonus": 20.0}}}
+    assert _arena_with(Plugin(), config).evaluate(SUB, {"id": "t"}, baseline).scores["speed"] == 70.0
+    assert _arena_with(Plugin(), {"metrics": {"speed": "generous_speed"}}).evaluate(
+        SUB, {"id": "t"}, baseline
+    ).scores["speed"] == 50.0
+    with pytest.raises(ValueError, match=r"plugins\.under-test\.bonus: expected a number, got 'lots'"):
+        _arena_with(Plugin(), {**config, "plugins": {"under-test": {"bonus": "lots"}}})
+
+
+def test_the_architecture_page_counts_the_hooks() -> None:
+    words = {9: "nine", 10: "ten", 11: "eleven"}
+    assert f"arena-core has {words[len(HOOKS)]} hooks" in (DOCS / "architecture.md").read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -108,7 +109,7 @@ def test_hook_with_unknown_argument_is_refused_at_load(fake_plugin) -> None:
     fake_plugin({"fake_typo": """
         from arena_core import hookimpl
         @hookimpl
-        def arena_register_metrics(config):
+        def arena_register_metrics(settings):
             return []
     """})
     with pytest.raises(PluginLoadError, match=r"plugin 'typo'.*could not be registered"):
@@ -199,6 +200,7 @@ def test_listing_without_builtins() -> None:
 # A real distribution, built and installed with pip, found through its entry point.
 # ---------------------------------------------------------------------------
 
+ROOT = Path(__file__).parent.parent
 EXAMPLE = Path(__file__).parent / "example_plugin"
 
 PROBE = """
@@ -254,3 +256,31 @@ def test_blocking_the_installed_distribution_removes_it(installed_example: Path)
     assert example["blocked"] and example["components"] == {}
     assert "error" in result["evaluation"]  # its metric is gone, so the configuration no longer resolves
     assert "no metric named 'frugal_cost'" in result["evaluation"]["error"]
+
+
+def _page_blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", (ROOT / "docs" / "plugins.md").read_text(), flags=re.S)
+
+
+def test_the_plugins_page_shows_the_example_plugin_and_what_arena_plugins_prints(installed_example: Path) -> None:
+    assert _page_blocks("python")[0] == (EXAMPLE / "arena_example_plugin" / "__init__.py").read_text()
+    console = _page_blocks("console")[0]
+    command, _, shown = console.partition("\n")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    environ["PYTHONPATH"] = str(installed_example)
+    printed = subprocess.run([sys.executable, "-m", "arena_core", *command.split()[2:]], capture_output=True,
+                             text=True, env=environ, check=True).stdout
+    assert printed == shown
+
+
+def test_the_plugins_page_shows_the_errors_for_a_disabled_and_a_blocked_component() -> None:
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    shown = [b for b in _page_blocks("text") if "disabled_components" in b][0].splitlines()
+    task = structure({"id": "t1", "success_criteria": [{"type": "file_exists", "file_path": "a.py"}]}, Task)
+    for line, arena in zip(shown, (Arena({"disabled_components": ["file_exists"]}, autoload=False),
+                                   Arena(autoload=False, blocked=("checkers",))), strict=True):
+        with pytest.raises(ValidationError) as caught:
+            arena.scorer.check_task(task)
+        assert re.fullmatch(".*".join(map(re.escape, line.split("..."))), str(caught.value)), str(caught.value)

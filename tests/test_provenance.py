@@ -70,3 +70,15 @@ def test_provenance_survives_json_and_the_store(tmp_path: Path) -> None:
     with store.transaction(write=False) as tx:
         stored = tx.evaluations(SUBMISSIONS[0]["task_id"])
     assert stored and all(e.provenance == arena.provenance for e in stored)
+
+
+def test_plugin_options_and_disabled_components_enter_the_digest_only_when_set() -> None:
+    from arena_core.config.settings import ScoringConfig
+    from arena_core.model.provenance import config_digest
+
+    plain = config_digest(ScoringConfig())
+    assert config_digest(ScoringConfig(plugins={}, disabled_components=[])) == plain
+    with_options = config_digest(ScoringConfig(plugins={"license": {"header_lines": 10}}))
+    other_options = config_digest(ScoringConfig(plugins={"license": {"header_lines": 11}}))
+    disabled = config_digest(ScoringConfig(disabled_components=["file_contains"]))
+    assert len({plain, with_options, other_options, disabled}) == 4

@@ -78,7 +78,7 @@ def _blocks(lang: str) -> list[str]:
 def test_the_guide_shows_the_package_as_it_is() -> None:
     python = _blocks("python")
     assert python[0] == (PACKAGE / "arena_license_checker" / "__init__.py").read_text()
-    assert _blocks("toml")[0] == (PACKAGE / "pyproject.toml").read_text()
+    assert [b for b in _blocks("toml") if "[project]" in b] == [(PACKAGE / "pyproject.toml").read_text()]
 
 
 def test_the_guides_development_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,3 +89,34 @@ def test_the_guides_development_example_runs(monkeypatch: pytest.MonkeyPatch) ->
 def test_the_guide_shows_what_arena_plugins_prints(site: Path, tmp_path: Path) -> None:
     shown = [b for b in _blocks("text") if "Registers" in b][0]
     assert arena(site, "plugins", cwd=tmp_path).stdout == shown
+
+
+def test_the_operator_configures_the_checker_in_arena_toml(site: Path, tmp_path: Path) -> None:
+    """``[plugins.license] header_lines`` reaches the installed checker; a bad value is refused
+    with the file and key, as the guide shows."""
+    (tmp_path / "ws" / "src").mkdir(parents=True)
+    (tmp_path / "ws" / "src" / "a.py").write_text('"""Module."""\n# SPDX-License-Identifier: MIT\n')
+    tasks = {"t1": {"id": "t1", "success_criteria": [{"type": "license_header", "license": "MIT"}]}}
+    run = {"id": "r", "task_id": "t1", "total_tokens": 1000, "tool_calls": 4, "workspace": str(tmp_path / "ws")}
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "runs.jsonl").write_text(json.dumps(run) + "\n")
+
+    def status(toml: str) -> str:
+        (tmp_path / "arena.toml").write_text(toml)
+        done = arena(site, "score", "runs.jsonl", "--tasks", "tasks.json", "-q", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["criteria"][0]["status"]
+
+    assert status("") == "passed"  # default: the header may be in the first five lines
+    assert status("[plugins.license]\nheader_lines = 1\n") == "failed"
+    (tmp_path / "arena.toml").write_text('[plugins.license]\nheader_lines = "10"\n')
+    refused = arena(site, "score", "runs.jsonl", "--tasks", "tasks.json", "-q", cwd=tmp_path)
+    assert refused.returncode == 2
+    shown = next(line for line in (ROOT / "docs" / "writing-a-checker.md").read_text().splitlines()
+                 if line.startswith("`Error: arena.toml: plugins.license"))
+    assert refused.stderr == f"Error: {tmp_path / 'arena.toml'}: plugins.license.header_lines: expected a whole number, got '10'\n"
+    assert shown == "`Error: arena.toml: plugins.license.header_lines: expected a whole number, got '10'`."
+    (tmp_path / "arena.toml").unlink()
+    disabled = arena(site, "--disable", "license_header", "score", "runs.jsonl", "--tasks", "tasks.json", "-q",
+                     cwd=tmp_path)
+    assert "'license_header' of plugin 'license' is disabled" in disabled.stderr

@@ -3,6 +3,7 @@ real pytest runs with JUnit reports, hanging commands, escaping paths and crashi
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 
 from arena_core import Arena, ValidationError, hookimpl
 from arena_core.registry.manager import get_plugin_manager
-from arena_core.workspace.confined import CommandResult
+from arena_core.workspace.confined import CommandResult, WorkspaceError, open_workspace
 
 PY = sys.executable
 RUN = {"id": "run-1", "task_id": "t", "total_tokens": 4000, "tool_calls": 6}
@@ -402,3 +403,80 @@ def test_glob_patterns_match_whole_relative_paths(pattern: str, path: str, match
     from arena_core.workspace.confined import glob_pattern
 
     assert bool(glob_pattern(pattern).fullmatch(path)) is matches
+
+
+# ---------------------------------------------------------------------------
+# Workspace.diff, the helper for checkers that judge what an agent changed
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_shows_changed_and_new_files_and_leaves_the_index_alone(arena: Arena, workspace: Path) -> None:
+    _git(workspace, "init", "-q")
+    _git(workspace, "add", ".")
+    _git(workspace, "commit", "-qm", "base")
+    (workspace / "src" / "app.py").write_text("def add(a, b):\n    return b + a\n")
+    (workspace / "src" / "new.py").write_text("X = 1\n")
+    (workspace / ".gitignore").write_text("*.log\n")
+    (workspace / "noise.log").write_text("ignored\n")
+    index_before = (workspace / ".git" / "index").read_bytes()
+    with open_workspace(str(workspace), None, arena.scorer.workspace_settings()) as ws:
+        whole = ws.diff("HEAD")
+        only_src = ws.diff("HEAD", ["src/new.py"])
+        with pytest.raises(WorkspaceError, match="is not a git ref"):
+            ws.diff("--output=/tmp/elsewhere")
+        with pytest.raises(WorkspaceError, match="git diff nope: exit code 128"):
+            ws.diff("nope")
+        with pytest.raises(WorkspaceError, match="leaves the workspace"):
+            ws.diff("HEAD", ["../x"])
+        with pytest.raises(WorkspaceError, match="more than the limit of 10"):
+            ws.diff("HEAD", limit=10)
+    assert "-    return a + b\n+    return b + a\n" in whole
+    assert "new file mode 100644" in whole and "+++ b/src/new.py\n@@ -0,0 +1 @@\n+X = 1\n" in whole
+    assert "noise.log" not in whole and "+++ b/.gitignore" in whole
+    assert only_src.startswith("diff --git a/src/new.py b/src/new.py") and "app.py" not in only_src
+    assert (workspace / ".git" / "index").read_bytes() == index_before
+
+
+def test_the_checkers_world_is_what_the_guide_says(arena: Arena, workspace: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/writing-a-checker.md, "The checker's world": the environment's exact variables,
+    stdout and stderr interleaved in ``output``, and what a ``workspace_ref`` clone holds."""
+
+    monkeypatch.setenv("ARENA_TEST_TOKEN", "secret")
+    show_env = [PY, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
+    both = [PY, "-c", "import sys; print('out', flush=True); print('err', file=sys.stderr, flush=True); print('out2')"]
+    with open_workspace(str(workspace), None, arena.scorer.workspace_settings()) as ws:
+        env = json.loads(ws.run(show_env, env={"TASK_VAR": "1"}).output)
+        home = Path(env["HOME"])
+        assert home.is_dir() and not home.is_relative_to(workspace) and env["TMPDIR"] == env["HOME"]
+        mixed = ws.run(both)
+    assert not home.exists()  # removed after the submission
+    assert set(env) == {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
+                        "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_TERMINAL_PROMPT", "TASK_VAR"}
+    assert (env["PATH"], env["LANG"], env["LC_ALL"], env["GIT_CONFIG_GLOBAL"]) == (
+        os.environ["PATH"], "C.UTF-8", "C.UTF-8", os.devnull)
+    assert mixed.output == "out\nerr\nout2\n" and mixed.succeeded
+
+    if shutil.which("git") is None:
+        return
+    repo = tmp_path / "repo"
+    shutil.copytree(workspace, repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "first")
+    _git(repo, "branch", "feature")
+    (repo / "later.txt").write_text("x\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "second")
+    (repo / "untracked.txt").write_text("not committed\n")
+    (repo / "README.md").write_text("changed, not committed\n")
+    with open_workspace(str(repo), "feature", arena.scorer.workspace_settings()) as ws:
+        assert ws.root != repo.resolve()
+        log = ws.run(["git", "log", "--all", "--format=%s"]).output.split()
+        branches = ws.run(["git", "branch", "-r", "--format=%(refname:short)"]).output.split()
+        head = ws.run(["git", "rev-parse", "--abbrev-ref", "HEAD"]).output.strip()
+        assert sorted(log) == ["first", "second"] and {"origin/main", "origin/feature"} <= set(branches)
+        assert head == "HEAD"  # detached at the ref
+        assert not ws.is_file("later.txt") and not ws.is_file("untracked.txt")
+        assert ws.read_text("README.md") == "# Demo\nLicense: MIT\n"

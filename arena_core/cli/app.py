@@ -17,6 +17,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 
 from arena_core import examples
@@ -28,6 +29,7 @@ from arena_core.io.readers import iter_submissions, locate_submission, locate_ta
 from arena_core.io.table import printable
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation, Submission, Task
+from arena_core.registry.manager import plugin_names
 
 __all__ = ["main"]
 
@@ -35,9 +37,11 @@ __all__ = ["main"]
 class State:
     """What every command shares: the configuration file and the Arena built from it."""
 
-    def __init__(self, config_path: Path | None, profile: str | None = None) -> None:
+    def __init__(self, config_path: Path | None, profile: str | None = None, disable: Sequence[str] = ()) -> None:
         self.config_path = config_path
         self.profile = profile
+        #: ``--disable`` names: plugins to block and components to leave out.
+        self.disable = tuple(disable)
         #: The files read, so an error about a record names its FILE:LINE.
         self.sources: Sources | None = None
         self._loaded: LoadedConfig | None = None
@@ -53,11 +57,17 @@ class State:
     def arena(self) -> Arena:
         if self._arena is None:
             name, config = self.loaded.profile(self.profile) if self.profile else ("default", self.loaded.config)
+            plugins = [n for n in self.disable if n in plugin_names()]
+            components = [n for n in self.disable if n not in plugins]
+            config = attrs.evolve(config, disabled_components=(*config.disabled_components, *components))
             try:
-                self._arena = Arena(config, profile=name)
+                self._arena = Arena(config, profile=name, blocked=tuple(plugins))
             except ArenaError as exc:
                 if self.loaded.path is None:
                     raise
+                if isinstance(exc, ValidationError) and exc.record == "configuration":
+                    got = "" if exc.missing else f", got {exc.got!r}"
+                    raise ConfigError(f"{self.loaded.path}: {exc.field}: expected {exc.expected}{got}") from None
                 raise ConfigError(f"{self.loaded.path}: {exc}") from None
         return self._arena
 
@@ -261,13 +271,19 @@ def score_all(
     metavar="NAME_OR_FILE",
     help="Score with this profile: a [profiles.NAME] of the configuration or a profile .toml file.",
 )
+@click.option(
+    "--disable",
+    metavar="NAME",
+    multiple=True,
+    help="Leave out a plugin, or a single component (metric, criterion type, ...), by name. Repeatable.",
+)
 @click.version_option(package_name="arena-core")
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None, profile: str | None) -> None:
+def main(ctx: click.Context, config_path: Path | None, profile: str | None, disable: tuple[str, ...]) -> None:
     """Score and rank workflow submissions of AI coding tools.
 
     \b
     Start with:
       arena leaderboard --example
     """
-    ctx.obj = State(config_path, profile)
+    ctx.obj = State(config_path, profile, disable)

@@ -36,7 +36,8 @@ def plugins(state: State, include_builtins: bool, hook: str | None, as_json: boo
             "; ".join(
                 f"{family}: {', '.join(_marked(n, i.per_record_only.get(family, ())) for n in names)}"
                 for family, names in i.components.items()
-            ),
+            )
+            + "".join(f"; disabled {family}: {', '.join(names)}" for family, names in i.disabled.items()),
         ]
         for i in infos
     ]

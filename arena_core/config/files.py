@@ -42,6 +42,8 @@ HELP: dict[str, str] = {
     "min_submissions_per_tool": "A tool with fewer submissions on a task is ranked there but marked provisional.",
     "strict": "Refuse records with unknown keys instead of keeping them under 'meta'.",
     "disabled_plugins": "Plugins never to load, by name (see `arena plugins --all`).",
+    "disabled_components": "Single components to leave out, by name or criterion type (see `arena plugins --all`).",
+    "plugins": "Each plugin's options, in a [plugins.NAME] table (see the plugin's docs).",
     "metrics": "Which registered metric fills each slot (a dimension, or a part of a composite metric).",
     "category_profiles": 'Map task categories onto weight profiles (e.g. code_editing = "default").',
     "difficulty_adjusters": "Map task difficulties onto difficulty adjusters.",
@@ -54,7 +56,7 @@ HELP: dict[str, str] = {
     "check_concurrency": "Submissions whose workspaces are checked at the same time.",
     "workspace_root": "Every submission's workspace must lie inside this directory (unset: anywhere).",
 }
-_TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline"}
+_TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline", "plugins"}
 
 
 #: Profiles every configuration has (a ``[profiles.NAME]`` of the same name in the file replaces
@@ -167,6 +169,9 @@ def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
     for name, weights in data.get("weights", {}).items():
         if not isinstance(weights, Mapping):
             raise ConfigError(f"{path}: weights.{name}: expected a table of dimension = weight, got {weights!r}")
+    for name, options in data.get("plugins", {}).items():
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{path}: plugins.{name}: expected a table of the plugin's options, got {options!r}")
 
 
 def load_config(path: Path | None = None) -> LoadedConfig:
@@ -235,7 +240,15 @@ def starter_toml(slots: Iterable[str] = ()) -> str:
     for key in (k for k in defaults if k not in _TABLES):
         value = tomli_w.dumps({key: defaults[key]}).strip() if defaults[key] is not None else f'# {key} = "..."'
         lines += [f"# {HELP[key]}", value, ""]
-    for key in ("metrics", "category_profiles", "difficulty_adjusters", "missing", "default_baseline", "weights"):
+    for key in (
+        "metrics",
+        "category_profiles",
+        "difficulty_adjusters",
+        "missing",
+        "default_baseline",
+        "weights",
+        "plugins",
+    ):
         lines += [f"# {HELP[key]}", f"[{key}]"]
         body = tomli_w.dumps(defaults.get(key) or {}).strip()
         if body:
@@ -246,6 +259,7 @@ def starter_toml(slots: Iterable[str] = ()) -> str:
         lines.index("[weights]") + 1,
         "# [weights.debugging]\n# efficiency = 0.25\n# speed = 0.35\n# cost = 0.15\n# correctness = 0.25",
     )
+    lines.insert(lines.index("[plugins]") + 1, '# [plugins.license]\n# allowed = ["MIT", "Apache-2.0"]')
     lines += [
         "# Named scoring profiles: this configuration with some keys on top, for `arena -p NAME`",
         "# and `arena compare --a NAME --b NAME` (algorithms: docs/algorithms.md).",

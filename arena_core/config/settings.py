@@ -68,8 +68,23 @@ def _mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return {} if value is None else dict(value)
 
 
-def _names(value: object) -> tuple[str, ...]:
-    return tuple(value) if isinstance(value, list | tuple) else ()
+def _names(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _name_list(instance: Any, attribute: Any, value: Any) -> None:
+    if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+        raise ValidationError("configuration", attribute.name, "a list of names", value)
+
+
+def _plugin_tables(value: Mapping[str, Mapping[str, Any]] | None) -> Mapping[str, Mapping[str, Any]]:
+    return {name: dict(table) for name, table in (value or {}).items()}
+
+
+def _check_plugin_tables(instance: Any, attribute: Any, value: Mapping[str, Any]) -> None:
+    for name, table in value.items():
+        if not isinstance(table, Mapping):
+            raise ValidationError("configuration", f"plugins.{name}", "a table of the plugin's options", table)
 
 
 @frozen
@@ -83,8 +98,16 @@ class ScoringConfig:
     """Task category to weight profile name, e.g. ``{"code_editing": "default"}``."""
     difficulty_adjusters: Mapping[str, str] = field(factory=dict, converter=_mapping)
     """Task difficulty to difficulty adjuster name."""
-    disabled_plugins: tuple[str, ...] = field(default=(), converter=_names)
+    disabled_plugins: tuple[str, ...] = field(default=(), converter=_names, validator=_name_list)
     """Plugins never to load, by registered name (built-in or entry point)."""
+    disabled_components: tuple[str, ...] = field(default=(), converter=_names, validator=_name_list)
+    """Single components to leave out, by name (a metric, weight profile, adjuster, interval
+    method or runner) or criterion type, while the rest of their plugin stays loaded."""
+    plugins: Mapping[str, Mapping[str, Any]] = field(
+        factory=dict, converter=_plugin_tables, validator=_check_plugin_tables
+    )
+    """Plugin name to its options (``[plugins.NAME]``), handed to that plugin's registration
+    hooks and checked against the options it declares (see ``arena_plugin_options``)."""
     confidence_interval: str = "spec"
     """Name of the registered interval method: ``spec`` (default), ``student_t`` or ``bootstrap``."""
     baseline_scope: str = field(default="task", validator=_scope)

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from arena_core.config.settings import ScoringConfig
+from arena_core.engine.prepared import needs_preparing, prepare
 from arena_core.engine.rounding import round_scalar
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
 from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
@@ -64,6 +65,8 @@ class Scorer:
         for profile in self.profiles.values():
             for dimension in profile.weights:
                 self.metric(dimension)
+        #: Whether a metric in use has a per-baseline ``prepare`` step (see engine/prepared.py).
+        self.preparing = any(needs_preparing(m) for m in self._bound.values())
 
     # -- Resolver protocol, used by composite metrics while binding ---------------------------
 
@@ -157,7 +160,8 @@ class Scorer:
                 raise ValidationError(
                     f"task {task.id!r}",
                     f"success_criteria.{index}.type",
-                    f"a registered criterion type ({', '.join(checkers)}){closest(criterion.type, checkers)}",
+                    f"a registered criterion type ({', '.join(checkers)}){closest(criterion.type, checkers)}"
+                    + self.components.checkers.absence(criterion.type),
                     criterion.type,
                 )
             declared = getattr(checker, "parameters", None)
@@ -177,8 +181,22 @@ class Scorer:
 
     # -- per submission ---------------------------------------------------------------------------
 
-    def evaluate(self, submission: Submission, task: Task, baseline: Baseline, evaluated_at: str) -> Evaluation:
+    def prepared(self, baseline: Baseline, profile: WeightProfile) -> dict[str, Metric]:
+        """The metrics of ``profile``'s dimensions, prepared for ``baseline``."""
+        return {d: prepare(self._bound[d], baseline) for d in profile.weights}
+
+    def evaluate(
+        self,
+        submission: Submission,
+        task: Task,
+        baseline: Baseline,
+        evaluated_at: str,
+        metrics: Mapping[str, Metric] | None = None,
+    ) -> Evaluation:
         """Score ``submission`` on ``task`` against ``baseline``.
+
+        :param metrics: the dimensions' metrics already prepared for ``baseline`` (by
+            :meth:`prepared`), so that many submissions share one preparation.
 
         :raises ValidationError: the submission lacks a figure a metric requires (under the
             ``error`` policy), belongs to another task, or the task names an unknown category,
@@ -194,6 +212,8 @@ class Scorer:
             )
         profile = self.profile_for(task)
         adjuster = self.adjuster_for(task)
+        if metrics is None:
+            metrics = self.prepared(baseline, profile) if self.preparing else self._bound
         scores: dict[str, float] = {}
         parts: dict[str, float] = {}
         filled: dict[str, str] = {}
@@ -201,7 +221,7 @@ class Scorer:
         overall = 0.0
         weights = profile.weights
         for dimension, weight in weights.items():
-            metric = self._bound[dimension]
+            metric = metrics[dimension]
             try:
                 result = metric.score(submission, task, baseline)
             except ValidationError as exc:
@@ -267,11 +287,23 @@ class Scorer:
         """:meth:`evaluate` for each item, in order. Submissions with workspaces are checked
         ``check_concurrency`` at a time (their commands run outside the interpreter, so threads
         overlap them); the first error raised is re-raised after the running ones finish."""
+        ready: dict[tuple[int, str], Mapping[str, Metric]] = {}
+
+        def one(item: tuple[Submission, Task, Baseline]) -> Evaluation:
+            submission, task, baseline = item
+            if not self.preparing:
+                return self.evaluate(submission, task, baseline, evaluated_at, self._bound)
+            profile = self.profile_for(task)
+            key = (id(baseline), profile.name)  # every baseline stays alive in ``items``
+            if key not in ready:
+                ready[key] = self.prepared(baseline, profile)
+            return self.evaluate(submission, task, baseline, evaluated_at, ready[key])
+
         workers = self.config.check_concurrency
         if workers == 1 or len(items) < 2 or not any(s.workspace is not None for s, _, _ in items):
-            return [self.evaluate(s, t, b, evaluated_at) for s, t, b in items]
+            return [one(item) for item in items]
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check") as pool:
-            return list(pool.map(lambda item: self.evaluate(item[0], item[1], item[2], evaluated_at), items))
+            return list(pool.map(one, items))
 
     def required_fields(self, profile: WeightProfile) -> dict[str, list[str]]:
         """Field to the metrics of ``profile`` that refuse a submission without it (policy ``error``)."""

@@ -52,8 +52,17 @@ def arena_core_version() -> str:
         return "unknown"
 
 
+#: Settings added after digests were first recorded: they enter the digest only when set, so a
+#: configuration that does not use them keeps the digest it always had.
+_ADDED_LATER = ("disabled_components", "plugins")
+
+
 def config_digest(config: ScoringConfig) -> str:
-    canonical = json.dumps(attrs.asdict(config), sort_keys=True, separators=(",", ":"), default=list)
+    settings = attrs.asdict(config)
+    for name in _ADDED_LATER:
+        if not settings[name]:
+            del settings[name]
+    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"), default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

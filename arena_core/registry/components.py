@@ -8,15 +8,24 @@ registered what.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 from attrs import frozen
 
-from arena_core.model.errors import ArenaError, DuplicateComponentError, PluginError, UnknownComponentError, closest
+from arena_core.config.settings import ScoringConfig
+from arena_core.model.errors import (
+    ArenaError,
+    DuplicateComponentError,
+    PluginError,
+    UnknownComponentError,
+    ValidationError,
+    closest,
+)
 from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, IntervalMethod, Metric
 from arena_core.model.records import WeightProfile
 from arena_core.registry.manager import ArenaPluginManager
+from arena_core.registry.options import plugin_options
 from arena_core.workspace.confined import CommandRunner
 
 __all__ = ["Components", "Family", "FAMILIES", "collect"]
@@ -64,19 +73,35 @@ FAMILIES: dict[str, Family[Any]] = {
 class Registry(Mapping[str, C]):
     """Components of one family by name, remembering which plugin registered each."""
 
-    def __init__(self, family: Family[C]) -> None:
+    def __init__(self, family: Family[C], blocked: tuple[str, ...] = ()) -> None:
         self.family = family
         self._items: dict[str, C] = {}
         self._owners: dict[str, str] = {}
+        #: Name to owning plugin of the components ``disabled_components`` left out.
+        self.disabled: dict[str, str] = {}
+        self._blocked = blocked
 
     def __getitem__(self, name: str) -> C:
         try:
             return self._items[name]
         except KeyError:
-            known = ", ".join(sorted(self._items)) or "none"
-            raise UnknownComponentError(
-                f"no {self.family.label} named {name!r} is registered{closest(name, self._items)} (registered: {known})"
-            ) from None
+            raise UnknownComponentError(self._unknown(name)) from None
+
+    def _unknown(self, name: str) -> str:
+        known = ", ".join(sorted(self._items)) or "none"
+        return (
+            f"no {self.family.label} named {name!r} is registered{closest(name, self._items)} "
+            f"(registered: {known}){self.absence(name)}"
+        )
+
+    def absence(self, name: str) -> str:
+        """Why ``name`` may be absent although installed, for error messages: ``""``, or a note
+        that it was disabled or that blocked plugins were not loaded."""
+        if name in self.disabled:
+            return f"; {name!r} of plugin {self.disabled[name]!r} is disabled by disabled_components (or --disable)"
+        if self._blocked:
+            return f"; blocked plugins, which may provide it, were not loaded: {', '.join(self._blocked)}"
+        return ""
 
     def __contains__(self, name: object) -> bool:
         return name in self._items
@@ -94,11 +119,14 @@ class Registry(Mapping[str, C]):
         """Name of the plugin that registered ``name``."""
         return self._owners[name]
 
-    def add(self, component: C, plugin: str, pm: ArenaPluginManager) -> None:
+    def add(self, component: C, plugin: str, pm: ArenaPluginManager, disabled: Collection[str] = ()) -> None:
         label = self.family.label
         if not self.family.check(component):
             raise PluginError(f"{pm.describe(plugin)} registered {component!r}, which is not a valid {label}")
         name = getattr(component, self.family.key)
+        if name in disabled:
+            self.disabled[name] = plugin
+            return
         if name in self._items:
             raise DuplicateComponentError(
                 f"{label} {name!r} is registered by both {pm.describe(self._owners[name])} and {pm.describe(plugin)}"
@@ -128,25 +156,46 @@ class Components:
         return out
 
 
-def collect(pm: ArenaPluginManager) -> Components:
+def collect(pm: ArenaPluginManager, config: ScoringConfig | None = None) -> Components:
     """Call every registration hook implementation once and gather the results.
+
+    Each implementation gets the arguments it names: ``config`` and its own plugin's
+    ``options`` (see :mod:`arena_core.registry.options`). Components named in
+    ``config.disabled_components`` are left out, and remembered so that asking for one says so.
 
     :raises DuplicateComponentError: two plugins register the same name.
     :raises PluginError: a hook raises or returns something that is not a component.
+    :raises ValidationError: a plugin's options are not valid, or ``disabled_components``
+        names a component nobody registered.
     """
+    config = config or ScoringConfig()
+    options = plugin_options(pm, config)
+    disabled = frozenset(config.disabled_components)
+    blocked = tuple(pm.blocked_names())
     registries: dict[str, Registry[Any]] = {}
     for family_name, family in FAMILIES.items():
-        registry: Registry[Any] = Registry(family)
+        registry: Registry[Any] = Registry(family, blocked)
         for impl in getattr(pm.hook, family.hook).get_hookimpls():
             if impl.hookwrapper or impl.wrapper:
                 continue
+            given = {"config": config, "options": options.get(impl.plugin_name, {})}
             try:
-                returned = impl.function()
+                returned = impl.function(**{name: given[name] for name in impl.argnames})
             except ArenaError:
                 raise
             except Exception as exc:
                 raise PluginError(f"{pm.describe(impl.plugin_name)} failed in {family.hook}: {exc!r}") from exc
             for component in returned or ():
-                registry.add(component, impl.plugin_name, pm)
+                registry.add(component, impl.plugin_name, pm, disabled)
         registries[family_name] = registry
+    found = {name for registry in registries.values() for name in registry.disabled}
+    for name in config.disabled_components:
+        if name not in found:
+            every = [n for registry in registries.values() for n in registry]
+            raise ValidationError(
+                "configuration",
+                "disabled_components",
+                f"names of registered components{closest(name, every)} (see `arena plugins --all`)",
+                name,
+            )
     return Components(**registries)

@@ -32,6 +32,7 @@ __all__ = [
     "ArenaPluginManager",
     "Distribution",
     "get_plugin_manager",
+    "plugin_names",
 ]
 
 #: Built-in plugins: registered name -> module. Each is blockable by its name.
@@ -112,6 +113,11 @@ class ArenaPluginManager(pluggy.PluginManager):
     def blocked_names(self) -> list[str]:
         """Names blocked on this manager, in the order they were blocked."""
         return [name for name in self._blocked if self.is_blocked(name)]
+
+
+def plugin_names(group: str = hookspecs.NAME) -> set[str]:
+    """Names of the built-in plugins and of the installed entry-point plugins (none imported)."""
+    return {*DEFAULT_PLUGINS, *(ep.name for ep in importlib.metadata.entry_points(group=group))}
 
 
 def _names(value: str | None) -> list[str]:

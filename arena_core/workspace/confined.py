@@ -207,6 +207,42 @@ class Workspace:
             output_limit=self.settings.output_limit,
         )
 
+    def diff(self, base: str = "HEAD", paths: Sequence[str] = (), *, limit: int = 10_000_000) -> str:
+        """The workspace's changes since ``base`` (a commit, branch or tag of its git history) as
+        a unified diff, optionally only under ``paths``; ``""`` when nothing changed.
+
+        New files count as changes (unless ``.gitignore`` names them), as an agent's new files
+        should: git works on a throwaway index in which every file is marked intent-to-add, so
+        the workspace's own index is neither read nor changed. git runs through the configured
+        runner like any task command (the workspace's git configuration is the submission's,
+        no more trusted than its code), with external diff drivers, text conversion and
+        fsmonitor off, and writes the diff to a scratch file outside the workspace, so the
+        runner's output limit does not cut it.
+
+        :raises WorkspaceError: ``base`` is not a git ref, the workspace is not a git work tree,
+            git fails, or the diff is larger than ``limit`` bytes.
+        """
+        if not _REF.match(base):
+            raise WorkspaceError(f"diff base {base!r} is not a git ref")
+        for relative in paths:
+            self.path(relative)  # confined, like every path a checker names
+        scratch = self.scratch()
+        patch, index = scratch / "changes.diff", {"GIT_INDEX_FILE": str(scratch / "index")}
+        git = ["git", "-c", "core.fsmonitor=false", "-c", "core.quotePath=false"]
+        plain = ["--no-ext-diff", "--no-textconv", "--no-color", "--binary", f"--output={patch}"]
+        steps = (
+            [*git, "add", "--intent-to-add", "--all", "--", "."],
+            [*git, "diff", *plain, base, "--", *paths],
+        )
+        for argv in steps:
+            result = self.run(argv, env=index)
+            if not result.succeeded:
+                raise WorkspaceError(f"git diff {base}: {result.describe(self.settings.timeout)}")
+        size = patch.stat().st_size if patch.exists() else 0
+        if size > limit:
+            raise WorkspaceError(f"the diff against {base} is {size:,} bytes, more than the limit of {limit:,}")
+        return patch.read_text(encoding="utf-8", errors="replace") if size else ""
+
     def scratch(self) -> Path:
         """A fresh directory outside the workspace for files a command writes for the checker
         (a report there cannot have been planted by the submission)."""
@@ -263,20 +299,49 @@ def open_workspace(location: str, ref: str | None, settings: WorkspaceSettings) 
 
 
 def _checkout(repository: Path, ref: str, into: Path, home: Path) -> Path:
-    """``ref`` of ``repository`` checked out in a fresh clone at ``into``."""
+    """``ref`` of ``repository`` checked out, detached, in a fresh clone at ``into``.
+
+    In the clone the repository's branches are ``origin/*``, so a branch name is looked up
+    there when it is not a commit, tag or ``HEAD`` of the clone itself.
+    """
     if not _REF.match(ref):
         raise WorkspaceError(f"workspace ref {ref!r} is not a git ref")
     git = shutil.which("git")
     if git is None:
         raise WorkspaceError("the workspace is a git ref, but git is not installed")
     env = scrubbed_environment(home)
-    steps = (
-        [git, "clone", "--quiet", "--no-local", "--no-checkout", "--", str(repository), str(into)],
-        [git, "-C", str(into), "-c", "core.hooksPath=" + os.devnull, "checkout", "--quiet", "--detach", ref, "--"],
+
+    def git_in(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [git, *argv], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
+
+    def refuse(done: subprocess.CompletedProcess[str]) -> WorkspaceError:
+        message = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+        return WorkspaceError(f"cannot check out {ref!r} of {str(repository)!r}: {message}")
+
+    done = git_in("clone", "--quiet", "--no-local", "--no-checkout", "--", str(repository), str(into))
+    if done.returncode != 0:
+        raise refuse(done)
+    for candidate in (ref, f"refs/remotes/origin/{ref}"):
+        found = git_in(
+            "-C", str(into), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{candidate}^{{commit}}"
+        )
+        if found.returncode == 0:
+            break
+    else:
+        raise WorkspaceError(f"cannot check out {ref!r} of {str(repository)!r}: no such commit, tag or branch")
+    done = git_in(
+        "-C",
+        str(into),
+        "-c",
+        "core.hooksPath=" + os.devnull,
+        "checkout",
+        "--quiet",
+        "--detach",
+        found.stdout.strip(),
+        "--",
     )
-    for argv in steps:
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        if done.returncode != 0:
-            message = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-            raise WorkspaceError(f"cannot check out {ref!r} of {str(repository)!r}: {message}")
+    if done.returncode != 0:
+        raise refuse(done)
     return into

@@ -5,19 +5,43 @@ A task uses it as::
     {"type": "license_header", "license": "MIT", "paths": ["src/**/*.py"]}
 
 With a workspace, each file matching ``paths`` must contain ``SPDX-License-Identifier: MIT``
-in its first five lines; credit is the share of files that do. Without a workspace there is
-nothing to look at, so the criterion is "not checkable" (it earns nothing, and says why).
+in its first lines (five unless the operator's configuration says otherwise); credit is the
+share of files that do. Without a workspace there is nothing to look at, so the criterion is
+"not checkable" (it earns nothing, and says why).
+
+The operator can set how far down the header may be, in ``arena.toml``::
+
+    [plugins.license]
+    header_lines = 10
 """
 
 from __future__ import annotations
+
+import attrs
 
 from arena_core import CriterionResult, ValidationError, hookimpl
 
 __version__ = "0.1.0"
 
 
+def _positive(instance, attribute, value):
+    if value < 1:
+        raise ValidationError("configuration", attribute.name, "a whole number >= 1", value)
+
+
+@attrs.frozen
+class Options:
+    """The ``[plugins.license]`` table."""
+
+    header_lines: int = attrs.field(default=5, validator=_positive)
+    """How many lines from the top of a file the SPDX header may be."""
+
+
 class LicenseHeader:
     type = "license_header"
+
+    def __init__(self, header_lines=5):
+        self.header_lines = header_lines
 
     def check(self, submission, criterion, task):
         """Without a workspace: the submission's claims say nothing about file contents."""
@@ -31,7 +55,7 @@ class LicenseHeader:
         files = [f for pattern in criterion.params.get("paths", ["**/*.py"]) for f in workspace.files(pattern)]
         if not files:
             return CriterionResult("", "not_checkable", 0.0, reason="no source file to check")
-        missing = [f for f in files if header not in "\n".join(workspace.read_text(f).splitlines()[:5])]
+        missing = [f for f in files if header not in "\n".join(workspace.read_text(f).splitlines()[: self.header_lines])]
         if not missing:
             return True
         credit = 1 - len(missing) / len(files)
@@ -47,5 +71,10 @@ class LicenseHeader:
 
 
 @hookimpl
-def arena_register_criterion_checkers():
-    return [LicenseHeader()]
+def arena_plugin_options():
+    return Options
+
+
+@hookimpl
+def arena_register_criterion_checkers(options):
+    return [LicenseHeader(options.header_lines)]
