@@ -132,3 +132,34 @@ def test_every_command_of_the_cli_page_runs_as_written_in_an_empty_directory(tmp
                 assert _matches(shown, printed), (command, printed)
             ran += 1
     assert ran >= 20
+
+
+@pytest.mark.parametrize("page", ["docs/configuration.md", "docs/algorithms.md", "docs/plugins.md",
+                                  "docs/writing-a-checker.md", "docs/ab-testing.md"])
+def test_every_configuration_block_of_the_docs_is_a_valid_configuration(page: str, tmp_path: Path) -> None:
+    """Each ```toml block that is a configuration (not a package's pyproject.toml) loads: its keys
+    exist and its values have the right types."""
+    from arena_core.config.files import load_config
+
+    blocks = [b for b in _blocks(ROOT / page, "toml") if "[project]" not in b]
+    assert blocks, page
+    for block in blocks:
+        (tmp_path / "arena.toml").write_text(block)
+        loaded = load_config(tmp_path / "arena.toml")
+        assert loaded.file_keys or loaded.profiles, block
+
+
+def test_the_configuration_page_shows_the_error_for_a_misspelt_key(tmp_path: Path) -> None:
+    block = _blocks(ROOT / "docs" / "configuration.md", "console")[0]
+    command, _, shown = block.partition("\n")
+    (tmp_path / "arena.toml").write_text('confidence_intervall = "student_t"\n')
+    line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
+    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2
+    assert _matches(shown.splitlines(), done.stderr.replace(f"{tmp_path}/", "").splitlines())
+
+
+def test_the_plugins_page_example_pyproject_is_the_example_plugins() -> None:
+    shown = [b for b in _blocks(ROOT / "docs" / "plugins.md", "toml") if "[project]" in b]
+    real = (ROOT / "tests" / "example_plugin" / "pyproject.toml").read_text()
+    assert shown == [real]

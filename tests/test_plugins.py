@@ -284,3 +284,10 @@ def test_the_plugins_page_shows_the_errors_for_a_disabled_and_a_blocked_componen
         with pytest.raises(ValidationError) as caught:
             arena.scorer.check_task(task)
         assert re.fullmatch(".*".join(map(re.escape, line.split("..."))), str(caught.value)), str(caught.value)
+
+
+def test_the_plugins_page_testing_example_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    namespace: dict = {"__name__": "docs_plugins"}
+    exec(compile(_page_blocks("python")[1], "docs/plugins.md", "exec"), namespace)
+    namespace["test_has_tests"]()
