@@ -19,7 +19,7 @@ from arena_core.model import provenance
 from arena_core.model.errors import ValidationError
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
-from arena_core.model.serde import structure, structure_strict
+from arena_core.model.serde import structure, structure_each, structure_strict
 from arena_core.registry.components import FAMILIES, Components, collect
 from arena_core.registry.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
 from arena_core.stats import quality
@@ -122,7 +122,7 @@ class Arena:
     ) -> Baseline:
         """The spec's ``calculate_task_baseline``; below 5 submissions, the task's default baseline
         (``task.default_baseline``) or the framework's :data:`~arena_core.engine.baselines.DEFAULT_BASELINE`."""
-        subs = [self._structure(s, Submission) for s in submissions]
+        subs = structure_each(submissions, self.structure_submission)
         return compute_baseline(
             task_id, subs, default_baseline_for(task, self.default_baseline), samples=self.scorer.sample_fields()
         )
@@ -149,7 +149,7 @@ class Arena:
 
     def detect_outliers(self, submissions: Iterable[Submission | Mapping[str, Any]]) -> list[Outlier]:
         """The spec's ``detect_outliers``; ``to_dict`` gives its ``{submission_id, flags, recommended_action}``."""
-        return quality.detect_outliers([self._structure(s, Submission) for s in submissions])
+        return quality.detect_outliers(structure_each(submissions, self.structure_submission))
 
     def validate(self, evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
         """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well."""
@@ -224,7 +224,7 @@ class Arena:
             items = submissions if isinstance(submissions, Sequence) else list(submissions)
             records = columns_from_records(items, self.structure_submission, strict=self.config.strict)
             if records is None:  # models, or workspaces to check: the per-record path needs objects
-                records = [self._structure(s, Submission) for s in items]
+                records = structure_each(items, self.structure_submission)
         given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
         stamp = evaluated_at or datetime.now(UTC).isoformat()
         result = many.evaluate_many(self.scorer, records, task_models, given, self.default_baseline, stamp)

@@ -261,3 +261,33 @@ def test_a_file_that_is_not_a_database_is_reported(tmp_path: Path) -> None:
     bogus.write_text("this is not sqlite " * 100)
     with pytest.raises(ArenaError, match="not a usable arena database"):
         SQLiteStore(bogus)
+
+
+def test_one_store_and_one_arena_shared_by_four_threads_lose_nothing(arena: Arena, store: Store) -> None:
+    """docs/store.md: both built-in stores may be shared between threads (as may an Arena);
+    concurrent one-run batches take turns, so each is ranked among everything stored before it
+    and the end state equals one batch of all of them."""
+    import threading
+
+    arena.process([], store=store, tasks=TASK_MAP)
+    errors: list[BaseException] = []
+
+    def post(share: list) -> None:
+        try:
+            for sub in share:
+                arena.process([sub], store=store)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=post, args=(SUBS[k::4],)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with store.transaction(write=False) as tx:
+        stored = {t: tx.evaluations(t) for t in TASK_MAP}
+    assert sorted(e.submission_id for evs in stored.values() for e in evs) == sorted(s["id"] for s in SUBS)
+    for evaluations in stored.values():
+        best_first = sorted(evaluations, key=lambda e: -e.overall_score)
+        assert [e.overall_ranking for e in best_first] == competition_ranks([e.overall_score for e in best_first])

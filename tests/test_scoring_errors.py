@@ -137,3 +137,30 @@ def test_composite_metrics_in_a_cycle_are_refused() -> None:
     pm.register(Plugin(), name="loops")
     with pytest.raises(PluginError, match="cycle: loop_a -> loop_b -> loop_a"):
         Arena({"metrics": {"loop_a": "loop_a"}}, plugin_manager=pm)
+
+
+def test_a_record_without_an_id_is_named_by_its_position_in_every_entry_point() -> None:
+    from arena_core import Arena, ValidationError
+    from arena_core.store import MemoryStore
+
+    arena = Arena(autoload=False)
+    good = {"id": "a", "task_id": "t", "total_tokens": 10, "tool_calls": 1}
+    nameless = {"task_id": "t", "total_tokens": 10, "tool_calls": 1}
+    calls = [
+        lambda: arena.evaluate_many([good, good | {"id": "b"}, nameless], {"t": {"id": "t"}}),
+        lambda: arena.evaluate_many([good, nameless | {"workspace": "."}], {"t": {"id": "t"}}),
+        lambda: arena.process([good, nameless], store=MemoryStore(), tasks={"t": {"id": "t"}}),
+        lambda: arena.compute_baseline("t", [nameless]),
+    ]
+    records = []
+    for call in calls:
+        try:
+            call()
+        except ValidationError as error:
+            records.append((error.record, error.field, error.code))
+    assert records == [
+        ("submission at position 2 (no id)", "id", "missing_field"),
+        ("submission at position 1 (no id)", "id", "missing_field"),
+        ("submission at position 1 (no id)", "id", "missing_field"),
+        ("submission at position 0 (no id)", "id", "missing_field"),
+    ]

@@ -25,8 +25,8 @@ from arena_core.engine.columns import (
     split_by_code,
 )
 from arena_core.engine.composite import WeightedSum
-from arena_core.engine.telemetry import Guarded
-from arena_core.model.errors import PluginError, ValidationError
+from arena_core.engine.telemetry import Guarded, missing_error
+from arena_core.model.errors import PluginError
 from arena_core.model.records import Baseline, SuccessCriterion, Task
 
 #: Criterion status codes used in :class:`CheckColumn`.
@@ -188,12 +188,7 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
             if missing.any():
                 if policy == "error":
                     first = batch.ids(np.flatnonzero(missing)[:1])[0]
-                    raise ValidationError(
-                        f"submission {first!r}",
-                        field,
-                        f"a value (the {metric.inner.name!r} metric needs it; set missing.{field} to "
-                        "'neutral' or 'reweight' to score without it)",
-                    )
+                    raise missing_error(first, {field: int(missing.sum())}, batch.size, {field: [metric.inner.name]})
                 if policy == "neutral":
                     overrides[missing] = 50.0
                     batch.note_filled(slot, "neutral", missing)

@@ -90,7 +90,7 @@ def columns_from_records(
             submission = structure_one(records[row])
         except ValidationError as exc:
             if on_invalid is None:
-                raise
+                raise exc.at_position(row) from None
             on_invalid(row, exc)
             continue
         ids[row], task_ids[row], tools[row], models[row] = (

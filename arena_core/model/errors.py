@@ -62,6 +62,20 @@ class ValidationError(ArenaError, ValueError):
             record, field, self.expected, self._MISSING if self.missing else self.got, code=self.code
         )
 
+    def at_position(self, index: int) -> ValidationError:
+        """The same error, naming a record that has no id of its own by its position in the
+        list it came in (``submission at position 3 (no id)``); other errors are returned as is."""
+        if not self.record.endswith("(no id)"):
+            return self
+        kind = self.record.removesuffix("(no id)").strip()
+        return ValidationError(
+            f"{kind} at position {index} (no id)",
+            self.field,
+            self.expected,
+            self._MISSING if self.missing else self.got,
+            code=self.code,
+        )
+
     def as_dict(self) -> dict[str, Any]:
         """The error as JSON-ready data (``got`` as its ``repr`` when it is not JSON), e.g. for an
         HTTP 400 body."""

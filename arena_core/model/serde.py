@@ -10,7 +10,7 @@ dropped, so a record passes through untouched.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import cattrs
@@ -20,7 +20,7 @@ from arena_core.model.errors import ValidationError, closest
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task
 
-__all__ = ["converter", "structure", "structure_strict", "to_dict", "coerce"]
+__all__ = ["converter", "structure", "structure_each", "structure_strict", "to_dict", "coerce"]
 
 T = TypeVar("T")
 
@@ -313,6 +313,18 @@ def structure_strict(data: Any, cls: type[T]) -> T:
                     data[key],
                 )
     return structure(data, cls)
+
+
+def structure_each(items: Iterable[Any], structure_one: Callable[[Any], T]) -> list[T]:
+    """``structure_one`` of each item; an error about a record without an id names its position
+    in ``items`` (see :meth:`ValidationError.at_position`)."""
+    out = []
+    for index, item in enumerate(items):
+        try:
+            out.append(structure_one(item))
+        except ValidationError as exc:
+            raise exc.at_position(index) from None
+    return out
 
 
 def coerce(data: Any, cls: type[T]) -> T:

@@ -21,7 +21,7 @@ from arena_core.engine.columns import Columns, factorize_objects
 from arena_core.engine.vectorised import evaluate_columns
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
-from arena_core.model.serde import structure
+from arena_core.model.serde import structure, structure_each
 from arena_core.stats import quality
 from arena_core.stats.quality import Outlier
 
@@ -66,7 +66,7 @@ def run_batch(
         without it they are refused, naming them.
     """
     stamp = datetime.now(UTC).isoformat()
-    subs = [structure(s, Submission) for s in submissions]  # 1. parse: all before any write
+    subs = structure_each(submissions, arena.structure_submission)  # 1. parse: all before any write
     seen: set[str] = set()
     for s in subs:
         if s.id in seen:
