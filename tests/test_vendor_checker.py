@@ -120,3 +120,22 @@ def test_the_operator_configures_the_checker_in_arena_toml(site: Path, tmp_path:
     disabled = arena(site, "--disable", "license_header", "score", "runs.jsonl", "--tasks", "tasks.json", "-q",
                      cwd=tmp_path)
     assert "'license_header' of plugin 'license' is disabled" in disabled.stderr
+
+
+def test_the_installed_checker_without_a_batch_form_slows_only_the_tasks_that_use_it(site: Path, tmp_path: Path) -> None:
+    script = """
+import json
+from arena_core import Arena
+arena = Arena()
+runs = [{"id": f"r{i}", "task_id": "t", "total_tokens": 1000 + i, "tool_calls": 3} for i in range(6)]
+plain = arena.evaluate_many(runs, {"t": {"id": "t", "success_criteria": [{"type": "no_errors"}]}})
+using = arena.evaluate_many(runs, {"t": {"id": "t", "success_criteria": [{"type": "license_header", "license": "MIT"}]}})
+print(json.dumps([[p.name for p in arena.plugins(include_builtins=False)], plain.path, using.path, using.fallback_reason]))
+"""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    environ["PYTHONPATH"] = str(site)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=environ)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        ["license"], "batch", "per-record", "checker 'license_header' has no batch form (check_batch); task 't' uses it"
+    ]
