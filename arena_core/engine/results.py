@@ -108,20 +108,105 @@ class EvaluationBatch(Sequence[Evaluation]):
                 first.append((row, order.index(dimension), dimension))
         return [d for _, _, d in sorted(first)]
 
-    def records(self) -> Iterator[dict[str, Any]]:
+    def records(self, *, provenance: bool = True) -> Iterator[dict[str, Any]]:
         """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built
-        from the arrays without an :class:`Evaluation` per submission (for writing files)."""
+        from the arrays without an :class:`Evaluation` per submission (for writing files).
+
+        :param provenance: include ``provenance`` (the same for every record; a writer that
+            encodes it once and appends it to each line passes ``False``).
+        """
         overall, unadjusted = self.overall.tolist(), self.unadjusted.tolist()
         ranks, percentiles, provisional = self.ranks.tolist(), self.percentiles.tolist(), self.provisional.tolist()
-        scores = {d: v.tolist() for d, v in self.scores.items()}
-        parts = {p: v.tolist() for p, v in self.parts.items()}
         codes = self.task_codes.tolist()
+        criteria = self._criteria_records()
+        filled: dict[int, dict[str, str]] = {}
+        for slot, policy, mask in self.filled:
+            for row in np.flatnonzero(mask).tolist():
+                filled.setdefault(row, {})[slot] = policy
+        shared = to_dict(self.provenance) if provenance and self.provenance is not None else None
+        # One row list of every dimension's scores; per profile, which of them are its own and, per
+        # row, whether it has them all (then its breakdown is the profile's own; a row missing some
+        # is rare and done by hand). Profiles repeat across tasks, so each is prepared once.
+        all_dims = list(self.scores)
+        matrix = np.column_stack([self.scores[d] for d in all_dims]) if all_dims else np.empty((self.size, 0))
+        score_rows = matrix.tolist()
+        prepared: dict[str, tuple[Any, ...]] = {}
+        by_profile = []
+        for profile in self.profiles:
+            if profile.name not in prepared:
+                dims = list(profile.weights)
+                where = [all_dims.index(d) for d in dims]
+                complete = _measured_rows(matrix[:, where])
+                breakdown = {f"{d}_weight": w for d, w in profile.weights.items()}
+                own = None if where == list(range(len(all_dims))) else where
+                prepared[profile.name] = (profile, dims, [f"{d}_score" for d in dims], own, complete, breakdown)
+            by_profile.append(prepared[profile.name])
+        part_names = list(self.parts)
+        part_matrix = np.column_stack([self.parts[p] for p in part_names]) if part_names else np.empty((self.size, 0))
+        part_complete = _measured_rows(part_matrix)
+        part_rows = part_matrix.tolist()
+        difficulties = [a.name if a is not None else None for a in self.adjusters]
+        ids, task_ids, tools, models = self.ids, self.task_ids, self.tools, self.models
+        for i in range(self.size):
+            code = codes[i]
+            profile, dims, names, own, complete, breakdown = by_profile[code]
+            record: dict[str, Any] = {
+                "submission_id": str(ids[i]),
+                "task_id": str(task_ids[i]),
+                "overall_score": overall[i],
+            }
+            values = score_rows[i] if own is None else [score_rows[i][j] for j in own]
+            if complete[i]:
+                record.update(zip(names, values, strict=True))
+                record["breakdown"] = dict(breakdown)
+            else:
+                present = [d for d, v in zip(dims, values, strict=True) if v == v]  # not NaN
+                record.update((f"{d}_score", v) for d, v in zip(dims, values, strict=True) if v == v)
+                record["breakdown"] = {f"{d}_weight": w for d, w in _kept_weights(profile, present).items()}
+            record["weight_profile"] = profile.name
+            record["difficulty"] = difficulties[code]
+            record["unadjusted_overall_score"] = unadjusted[i]
+            parts = part_rows[i]
+            record["metric_scores"] = (
+                dict(zip(part_names, parts, strict=True))
+                if part_complete[i]
+                else {p: v for p, v in zip(part_names, parts, strict=True) if v == v}
+            )
+            record["criteria"] = criteria[i]
+            record["evaluated_at"] = self.evaluated_at
+            if tools[i] is not None:
+                record["tool"] = tools[i]
+            if models[i] is not None:
+                record["model"] = models[i]
+            record["overall_ranking"] = ranks[i]
+            record["percentile"] = percentiles[i]
+            if provisional[i]:
+                record["provisional"] = True
+            if i in filled:
+                record["filled"] = filled[i]
+            if shared is not None:
+                record["provenance"] = shared
+            yield record
+
+    def _criteria_records(self) -> list[list[dict[str, Any]]]:
+        """Per row, its criteria's verdicts as :func:`~arena_core.model.serde.to_dict` gives them."""
         criteria: list[list[dict[str, Any]]] = [[] for _ in range(self.size)]
         for rows, verdicts in self.criteria.values():
             for criterion, column in verdicts:
                 status, credit = column.status.tolist(), column.credit.tolist()
+                # Every passing verdict of a criterion reads the same: one shared (read-only) dict.
+                passed = {
+                    "type": criterion.type,
+                    "status": "passed",
+                    "credit": 1.0,
+                    "weight": criterion.weight,
+                    "reason": "",
+                }
                 for local, row in enumerate(rows.tolist()):
                     verdict = STATUSES[status[local]]
+                    if verdict == "passed" and credit[local] == 1.0:
+                        criteria[row].append(passed)
+                        continue
                     reason = "" if verdict == "passed" else column.reason(local)
                     criteria[row].append(
                         {
@@ -132,47 +217,7 @@ class EvaluationBatch(Sequence[Evaluation]):
                             "reason": reason,
                         }
                     )
-        filled: dict[int, dict[str, str]] = {}
-        for slot, policy, mask in self.filled:
-            for row in np.flatnonzero(mask).tolist():
-                filled.setdefault(row, {})[slot] = policy
-        provenance = to_dict(self.provenance) if self.provenance is not None else None
-        profiles = [(p, {f"{d}_weight": w for d, w in p.weights.items()}) for p in self.profiles]
-        difficulties = [a.name if a is not None else None for a in self.adjusters]
-        for i in range(self.size):
-            code = codes[i]
-            profile, breakdown = profiles[code]
-            record: dict[str, Any] = {
-                "submission_id": str(self.ids[i]),
-                "task_id": str(self.task_ids[i]),
-                "overall_score": overall[i],
-            }
-            present = [d for d in profile.weights if scores[d][i] == scores[d][i]]  # not NaN
-            for d in present:
-                record[f"{d}_score"] = scores[d][i]
-            if len(present) < len(profile.weights):
-                record["breakdown"] = {f"{d}_weight": w for d, w in _kept_weights(profile, present).items()}
-            else:
-                record["breakdown"] = dict(breakdown)
-            record["weight_profile"] = profile.name
-            record["difficulty"] = difficulties[code]
-            record["unadjusted_overall_score"] = unadjusted[i]
-            record["metric_scores"] = {p: v[i] for p, v in parts.items() if v[i] == v[i]}
-            record["criteria"] = criteria[i]
-            record["evaluated_at"] = self.evaluated_at
-            if self.tools[i] is not None:
-                record["tool"] = self.tools[i]
-            if self.models[i] is not None:
-                record["model"] = self.models[i]
-            record["overall_ranking"] = ranks[i]
-            record["percentile"] = percentiles[i]
-            if provisional[i]:
-                record["provisional"] = True
-            if i in filled:
-                record["filled"] = filled[i]
-            if provenance is not None:
-                record["provenance"] = provenance
-            yield record
+        return criteria
 
     def _build(self, i: int) -> Evaluation:
         code = self.task_codes[i]
@@ -233,3 +278,9 @@ def _verdict(criterion: SuccessCriterion, column: CheckColumn, row: int) -> Crit
     status = STATUSES[int(column.status[row])]
     reason = "" if status == "passed" else column.reason(row)
     return CriterionResult(criterion.type, status, float(column.credit[row]), criterion.weight, reason)  # type: ignore[arg-type]
+
+
+def _measured_rows(matrix: np.ndarray) -> list[bool]:
+    """Per row of ``matrix``, whether none of its values is NaN."""
+    measured: list[bool] = (~np.isnan(matrix).any(axis=1)).tolist()
+    return measured

@@ -73,6 +73,9 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
     evaluation object per submission; the bytes written are the same.
     """
     as_records = getattr(evaluations, "records", None)
+    if fmt == "jsonl" and as_records is not None:
+        _write_json_lines(as_records(provenance=False), getattr(evaluations, "provenance", None), out)
+        return
     records: Iterable[Mapping[str, Any]] = as_records() if as_records else (to_dict(ev) for ev in evaluations)
     if fmt == "jsonl":
         out.writelines(orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE).decode() for r in records)
@@ -110,3 +113,30 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
         render(["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dimensions), "Pctl"], rows)
         + "\n"
     )
+
+
+def _write_json_lines(records: Iterable[Mapping[str, Any]], provenance: Any, out: IO[str]) -> None:
+    """One JSON line per record, as bytes: the provenance every record shares (its last key) is
+    encoded once and appended to each line, and the bytes go to the stream's binary buffer
+    when it has one, with no decoding and re-encoding per line."""
+    end = b"}\n" if provenance is None else b',"provenance":' + orjson.dumps(to_dict(provenance)) + b"}\n"
+    lines = (orjson.dumps(r)[:-1] + end for r in records)
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.writelines(line.decode() for line in lines)
+        return
+    out.flush()
+    for chunk in _chunks(lines, 4096):
+        buffer.write(b"".join(chunk))
+    buffer.flush()
+
+
+def _chunks(items: Iterable[bytes], size: int) -> Iterable[list[bytes]]:
+    chunk: list[bytes] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
