@@ -131,8 +131,12 @@ class EvaluationBatch(Sequence[Evaluation]):
         matrix = np.column_stack([self.scores[d] for d in all_dims]) if all_dims else np.empty((self.size, 0))
         score_rows = matrix.tolist()
         prepared: dict[str, tuple[Any, ...]] = {}
-        by_profile = []
-        for profile in self.profiles:
+        by_profile: list[tuple[Any, ...] | None] = []
+        used = set(codes)
+        for code, profile in enumerate(self.profiles):
+            if code not in used:  # a task of the result without rows: its profile may lack dimensions
+                by_profile.append(None)
+                continue
             if profile.name not in prepared:
                 dims = list(profile.weights)
                 where = [all_dims.index(d) for d in dims]
