@@ -272,6 +272,7 @@ class Arena:
         """What is loaded, from which distribution, and what each plugin registered; blocked names last."""
         pm = self.plugin_manager
         registered = self.components.by_plugin()
+        disabled = self.components.by_plugin(disabled=True)
         infos: list[PluginInfo] = []
         for name, plugin in pm.list_name_plugin():
             if plugin is None:  # pluggy keeps a blocked name with no plugin; listed below
@@ -291,20 +292,11 @@ class Arena:
                     hooks=hooks,
                     components={f: tuple(families[f]) for f in FAMILIES if f in families},
                     per_record_only=self._per_record_only(families),
-                    disabled=self._disabled(name),
+                    disabled={f: tuple(names) for f, names in disabled.get(name, {}).items()},
                 )
             )
         infos.extend(PluginInfo(name=n, builtin=n in DEFAULT_PLUGINS, blocked=True) for n in pm.blocked_names())
         return infos
-
-    def _disabled(self, plugin: str) -> dict[str, tuple[str, ...]]:
-        out = {}
-        for family in FAMILIES:
-            registry = getattr(self.components, family)
-            names = tuple(n for n, owner in registry.disabled.items() if owner == plugin)
-            if names:
-                out[family] = names
-        return out
 
 
 #: Family to the method that is its batch form.

@@ -23,7 +23,7 @@ import click
 
 from arena_core import examples
 from arena_core.arena import Arena
-from arena_core.config.files import ConfigError, LoadedConfig, load_config
+from arena_core.config.files import ConfigError, LoadedConfig, config_error, load_config
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
 from arena_core.io.readers import iter_submissions, locate_submission, locate_task, read_records, read_tasks, used_twice
@@ -58,8 +58,9 @@ class State:
     def arena(self) -> Arena:
         if self._arena is None:
             name, config = self.loaded.profile(self.profile) if self.profile else ("default", self.loaded.config)
-            plugins = [n for n in self.disable if n in plugin_names()]
-            components = [n for n in self.disable if n not in plugins]
+            installed = plugin_names()
+            plugins = [n for n in self.disable if n in installed]
+            components = [n for n in self.disable if n not in installed]
             config = attrs.evolve(config, disabled_components=(*config.disabled_components, *components))
             try:
                 self._arena = Arena(config, profile=name, blocked=tuple(plugins))
@@ -67,8 +68,7 @@ class State:
                 if self.loaded.path is None:
                     raise
                 if isinstance(exc, ValidationError) and exc.record == "configuration":
-                    got = "" if exc.missing else f", got {exc.got!r}"
-                    raise ConfigError(f"{self.loaded.path}: {exc.field}: expected {exc.expected}{got}") from None
+                    raise config_error(self.loaded.path, exc) from None
                 raise ConfigError(f"{self.loaded.path}: {exc}") from None
         return self._arena
 

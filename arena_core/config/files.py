@@ -31,7 +31,15 @@ from arena_core.model.errors import ArenaError, ValidationError, closest
 from arena_core.model.records import DEFAULT_BASELINE, Baseline, Submission
 from arena_core.model.serde import structure, to_dict
 
-__all__ = ["ConfigError", "LoadedConfig", "find_config", "load_config", "starter_toml", "effective_lines"]
+__all__ = [
+    "ConfigError",
+    "LoadedConfig",
+    "config_error",
+    "find_config",
+    "load_config",
+    "starter_toml",
+    "effective_lines",
+]
 
 FILE_NAMES = ("arena.toml", "pyproject.toml")
 
@@ -193,7 +201,7 @@ def load_config(path: Path | None = None) -> LoadedConfig:
     try:
         config = structure(data, ScoringConfig)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {exc.field}: expected {exc.expected}" + _got(exc)) from None
+        raise config_error(path, exc) from None
     keys = frozenset(
         f"{k}.{sub}" if isinstance(v, Mapping) else k
         for k, v in data.items()
@@ -220,11 +228,14 @@ def _overlay(path: Path, base: Mapping[str, Any], top: Mapping[str, Any], prefix
     try:
         return structure(merged, ScoringConfig)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {prefix}{exc.field}: expected {exc.expected}" + _got(exc)) from None
+        raise config_error(path, exc, prefix) from None
 
 
-def _got(exc: ValidationError) -> str:
-    return "" if exc.missing else f", got {exc.got!r}"
+def config_error(path: Path, exc: ValidationError, prefix: str = "") -> ConfigError:
+    """A configuration ``ValidationError`` as the file's error: ``FILE: KEY: expected ..., got ...``
+    (``prefix`` names the table the key sits in, e.g. ``profiles.NAME.``)."""
+    got = "" if exc.missing else f", got {exc.got!r}"
+    return ConfigError(f"{path}: {prefix}{exc.field}: expected {exc.expected}{got}")
 
 
 def starter_toml(slots: Iterable[str] = ()) -> str:

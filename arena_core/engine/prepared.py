@@ -10,8 +10,6 @@ pass the preparation through to what they wrap.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import attrs
 
 from arena_core.engine.composite import WeightedSum
@@ -20,7 +18,7 @@ from arena_core.model.errors import PluginError
 from arena_core.model.protocols import Metric
 from arena_core.model.records import Baseline
 
-__all__ = ["needs_preparing", "prepare", "prepare_all"]
+__all__ = ["needs_preparing", "prepare"]
 
 
 def needs_preparing(metric: Metric) -> bool:
@@ -51,8 +49,3 @@ def prepare(metric: Metric, baseline: Baseline) -> Metric:
     if not isinstance(ready, Metric):
         raise PluginError(f"metric {metric.name!r}: prepare() returned {ready!r}, not a metric with name and score")
     return ready
-
-
-def prepare_all(metrics: Mapping[str, Metric], baseline: Baseline) -> dict[str, Metric]:
-    """Each metric of ``metrics`` (slot to metric) prepared for ``baseline``."""
-    return {slot: prepare(metric, baseline) for slot, metric in metrics.items()}

@@ -126,17 +126,5 @@ def _write_json_lines(records: Iterable[Mapping[str, Any]], provenance: Any, out
         out.writelines(line.decode() for line in lines)
         return
     out.flush()
-    for chunk in _chunks(lines, 4096):
-        buffer.write(b"".join(chunk))
+    buffer.writelines(lines)
     buffer.flush()
-
-
-def _chunks(items: Iterable[bytes], size: int) -> Iterable[list[bytes]]:
-    chunk: list[bytes] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk

@@ -146,13 +146,15 @@ class Components:
     interval_methods: Registry[IntervalMethod]
     command_runners: Registry[CommandRunner]
 
-    def by_plugin(self) -> dict[str, dict[str, list[str]]]:
-        """Plugin name -> family -> names it registered."""
+    def by_plugin(self, *, disabled: bool = False) -> dict[str, dict[str, list[str]]]:
+        """Plugin name -> family -> names it registered (with ``disabled``: the names of its
+        components that ``disabled_components`` left out)."""
         out: dict[str, dict[str, list[str]]] = {}
         for family in FAMILIES:
             registry: Registry[Any] = getattr(self, family)
-            for name in registry:
-                out.setdefault(registry.owner(name), {}).setdefault(family, []).append(name)
+            owners = registry.disabled if disabled else {name: registry.owner(name) for name in registry}
+            for name, owner in owners.items():
+                out.setdefault(owner, {}).setdefault(family, []).append(name)
         return out
 
 
