@@ -6,12 +6,15 @@ hands both scorings to :func:`arena_core.stats.comparison.compare_scorings` for 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from arena_core.arena import Arena
 from arena_core.config.settings import ScoringConfig
+from arena_core.engine.columns import Columns
+from arena_core.engine.records import columns_from_records
 from arena_core.model.records import Submission, Task
+from arena_core.model.serde import structure_each
 from arena_core.stats.comparison import Comparison, compare_scorings
 
 __all__ = ["Comparison", "compare"]
@@ -44,7 +47,13 @@ def compare(
         (``plugin_manager``, ``autoload``, ``blocked``).
     """
     arena_a, arena_b = (Arena(config, profile=name, **arena_options) for name, config in (a, b))
-    records = [arena_a.structure_submission(s) for s in submissions]  # once, for both scorings
+    items = submissions if isinstance(submissions, Sequence) else list(submissions)
+    # Read once for both scorings: into columns, or into models when the per-record path needs them.
+    records: Sequence[Submission] | Columns | None = columns_from_records(
+        items, arena_a.structure_submission, strict=arena_a.config.strict
+    )
+    if records is None:
+        records = structure_each(items, arena_a.structure_submission)
     scorings = [
         (name, arena.evaluate_many(records, tasks, evaluated_at=_STAMP), arena.provenance)
         for (name, _), arena in ((a, arena_a), (b, arena_b))

@@ -82,7 +82,11 @@ def test_four_concurrent_clients_post_500_runs_and_nothing_is_lost(client: TestC
 
     stored = []
     for task_id in TASKS:
-        ranked = [structure(e, Evaluation) for e in client.get(f"/tasks/{task_id}/rankings").json()]
+        listing = client.get(f"/tasks/{task_id}/rankings", params={"limit": 1000}).json()
+        ranked = [structure(e, Evaluation) for e in listing]
+        page = client.get(f"/tasks/{task_id}/rankings", params={"offset": 3, "limit": 4}).json()
+        assert page == [to_dict(e) for e in ranked[3:7]]
+        assert [e.overall_score for e in ranked] == sorted((e.overall_score for e in ranked), reverse=True)
         stored += ranked
         # The stored ranks are the ranks of the stored scores, as if the task were ranked now.
         expected = {e.submission_id: e.overall_ranking for e in rank(ranked, frozenset())}

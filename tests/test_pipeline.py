@@ -291,3 +291,111 @@ def test_one_store_and_one_arena_shared_by_four_threads_lose_nothing(arena: Aren
     for evaluations in stored.values():
         best_first = sorted(evaluations, key=lambda e: -e.overall_score)
         assert [e.overall_ranking for e in best_first] == competition_ranks([e.overall_score for e in best_first])
+
+
+def _strip_times(snap: dict) -> dict:
+    return {t: (task, subs, [{k: v for k, v in e.items() if k != "evaluated_at"} for e in evs],
+                {k: v for k, v in baseline.items() if k != "last_updated"})
+            for t, (task, subs, evs, baseline) in snap.items()}
+
+
+def test_sqlite_ranks_on_read_what_a_store_of_objects_rewrites(arena: Arena, tmp_path: Path) -> None:
+    """The SQLite store keeps scores in columns and derives ranks and percentiles when read; the
+    memory store (nine methods only) has its stored evaluations re-ranked and written back. After
+    batches that move every earlier rank, re-submissions and a tool crossing the provisional
+    minimum, both hold the same arena."""
+    objects, columns = MemoryStore(), SQLiteStore(tmp_path / "arena.db")
+    order = SUBS[5:] + SUBS[:5]
+    batches = [order[:7], order[7:20], order[20:], [{**SUBS[6], "total_tokens": 1}]]
+    for store in (objects, columns):
+        for number, batch in enumerate(batches):
+            run(arena, batch, store, replace=number == 3)
+    assert _strip_times(snapshot(columns)) == _strip_times(snapshot(objects))
+    with columns.transaction(write=False) as tx:
+        marks = {(e.tool, e.provisional) for t in TASK_MAP for e in tx.evaluations(t)}
+    assert {mark for _, mark in marks} == {True, False}  # both kinds of mark are exercised
+
+
+def test_a_batch_reads_columns_not_stored_records(arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch into the SQLite store parses no stored submission or evaluation: its cost is the
+    batch plus a few numbers per stored row of its tasks, not a rebuild of the history."""
+    from arena_core.store import sqlite
+
+    store = SQLiteStore(tmp_path / "arena.db")
+    run(arena, SUBS[:30], store)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a stored record was parsed")
+
+    monkeypatch.setattr(sqlite._SQLiteTransaction, "submissions", refuse)
+    monkeypatch.setattr(sqlite._SQLiteTransaction, "evaluations", refuse)
+    result = run(arena, SUBS[30:], store)
+    assert len(result.evaluations) == len(SUBS) - 30
+    monkeypatch.undo()
+    with store.transaction(write=False) as tx:
+        stored = {e.submission_id: e for t in TASK_MAP for e in tx.evaluations(t)}
+    assert all(stored[e.submission_id] == e for e in result.evaluations)  # as returned, so as stored
+
+
+def test_a_page_of_rankings_is_read_best_first(arena: Arena, tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "arena.db")
+    run(arena, SUBS, store)
+    task_id = SUBS[0]["task_id"]
+    with store.transaction(write=False) as tx:
+        everything = sorted(tx.evaluations(task_id), key=lambda e: (e.overall_ranking, e.submission_id))
+        page = tx.ranked(task_id, offset=2, limit=5)
+    assert [e.overall_score for e in page] == [e.overall_score for e in everything[2:7]]
+    assert [e.overall_ranking for e in page] == [e.overall_ranking for e in everything[2:7]]
+
+
+_VERSION_1 = """
+CREATE TABLE tasks (id TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE baselines (key TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE submissions (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, task_id TEXT, data TEXT NOT NULL);
+CREATE INDEX submissions_task ON submissions (task_id);
+CREATE TABLE evaluations (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, task_id TEXT NOT NULL,
+    data TEXT NOT NULL);
+CREATE INDEX evaluations_task ON evaluations (task_id);
+"""
+
+
+def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Path) -> None:
+    """A file written before scores had columns (every record as JSON alone, ranks inside) is
+    given the columns, filled from its records, and then works as one written today."""
+    import json
+
+    reference = MemoryStore()
+    run(arena, SUBS[:24], reference)
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as connection, reference.transaction(write=False) as tx:
+        connection.executescript(_VERSION_1)
+        for task_id in TASK_MAP:
+            connection.execute("INSERT INTO tasks VALUES (?, ?)", (task_id, json.dumps(to_dict(tx.get_task(task_id)))))
+            if tx.get_baseline(task_id) is not None:
+                connection.execute("INSERT INTO baselines VALUES (?, ?)",
+                                   (task_id, json.dumps(to_dict(tx.get_baseline(task_id)))))
+            for s in tx.submissions(task_id):
+                connection.execute("INSERT INTO submissions (id, task_id, data) VALUES (?, ?, ?)",
+                                   (s.id, s.task_id, json.dumps(to_dict(s))))
+            for e in tx.evaluations(task_id):
+                connection.execute("INSERT INTO evaluations (submission_id, task_id, data) VALUES (?, ?, ?)",
+                                   (e.submission_id, e.task_id, json.dumps(to_dict(e))))
+    migrated = SQLiteStore(old)
+    with sqlite3.connect(old) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert snapshot(migrated) == snapshot(reference)
+    run(arena, SUBS[24:], reference)
+    run(arena, SUBS[24:], migrated)
+    assert _strip_times(snapshot(migrated)) == _strip_times(snapshot(reference))
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    from arena_core import ArenaError
+
+    path = tmp_path / "new.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA user_version = 3")
+    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 3; this one reads up to 2\)"):
+        SQLiteStore(path)

@@ -135,6 +135,33 @@ class Columns:
                 record[name] = int(value) if name in INTEGER_FIELDS else value
         return record
 
+    def take(self, rows: np.ndarray) -> Columns:
+        """The rows selected by ``rows`` (a boolean mask or positions), in their order."""
+        positions = np.flatnonzero(rows) if rows.dtype == bool else rows
+        picked = positions.tolist()
+        return Columns(
+            [self.ids[i] for i in picked],
+            [self.task_ids[i] for i in picked],
+            {f: v[positions] for f, v in self.numeric.items()},
+            tools=[self.tools[i] for i in picked],
+            models=[self.models[i] for i in picked],
+            success=self.success[positions],
+            files_created=[self.files_created[i] for i in picked],
+        )
+
+    @classmethod
+    def concat(cls, parts: Sequence[Columns]) -> Columns:
+        """The rows of every part, one part after another."""
+        return cls(
+            [i for p in parts for i in p.ids],
+            [t for p in parts for t in p.task_ids],
+            {f: np.concatenate([p.numeric[f] for p in parts]) for f in NUMERIC_FIELDS},
+            tools=[t for p in parts for t in p.tools],
+            models=[m for p in parts for m in p.models],
+            success=np.concatenate([p.success for p in parts]),
+            files_created=[f for p in parts for f in p.files_created],
+        )
+
     @classmethod
     def from_submissions(cls, subs: Sequence[Submission]) -> Columns:
         def column(field: str) -> np.ndarray:

@@ -33,8 +33,8 @@ def _signed(value: float) -> str:
 
 def _summary(c: Comparison) -> list[str]:
     n, tasks = len(c.submissions), len(c.tasks)
-    mean_a = fmean(r["score_a"] for r in c.submissions) if n else math.nan
-    mean_b = fmean(r["score_b"] for r in c.submissions) if n else math.nan
+    mean_a = fmean(c.submissions.column("score_a").tolist()) if n else math.nan
+    mean_b = fmean(c.submissions.column("score_b").tolist()) if n else math.nan
     low, high = c.delta_interval
     measured = [
         t for t in c.tasks if not math.isnan(t["kendall_tau_b"])
@@ -42,7 +42,12 @@ def _summary(c: Comparison) -> list[str]:
     lines = [
         f"Comparing B = {c.b} with A = {c.a}: {n} submissions on {tasks} tasks",
         f"Mean overall score: A {mean_a:.2f}, B {mean_b:.2f}; mean difference B - A {_signed(c.mean_delta)} "
-        f"({c.confidence_level:.0%} CI {_signed(low)} to {_signed(high)}; paired bootstrap, {c.resamples} resamples, seed {c.seed})",
+        f"({c.confidence_level:.0%} CI {_signed(low)} to {_signed(high)}; "
+        + (
+            f"paired bootstrap, {c.resamples} resamples, seed {c.seed})"
+            if c.interval_method == "paired bootstrap"
+            else f"{c.interval_method})"
+        ),
         f"Rank agreement (all submissions): Kendall tau-b {_num(c.kendall_tau_b)}, Spearman rho {_num(c.spearman_rho)}",
     ]
     if measured:
@@ -187,7 +192,7 @@ def rank_shift_svg(c: Comparison) -> str:
 
 def delta_histogram_svg(c: Comparison, bins: int = 30) -> str:
     """Histogram of per-submission overall differences (B - A), with the mean and its interval."""
-    deltas = np.array([r["delta"] for r in c.submissions], dtype=float)
+    deltas = np.asarray(c.submissions.column("delta"), dtype=float)
     width, height, pad = 720, 260, 40
     if len(deltas) == 0:
         return f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}"><text x="20" y="40">no submissions</text></svg>'

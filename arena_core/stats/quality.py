@@ -10,11 +10,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from attrs import frozen
 
+from arena_core.engine.columns import Columns
 from arena_core.model.records import DIMENSIONS, Evaluation, Submission
 
-__all__ = ["Outlier", "detect_outliers", "validate"]
+__all__ = ["Outlier", "detect_outliers", "outliers_in_columns", "validate"]
 
 
 @frozen
@@ -47,6 +49,27 @@ def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
         if len(flags) >= 2:
             outliers.append(Outlier(s.id, tuple(flags)))
     return outliers
+
+
+def outliers_in_columns(columns: Columns) -> list[Outlier]:
+    """:func:`detect_outliers` on submissions held as columns, with the same rules, flags and
+    order, in a few array operations (the pipeline runs it over a task's whole history)."""
+    tokens, times, calls = (columns.numeric[f] for f in ("total_tokens", "execution_time", "tool_calls"))
+    measured = tokens[~np.isnan(tokens)]
+    with np.errstate(invalid="ignore"):
+        rules = (
+            (
+                "extremely_efficient_tokens",
+                tokens < float(np.median(measured)) * 0.1 if len(measured) else np.zeros(columns.size, dtype=bool),
+            ),
+            ("extremely_fast", np.nan_to_num(times, nan=0.0) < 5),
+            ("minimal_tool_usage", calls == 1),
+        )
+    hits = sum(mask.astype(np.int64) for _, mask in rules)
+    return [
+        Outlier(str(columns.ids[row]), tuple(flag for flag, mask in rules if mask[row]))
+        for row in np.flatnonzero(hits >= 2).tolist()
+    ]
 
 
 def validate(evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:

@@ -29,9 +29,15 @@ def average_ranks(values: Sequence[float] | np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _tied_pairs(x: np.ndarray) -> int:
-    _, counts = np.unique(x, return_counts=True)
-    return int((counts * (counts - 1) // 2).sum())
+def _tied_pairs(sorted_x: np.ndarray) -> int:
+    """Pairs of equal values, given the values sorted."""
+    return _pairs_in_runs(np.r_[True, sorted_x[1:] != sorted_x[:-1]])
+
+
+def _pairs_in_runs(starts: np.ndarray) -> int:
+    """Pairs within runs, given a mask marking where each run starts."""
+    lengths = np.diff(np.r_[np.flatnonzero(starts), len(starts)])
+    return int((lengths * (lengths - 1) // 2).sum())
 
 
 def _inversions(y: np.ndarray) -> int:
@@ -62,20 +68,17 @@ def kendall_tau_b(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
     if n < 2:
         return math.nan
     order = np.lexsort((y, x))
+    xs, ys = x[order], y[order]
     pairs = n * (n - 1) // 2
-    ties_x, ties_y = _tied_pairs(x), _tied_pairs(y)
-    ties_xy = _joint_ties(x, y)
-    discordant = _inversions(y[order])
+    new_x = np.r_[True, xs[1:] != xs[:-1]]
+    ties_x, ties_y = _pairs_in_runs(new_x), _tied_pairs(np.sort(y))
+    ties_xy = _pairs_in_runs(new_x | np.r_[True, ys[1:] != ys[:-1]])  # runs sorted by x, then y
+    discordant = _inversions(ys)
     denominator = math.sqrt((pairs - ties_x) * (pairs - ties_y))
     if denominator == 0:
         return math.nan
     concordant_minus_discordant = pairs - ties_x - ties_y + ties_xy - 2 * discordant
     return max(-1.0, min(1.0, concordant_minus_discordant / denominator))
-
-
-def _joint_ties(x: np.ndarray, y: np.ndarray) -> int:
-    _, counts = np.unique(np.column_stack((x, y)), axis=0, return_counts=True)
-    return int((counts * (counts - 1) // 2).sum())
 
 
 def spearman_rho(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:

@@ -8,22 +8,22 @@ after the commit are plugins notified, so a notification never announces a rolle
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine import ranking
-from arena_core.engine.baselines import compute_baseline, scope_key
-from arena_core.engine.columns import Columns, factorize_objects
+from arena_core.engine.baselines import scope_key
+from arena_core.engine.columns import Columns, factorize, factorize_objects
+from arena_core.engine.grouped import group_baselines
 from arena_core.engine.vectorised import evaluate_columns
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each
-from arena_core.stats import quality
-from arena_core.stats.quality import Outlier
+from arena_core.stats.quality import Outlier, outliers_in_columns
+from arena_core.store.standings import rank_task, submission_columns
 
 if TYPE_CHECKING:
     from arena_core.arena import Arena
@@ -47,8 +47,23 @@ class BatchResult:
 def baseline_key(submission: Submission, scope: str) -> str:
     """The store key of a submission's baseline: its task id, plus its group under a scoped baseline."""
     task_id, *group = scope_key(submission, scope)
+    return _key(task_id, group)
+
+
+def _key(task_id: str | None, group: Sequence[str | None]) -> str:
     key = task_id or ""
     return key if not group else "\x1f".join([key, *(g or "" for g in group)])
+
+
+def _keys(columns: Columns, scope: str) -> list[str]:
+    """:func:`baseline_key` of every row of ``columns``."""
+    extra: list[Sequence[str | None]] = {
+        "task": [],
+        "task_tool": [columns.tools],
+        "task_model": [columns.models],
+        "task_tool_model": [columns.tools, columns.models],
+    }[scope]
+    return [_key(t, [e[i] for e in extra]) for i, t in enumerate(columns.task_ids)]
 
 
 def run_batch(
@@ -60,6 +75,10 @@ def run_batch(
     replace: bool = False,
 ) -> BatchResult:
     """The synchronous pipeline; :func:`process_batch` runs it off the event loop.
+
+    A batch reads, for each task it touches, the stored submissions' figures and the stored
+    evaluations' scores as columns (:mod:`arena_core.store.standings`), not the stored objects:
+    its cost grows with the batch and with a few numbers per stored row of its tasks.
 
     :param tasks: stored with the batch, every one of them, whether or not it has submissions in it.
     :param replace: re-submitted ids (already stored for their task) replace the stored ones;
@@ -77,12 +96,9 @@ def run_batch(
         if s.task_id is None:
             raise ValidationError(f"submission {s.id!r}", "task_id", "the id of the task it answers")
     given = {task_id: structure(t, Task) for task_id, t in (tasks or {}).items()}
-    scope = arena.config.baseline_scope
-    samples = arena.scorer.sample_fields()
     by_task: dict[str, list[int]] = {}
     for index, s in enumerate(subs):
         by_task.setdefault(s.task_id, []).append(index)  # type: ignore[arg-type]
-    position = {s.id: i for i, s in enumerate(subs)}
     results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
     outliers: list[Outlier] = []
     baselines: dict[str, Baseline] = {}
@@ -93,51 +109,11 @@ def run_batch(
             task = _task(tx, task_id, given, subs[indices[0]])
             arena.scorer.check_task(task)
             batch = [subs[i] for i in indices]
-            batch_ids = {s.id for s in batch}
-            on_record = tx.submissions(task_id)  # read once: checked for re-submissions, then kept
-            already = [s.id for s in on_record if s.id in batch_ids]
-            if already and not replace:
-                shown = ", ".join(repr(i) for i in already[:5]) + (
-                    f" and {len(already) - 5} more" if len(already) > 5 else ""
-                )
-                raise ValidationError(
-                    f"submission {already[0]!r}",
-                    "id",
-                    f"an id not yet stored for task {task_id!r} (stored already: {shown}; "
-                    "replace them with replace=True, or arena ingest --replace)",
-                    code="duplicate_id",
-                )
-            stored = [s for s in on_record if s.id not in batch_ids]  # re-submissions replace
-            everyone = stored + batch
-            default = task.default_baseline or arena.default_baseline
-            keys = [baseline_key(s, scope) for s in batch]  # 2. baseline retrieval
-            for key in dict.fromkeys(keys):
-                if key not in baselines:
-                    group = [s for s in everyone if baseline_key(s, scope) == key]
-                    baselines[key] = tx.get_baseline(key) or compute_baseline(
-                        task_id, group, default, now=stamp, samples=samples
-                    )
-            for i, ev in zip(
-                indices, _score(arena, batch, task, [baselines[k] for k in keys], stamp), strict=True
-            ):  # 3.
+            fresh, task_outliers, task_baselines = _run_task(arena, tx, task, batch, stamp, replace)
+            for i, ev in zip(indices, fresh, strict=True):
                 results[i] = ev
-            outliers += [o for o in quality.detect_outliers(everyone) if o.submission_id in batch_ids]  # 4.
-            for s in batch:
-                tx.put_submission(s)
-            fresh = {results[i].submission_id: results[i] for i in indices}  # 5. ranking update
-            task_evaluations = [e for e in tx.evaluations(task_id) if e.submission_id not in fresh]
-            task_evaluations += list(fresh.values())
-            provisional = ranking.provisional_tools(
-                (e.tool for e in task_evaluations), arena.config.min_submissions_per_tool
-            )
-            for ev in ranking.annotate(task_evaluations, provisional):
-                tx.put_evaluation(ev)
-                if ev.submission_id in fresh:
-                    results[position[ev.submission_id]] = ev
-            for key in {baseline_key(s, scope) for s in batch}:  # 6. baseline update
-                group = [s for s in everyone if baseline_key(s, scope) == key]
-                baselines[key] = compute_baseline(task_id, group, default, now=stamp, samples=samples)
-                tx.put_baseline(key, baselines[key])
+            outliers += task_outliers
+            baselines.update(task_baselines)
     result = BatchResult(tuple(results), tuple(outliers), baselines)
     for ev in result.evaluations:  # 7. notification, after the commit
         arena.plugin_manager.hook.arena_evaluation_completed(evaluation=ev)
@@ -145,8 +121,59 @@ def run_batch(
     return result
 
 
+def _run_task(
+    arena: Arena, tx: Transaction, task: Task, batch: list[Submission], stamp: str, replace: bool
+) -> tuple[list[Evaluation], list[Outlier], dict[str, Baseline]]:
+    """Steps 2-6 for one task's submissions of the batch: their evaluations (ranked among all
+    of the task's), the outliers among them, and the baselines stored after them."""
+    scope = arena.config.baseline_scope
+    batch_ids = {s.id for s in batch}
+    on_record = submission_columns(tx, task.id)  # read once: checked for re-submissions, then kept
+    already = [i for i in on_record.ids if i in batch_ids]
+    if already and not replace:
+        shown = ", ".join(repr(i) for i in already[:5]) + (f" and {len(already) - 5} more" if len(already) > 5 else "")
+        raise ValidationError(
+            f"submission {already[0]!r}",
+            "id",
+            f"an id not yet stored for task {task.id!r} (stored already: {shown}; "
+            "replace them with replace=True, or arena ingest --replace)",
+            code="duplicate_id",
+        )
+    kept = np.array([i not in batch_ids for i in on_record.ids], dtype=bool)  # re-submissions replace
+    incoming = Columns.from_submissions(batch)
+    everyone = Columns.concat([on_record.take(kept), incoming])
+    # 2. baseline retrieval: the stored baseline, else (and 6. afterwards) the group's statistics.
+    key_codes, keys = factorize(_keys(everyone, scope))
+    default = task.default_baseline or arena.default_baseline
+    computed = dict(
+        zip(
+            keys,
+            group_baselines(
+                everyone,
+                key_codes,
+                len(keys),
+                [default] * len(keys),
+                [task.id] * len(keys),
+                stamp,
+                arena.scorer.sample_fields(),
+            ),
+            strict=True,
+        )
+    )
+    batch_keys = [keys[c] for c in key_codes[len(everyone.ids) - len(batch) :].tolist()]
+    retrieved = {key: tx.get_baseline(key) or computed[key] for key in dict.fromkeys(batch_keys)}
+    scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp)  # 3.
+    found = [o for o in outliers_in_columns(everyone) if o.submission_id in batch_ids]  # 4.
+    for s in batch:
+        tx.put_submission(s)
+    ranked = rank_task(tx, task.id, scored, arena.config.min_submissions_per_tool)  # 5. ranking update
+    for key in retrieved:  # 6. baseline update
+        tx.put_baseline(key, computed[key])
+    return ranked, found, {key: computed[key] for key in retrieved}
+
+
 def _score(
-    arena: Arena, batch: list[Submission], task: Task, row_baselines: list[Baseline], stamp: str
+    arena: Arena, batch: list[Submission], columns: Columns, task: Task, row_baselines: list[Baseline], stamp: str
 ) -> list[Evaluation]:
     """One task's submissions scored against their baselines: by the batch path when every
     component has a batch form and no submission has a workspace to check, else record by
@@ -157,7 +184,7 @@ def _score(
         if any(s.workspace is not None for s in batch)
         else evaluate_columns(
             arena.scorer,
-            Columns.from_submissions(batch),
+            columns,
             [task],
             np.zeros(len(batch), dtype=np.int64),
             distinct,

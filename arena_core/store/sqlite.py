@@ -1,6 +1,7 @@
 """The embedded store: one SQLite file, WAL journal, one transaction per batch.
 
-Records are stored as their spec-shaped JSON beside the keys they are looked up by. A write
+Records are stored as their spec-shaped JSON beside the keys they are looked up by, and beside
+the columns a batch reads (figures, scores, standings), so the pipeline never parses stored JSON. A write
 transaction starts with ``BEGIN IMMEDIATE``, so two processes writing the same file take
 turns (waiting up to ``timeout`` seconds) instead of failing or losing updates.
 """
@@ -14,13 +15,22 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+import orjson
+
+from arena_core.engine.columns import Columns
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
+from arena_core.store.standings import Scores
 
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
+
+#: The schema's version, kept in ``PRAGMA user_version``. Version 1 (before figures, scores and
+#: standings had columns of their own) is migrated when opened; a newer one is refused.
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -34,9 +44,44 @@ CREATE TABLE IF NOT EXISTS evaluations (
 CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id);
 """
 
+#: Columns version 2 adds: what a batch reads of the stored submissions (its baselines and
+#: outlier rules) and of the stored evaluations (its ranking), so it never parses stored JSON.
+_FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
+_ADDED = {
+    "submissions": [("tool", "TEXT"), ("model", "TEXT"), *((f, "REAL") for f in _FIGURES)],
+    "evaluations": [("tool", "TEXT"), ("overall_score", "REAL"), ("provisional", "INTEGER")],
+}
+_INDEXES = "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score);"
+#: An evaluation with its rank and percentile derived from the task's stored scores: the
+#: competition rank (1, 1, 3) and the number of scores strictly below, of how many.
+_RANKED = """SELECT data, provisional,
+    RANK() OVER (PARTITION BY task_id ORDER BY overall_score DESC),
+    RANK() OVER (PARTITION BY task_id ORDER BY overall_score) - 1,
+    COUNT(*) OVER (PARTITION BY task_id)
+    FROM evaluations WHERE task_id = ?"""
+
 
 def _dump(obj: Any) -> str:
     return json.dumps(to_dict(obj), separators=(",", ":"))
+
+
+def _figures(submission: Submission) -> tuple[Any, ...]:
+    return (submission.tool, submission.model, *(getattr(submission, f) for f in _FIGURES))
+
+
+def _evaluation_row(evaluation: Evaluation) -> tuple[Any, ...]:
+    """The evaluation's JSON without its rank and percentile, which are derived when it is read,
+    then its tool, score and provisional mark."""
+    data = to_dict(evaluation)
+    data.pop("overall_ranking", None)
+    data.pop("percentile", None)
+    return (orjson.dumps(data).decode(), evaluation.tool, evaluation.overall_score, int(evaluation.provisional))
+
+
+def _evaluation(data: str, provisional: int, rank: int, below: int, count: int) -> Evaluation:
+    record = orjson.loads(data)
+    record.update(overall_ranking=rank, percentile=round(below / count * 100, 1), provisional=bool(provisional))
+    return structure(record, Evaluation)
 
 
 class _SQLiteTransaction:
@@ -46,9 +91,6 @@ class _SQLiteTransaction:
     def _one(self, sql: str, key: str, cls: type[T]) -> T | None:
         row = self._c.execute(sql, (key,)).fetchone()
         return None if row is None else structure(json.loads(row[0]), cls)
-
-    def _all(self, sql: str, key: str, cls: type[T]) -> list[T]:
-        return [structure(json.loads(row[0]), cls) for row in self._c.execute(sql, (key,))]
 
     def task_ids(self) -> list[str]:
         return [row[0] for row in self._c.execute("SELECT id FROM tasks ORDER BY rowid")]
@@ -66,24 +108,116 @@ class _SQLiteTransaction:
         self._c.execute("INSERT OR REPLACE INTO baselines (key, data) VALUES (?, ?)", (key, _dump(baseline)))
 
     def submissions(self, task_id: str) -> list[Submission]:
-        return self._all("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id, Submission)
+        rows = self._c.execute("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", (task_id,))
+        return [structure(json.loads(row[0]), Submission) for row in rows]
 
     def put_submission(self, submission: Submission) -> None:
+        names = ", ".join(_ADDED_NAMES["submissions"])
         self._c.execute(
-            "INSERT INTO submissions (id, task_id, data) VALUES (?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data",
-            (submission.id, submission.task_id, _dump(submission)),
+            f"INSERT INTO submissions (id, task_id, data, {names}) VALUES (?, ?, ?, {_MARKS['submissions']}) "
+            f"ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data, "
+            + ", ".join(f"{n} = excluded.{n}" for n in _ADDED_NAMES["submissions"]),
+            (submission.id, submission.task_id, _dump(submission), *_figures(submission)),
         )
+
+    def submission_columns(self, task_id: str) -> Columns:
+        """The task's stored figures, without parsing a stored record."""
+        rows = self._c.execute(
+            f"SELECT id, task_id, tool, model, {', '.join(_FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq",
+            (task_id,),
+        ).fetchall()
+        ids, task_ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (4 + len(_FIGURES))
+        numeric = {f: np.array(v, dtype=float) for f, v in zip(_FIGURES, figures, strict=True)}  # NULL is NaN
+        return Columns(list(ids), list(task_ids), numeric, tools=list(tools), models=list(models))
 
     def evaluations(self, task_id: str) -> list[Evaluation]:
-        return self._all("SELECT data FROM evaluations WHERE task_id = ? ORDER BY seq", task_id, Evaluation)
+        """Every stored evaluation of the task, first stored first, ranked among the task's scores."""
+        return [_evaluation(*row) for row in self._c.execute(f"{_RANKED} ORDER BY seq", (task_id,))]
+
+    def ranked(self, task_id: str, *, offset: int = 0, limit: int = -1) -> list[Evaluation]:
+        """A page of the task's evaluations, best first (equal scores first stored first): the
+        ranks come from the scores' index, and only the page's records are parsed."""
+        rows = self._c.execute(f"{_RANKED} ORDER BY overall_score DESC, seq LIMIT ? OFFSET ?", (task_id, limit, offset))
+        return [_evaluation(*row) for row in rows]
 
     def put_evaluation(self, evaluation: Evaluation) -> None:
+        names = ", ".join(_ADDED_NAMES["evaluations"])
         self._c.execute(
-            "INSERT INTO evaluations (submission_id, task_id, data) VALUES (?, ?, ?) "
-            "ON CONFLICT (submission_id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data",
-            (evaluation.submission_id, evaluation.task_id, _dump(evaluation)),
+            f"INSERT INTO evaluations (submission_id, task_id, data, {names}) "
+            f"VALUES (?, ?, ?, {_MARKS['evaluations']}) "
+            "ON CONFLICT (submission_id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data, "
+            + ", ".join(f"{n} = excluded.{n}" for n in _ADDED_NAMES["evaluations"]),
+            (evaluation.submission_id, evaluation.task_id, *_evaluation_row(evaluation)),
         )
+
+    def scores(self, task_id: str) -> Scores:
+        """The task's stored scores, tools and provisional marks, without parsing a stored record."""
+        rows = self._c.execute(
+            "SELECT submission_id, overall_score, tool, provisional FROM evaluations WHERE task_id = ? ORDER BY seq",
+            (task_id,),
+        ).fetchall()
+        ids, overall, tools, provisional = zip(*rows, strict=True) if rows else ([],) * 4
+        return Scores(list(ids), np.array(overall, dtype=float), list(tools), np.array(provisional, dtype=bool))
+
+    def mark_provisional(self, task_id: str, tool: str | None, provisional: bool) -> None:
+        self._c.execute(
+            "UPDATE evaluations SET provisional = ? WHERE task_id = ? AND tool IS ?", (int(provisional), task_id, tool)
+        )
+
+
+_ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in _ADDED.items()}
+_MARKS = {table: ", ".join("?" * len(names)) for table, names in _ADDED_NAMES.items()}
+
+
+def _migrate(connection: sqlite3.Connection, path: Path) -> None:
+    """Bring the file to :data:`SCHEMA_VERSION`: create it, or add version 2's columns to a
+    version 1 file and fill them from the stored records, in one transaction."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise ArenaError(
+                f"{path}: written by a newer arena-core (schema version {version}; this one reads up to "
+                f"{SCHEMA_VERSION}): upgrade arena-core to use it"
+            )
+        if version < SCHEMA_VERSION:
+            for statement in filter(str.strip, _SCHEMA.split(";")):  # version 1's tables, where missing
+                connection.execute(statement)  # (not executescript, which would commit first)
+            for table, columns in _ADDED.items():
+                present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+                for name, kind in columns:
+                    if name not in present:
+                        connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+            _fill(connection)
+            connection.execute(_INDEXES)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def _fill(connection: sqlite3.Connection) -> None:
+    """Version 1 to 2: each stored record's figures, tool, score and provisional mark into their
+    columns (the stored rank and percentile stay in the record, and are overridden when read)."""
+    subs = connection.execute("SELECT id, data FROM submissions").fetchall()
+    connection.executemany(
+        f"UPDATE submissions SET {', '.join(f'{n} = ?' for n in _ADDED_NAMES['submissions'])} WHERE id = ?",
+        [(*(record.get(n) for n in _ADDED_NAMES["submissions"]), ident) for ident, record in _records(subs)],
+    )
+    evaluations = connection.execute("SELECT submission_id, data FROM evaluations").fetchall()
+    connection.executemany(
+        "UPDATE evaluations SET tool = ?, overall_score = ?, provisional = ? WHERE submission_id = ?",
+        [
+            (record.get("tool"), record["overall_score"], int(record.get("provisional", False)), ident)
+            for ident, record in _records(evaluations)
+        ],
+    )
+
+
+def _records(rows: list[tuple[str, str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for ident, data in rows:
+        yield ident, json.loads(data)
 
 
 class SQLiteStore:
@@ -99,7 +233,12 @@ class SQLiteStore:
         try:
             with closing(self._connect()) as connection:
                 connection.execute("PRAGMA journal_mode = WAL")
-                connection.executescript(_SCHEMA)
+                if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                    _migrate(connection, self.path)
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise ArenaError(f"{self.path}: the database is busy (another process holds its write lock)") from None
+            raise ArenaError(f"{self.path}: not a usable arena database: {exc}") from None
         except sqlite3.DatabaseError as exc:
             raise ArenaError(f"{self.path}: not a usable arena database: {exc}") from None
 

@@ -11,7 +11,8 @@ Endpoints:
 - ``POST /submissions``: score one run against its task's stored history; 201 with the
   evaluation, 400 with the ``ValidationError`` as JSON (``code``, ``record``, ``field``,
   ``expected``, ``got``) when the run is not valid, 409 when its id is already stored.
-- ``GET /tasks/{task_id}/rankings``: the task's evaluations, best first.
+- ``GET /tasks/{task_id}/rankings?offset=0&limit=100``: a page of the task's evaluations, best
+  first (the store reads only that page, through its index of scores).
 - ``GET /leaderboard?by=tool|model``: the rows ``arena leaderboard --format json`` prints.
 """
 
@@ -63,12 +64,11 @@ def create_app(database: str | Path | None = None, arena: Arena | None = None) -
         return evaluation
 
     @app.get("/tasks/{task_id}/rankings")
-    def rankings(task_id: str) -> list[dict[str, Any]]:
+    def rankings(task_id: str, offset: int = Query(0, ge=0), limit: int = Query(100, ge=1, le=1000)) -> list[Any]:
         with store.transaction(write=False) as tx:
             if tx.get_task(task_id) is None:
                 raise ValidationError(f"task {task_id!r}", "task_id", "the id of a stored task", task_id)
-            evaluations = tx.evaluations(task_id)
-        return [to_dict(e) for e in sorted(evaluations, key=lambda e: (e.overall_ranking or 0, e.submission_id))]
+            return [to_dict(e) for e in tx.ranked(task_id, offset=offset, limit=limit)]
 
     @app.get("/leaderboard")
     def leaderboard(by: str = Query("tool")) -> list[dict[str, Any]]:

@@ -1,0 +1,101 @@
+"""What the pipeline reads and writes per task, as columns: the stored submissions' figures and
+the stored evaluations' scores, instead of the stored objects.
+
+Ranks and percentiles move for most of a task's evaluations whenever one is added, so a store
+that wrote them would rewrite its whole history with every batch. A store that offers
+``scores(task_id)`` and ``mark_provisional(task_id, tool, provisional)`` (the built-in SQLite
+store does) instead derives each evaluation's ``overall_ranking`` and ``percentile`` from the
+stored scores when it reads them, and a batch costs a read of a few numbers per stored row of
+the tasks it touches, a sort, and the rows it adds. A store with only the nine methods of
+:class:`~arena_core.store.Transaction` still works: its evaluations are read, re-ranked and
+written back, at O(stored objects) per batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+from attrs import frozen
+
+from arena_core.engine import ranking
+from arena_core.engine.columns import Columns
+from arena_core.engine.grouped import competition_ranks_by_group
+from arena_core.model.records import Evaluation
+
+__all__ = ["Scores", "rank_task", "submission_columns"]
+
+
+@frozen
+class Scores:
+    """A task's stored evaluations as columns, in first-stored order."""
+
+    ids: Sequence[str]
+    overall: np.ndarray
+    """Overall scores (float)."""
+    tools: Sequence[str | None]
+    provisional: np.ndarray
+    """The stored provisional mark of each (bool)."""
+
+
+def submission_columns(tx: Any, task_id: str) -> Columns:
+    """The figures of the task's stored submissions, first-stored order."""
+    read = getattr(tx, "submission_columns", None)
+    if read is not None:
+        columns: Columns = read(task_id)
+        return columns
+    return Columns.from_submissions(tx.submissions(task_id))
+
+
+def rank_task(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int) -> list[Evaluation]:
+    """Store ``scored`` (replacing stored evaluations with the same ids) ranked among the task's
+    stored evaluations, and return them with their rank, percentile and provisional mark.
+
+    :param minimum: fewer submissions of a tool than this for the task mark it provisional.
+    """
+    if getattr(tx, "scores", None) is None:
+        return _rank_objects(tx, task_id, scored, minimum)
+    stored: Scores = tx.scores(task_id)
+    fresh_ids = {e.submission_id for e in scored}
+    kept = [i for i, ident in enumerate(stored.ids) if ident not in fresh_ids]
+    overall = np.concatenate([stored.overall[kept], np.array([e.overall_score for e in scored], dtype=float)])
+    tools = [stored.tools[i] for i in kept] + [e.tool for e in scored]
+    ranks, percentiles = competition_ranks_by_group(np.zeros(len(overall), dtype=np.int64), overall)
+    few = ranking.provisional_tools(tools, minimum)
+    marked = {
+        tool: bool(mark) for tool, mark in zip([stored.tools[i] for i in kept], stored.provisional[kept], strict=True)
+    }
+    for tool, was in marked.items():  # a tool that crossed the minimum: its stored rows change mark
+        if was != (tool in few):
+            tx.mark_provisional(task_id, tool, tool in few)
+    n = len(kept)
+    ranked = [
+        attrs.evolve(ev, overall_ranking=int(r), percentile=float(p), provisional=ev.tool in few)
+        for ev, r, p in zip(scored, ranks[n:], percentiles[n:], strict=True)
+    ]
+    for ev in ranked:
+        tx.put_evaluation(ev)
+    return ranked
+
+
+def _rank_objects(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int) -> list[Evaluation]:
+    """:func:`rank_task` for a store of objects alone: every stored evaluation is re-ranked and
+    the ones whose standing moved are written back."""
+    fresh = {e.submission_id: e for e in scored}
+    stored = [e for e in tx.evaluations(task_id) if e.submission_id not in fresh]
+    everyone = stored + list(scored)
+    few = ranking.provisional_tools((e.tool for e in everyone), minimum)
+    annotated = ranking.annotate(everyone, few)
+    for before, after in zip(stored, annotated, strict=False):
+        if (before.overall_ranking, before.percentile, before.provisional) != (
+            after.overall_ranking,
+            after.percentile,
+            after.provisional,
+        ):
+            tx.put_evaluation(after)
+    ranked = annotated[len(stored) :]
+    for ev in ranked:
+        tx.put_evaluation(ev)
+    return ranked
