@@ -15,6 +15,7 @@ from arena_core.engine.columns import Columns
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.scoring import Scorer
+from arena_core.engine.tables import columns_from_table, table_of
 from arena_core.model import provenance
 from arena_core.model.errors import ValidationError
 from arena_core.model.provenance import Provenance
@@ -202,9 +203,12 @@ class Arena:
         with ``overall_ranking`` and ``percentile`` within its task (``provisional`` when its tool
         has fewer than ``min_submissions_per_tool`` submissions on the task).
 
-        :param submissions: records (models or dicts), or columns: a mapping of field name to an
+        :param submissions: records (models or dicts); columns: a mapping of field name to an
             array-like (NumPy, Arrow, pandas, lists), with ``id`` and ``task_id`` columns and NaN
-            or None for a missing figure. Columns are never turned into a million objects.
+            or None for a missing figure; or a table: a ``pyarrow.Table``, a pandas or polars
+            ``DataFrame`` (a null is a missing figure). Columns and tables are never turned into
+            a million objects, unless a row is invalid: then the rows are read as records, and
+            the first invalid one is refused with its own error.
         :param tasks: task id to task; every submission's ``task_id`` must be among them.
         :param baselines: task id to baseline; without one, baselines are computed from the
             submissions as :meth:`compute_baseline` does, grouped by the configured ``baseline_scope``.
@@ -216,7 +220,13 @@ class Arena:
         """
         task_models = [structure(t, Task) for t in tasks.values()]
         records: Sequence[Submission] | Columns | None
-        if isinstance(submissions, Columns):
+        table = table_of(submissions)
+        if table is not None:  # Arrow, pandas, polars: columns when every row is valid, else records
+            records = columns_from_table(table, strict=self.config.strict)
+            if records is None:
+                rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+                records = structure_each(rows, self.structure_submission)
+        elif isinstance(submissions, Columns):
             records = submissions
         elif isinstance(submissions, Mapping):
             records = Columns.from_mapping(submissions)

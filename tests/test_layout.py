@@ -36,7 +36,7 @@ LAYERS = {
     "__main__": 11,
 }
 #: Imports inside functions are allowed only to load an optional dependency lazily.
-OPTIONAL_DEPENDENCIES = {"scipy"}
+OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars"}
 MAX_LINES = 400
 
 

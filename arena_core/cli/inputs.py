@@ -17,6 +17,7 @@ from arena_core import examples
 from arena_core.cli.app import State
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
+from arena_core.engine.tables import columns_from_table
 from arena_core.importing.collect import ImportSession, detect_format
 from arena_core.io.readers import (
     Located,
@@ -27,6 +28,7 @@ from arena_core.io.readers import (
     read_tasks,
     used_twice,
 )
+from arena_core.io.tables import TABLE_SUFFIXES, read_table
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
@@ -211,7 +213,12 @@ def read_columns(
 
     :param task_id: keep only this task's submissions (it must be among the tasks).
     """
-    located, tasks = _read(state, given, True, *_importer_for(state, given), task_id=task_id)
+    name, paths = _importer_for(state, given)
+    if name is None and paths[0].suffix.lower() in TABLE_SUFFIXES:
+        fast = _read_table(state, given, paths[0], task_id)
+        if fast is not None:
+            return fast
+    located, tasks = _read(state, given, True, name, paths, task_id=task_id)
     problems = located.problems
 
     def invalid(row: int, error: ValidationError) -> None:
@@ -236,6 +243,23 @@ def read_columns(
     if len(ids) == 0:
         raise ArenaError(f"{located.path}: no submissions in the file")
     return read, tasks
+
+
+def _read_table(
+    state: State, given: InputFiles, path: Path, task_id: str | None
+) -> tuple[Columns, dict[str, Task]] | None:
+    """The file read by pyarrow straight into columns, when it is installed and every row is
+    valid; ``None`` sends the file to the record reader (which reports the rows at fault)."""
+    state.sources = Sources(path, _task_path(given))
+    tasks = _tasks(state, given, None, {}, True)
+    _known(task_id, tasks)
+    table = read_table(path, task_id=task_id)
+    if table is None or table.num_rows == 0:
+        return None
+    columns = columns_from_table(table, strict=state.arena.config.strict)
+    if columns is None or next(repeated_ids(columns.ids), None) is not None:
+        return None
+    return columns, tasks
 
 
 class Sources:

@@ -45,8 +45,11 @@ def score(
     Examples:
       arena score runs.jsonl --tasks tasks.toml > evaluations.jsonl
       arena score runs.csv --tasks tasks.json --format csv -o scores.csv
+      arena score runs.parquet --tasks tasks.json --format parquet -o scores.parquet
       arena score --example --format table
     """
+    if fmt == "parquet" and output is None:
+        raise click.UsageError("--format parquet writes a file: give -o FILE")
     subs, tasks = read_columns(state, inputs)
     evaluations = score_all(state, subs, tasks, quiet)
     with atomic_output(output) as out:

@@ -22,7 +22,7 @@ from arena_core.engine.columns import NUMERIC_FIELDS, Columns, bad_figures
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, Submission
 
-__all__ = ["columns_from_records"]
+__all__ = ["KNOWN_FIELDS", "columns_from_records", "inconsistent", "valid_names"]
 
 _ABSENT = object()
 _is_not_none = partial(operator.is_not, None)
@@ -82,8 +82,8 @@ def columns_from_records(
     if not set(map(type, meta)) <= {dict, type(_ABSENT)}:
         suspect |= np.array([v is not _ABSENT and type(v) is not dict for v in meta])
     if strict:  # a record with a key that is no field
-        suspect |= np.fromiter((not (r.keys() <= _KNOWN) for r in records), dtype=bool, count=n)
-    suspect |= _inconsistent(numeric)
+        suspect |= np.fromiter((not (r.keys() <= KNOWN_FIELDS) for r in records), dtype=bool, count=n)
+    suspect |= inconsistent(numeric)
     ids, task_ids, tools, models = (names[f] for f in ("id", "task_id", "tool", "model"))
     for row in map(int, np.flatnonzero(suspect)):  # raises for the first record that is really invalid
         try:
@@ -110,21 +110,26 @@ def columns_from_records(
 
 
 #: Fields a record may hold; anything else goes under ``meta`` (or is refused in strict mode).
-_KNOWN = frozenset((*_NAME_FIELDS, *NUMERIC_FIELDS, "success", "files_created", "meta", "workspace", "workspace_ref"))
+KNOWN_FIELDS = frozenset(
+    (*_NAME_FIELDS, *NUMERIC_FIELDS, "success", "files_created", "meta", "workspace", "workspace_ref")
+)
+
+
+def valid_names(text: list[str]) -> bool:
+    """Whether every string is a valid name: printable, not blank, not over the length limit."""
+    return (
+        all(map(str.isprintable, text))
+        and all(map(str.strip, text))
+        and max(map(len, text), default=0) <= MAX_NAME_LENGTH
+    )
 
 
 def _bad_names(values: list[Any], *, required: bool) -> np.ndarray:
     """Rows whose value is not a valid name (``None``/absent allowed unless ``required``)."""
     types = set(map(type, values))
     allowed = {str} if required else {str, type(None), type(_ABSENT)}
-    if types <= allowed:
-        text = [v for v in values if type(v) is str]
-        if (
-            all(map(str.isprintable, text))
-            and all(map(str.strip, text))
-            and max(map(len, text), default=0) <= MAX_NAME_LENGTH
-        ):
-            return np.zeros(len(values), dtype=bool)
+    if types <= allowed and valid_names([v for v in values if type(v) is str]):
+        return np.zeros(len(values), dtype=bool)
     return np.array(
         [
             not (type(v) is str and v.isprintable() and v.strip() and len(v) <= MAX_NAME_LENGTH)
@@ -167,7 +172,7 @@ def _bad_file_lists(values: list[Any]) -> np.ndarray:
     return np.array([not (type(v) in (list, tuple) and all(type(x) is str for x in v)) for v in values])
 
 
-def _inconsistent(numeric: Mapping[str, np.ndarray]) -> np.ndarray:
+def inconsistent(numeric: Mapping[str, np.ndarray]) -> np.ndarray:
     """Rows breaking a rule across fields: correctness above 1, tests_passed without tests_total
     (or the other way), more tests passed than run."""
     passed, total, correctness = numeric["tests_passed"], numeric["tests_total"], numeric["correctness"]

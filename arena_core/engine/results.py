@@ -18,6 +18,8 @@ from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
 from arena_core.model.serde import to_dict
 
+_PASSED = STATUSES.index("passed")
+
 
 @frozen(eq=False)
 class EvaluationBatch(Sequence[Evaluation]):
@@ -96,6 +98,52 @@ class EvaluationBatch(Sequence[Evaluation]):
         out.update({"overall_ranking": self.ranks, "percentile": self.percentiles, "provisional": self.provisional})
         return out
 
+    def table(self) -> dict[str, Any]:
+        """Flat columns, one value per evaluation, for a table (Arrow, Parquet, a data frame):
+        the CSV writer's columns, in its order, then each composite part as
+        ``metric_scores.PART``. Scores left out are NaN; ``filled`` is ``SLOT=POLICY;...``."""
+        codes = self.task_codes
+        filled = np.full(self.size, "", dtype=object)
+        for slot, policy, mask in self.filled:
+            filled[mask] = filled[mask] + np.where(filled[mask] == "", "", ";") + f"{slot}={policy}"
+        out: dict[str, Any] = {
+            "submission_id": list(self.ids),
+            "task_id": list(self.task_ids),
+            "tool": list(self.tools),
+            "model": list(self.models),
+            "overall_score": self.overall,
+        }
+        out.update({f"{d}_score": self.scores[d] for d in self.dimensions()})
+        out.update(
+            {
+                "unadjusted_overall_score": self.unadjusted,
+                "overall_ranking": self.ranks,
+                "percentile": self.percentiles,
+                "provisional": self.provisional,
+                "weight_profile": np.array([p.name for p in self.profiles], dtype=object)[codes].tolist(),
+                "difficulty": np.array([a and a.name for a in self.adjusters], dtype=object)[codes].tolist(),
+                "filled": filled.tolist(),
+            }
+        )
+        out.update({f"metric_scores.{p}": v for p, v in self.parts.items()})
+        return out
+
+    def to_arrow(self) -> Any:
+        """The evaluations as a ``pyarrow.Table`` of :meth:`table`'s columns (needs pyarrow)."""
+        import pyarrow
+
+        return pyarrow.table(self.table())
+
+    def to_pandas(self) -> Any:
+        """The evaluations as a pandas ``DataFrame``, by way of Arrow (needs pyarrow and pandas)."""
+        return self.to_arrow().to_pandas()
+
+    def to_polars(self) -> Any:
+        """The evaluations as a polars ``DataFrame``, by way of Arrow (needs pyarrow and polars)."""
+        import polars
+
+        return polars.from_arrow(self.to_arrow())
+
     def dimensions(self) -> list[str]:
         """The dimensions scored, in the order they first appear going through the evaluations
         (as a writer listing every evaluation's ``scores`` would meet them)."""
@@ -108,31 +156,28 @@ class EvaluationBatch(Sequence[Evaluation]):
                 first.append((row, order.index(dimension), dimension))
         return [d for _, _, d in sorted(first)]
 
-    def records(self, *, provenance: bool = True) -> Iterator[dict[str, Any]]:
+    def records(self, *, provenance: bool = True, block: int = 65_536) -> Iterator[dict[str, Any]]:
         """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built
         from the arrays without an :class:`Evaluation` per submission (for writing files).
 
         :param provenance: include ``provenance`` (the same for every record; a writer that
             encodes it once and appends it to each line passes ``False``).
+        :param block: rows prepared at a time: what is held beside the arrays is one block's
+            Python values, not the whole result's.
         """
-        overall, unadjusted = self.overall.tolist(), self.unadjusted.tolist()
-        ranks, percentiles, provisional = self.ranks.tolist(), self.percentiles.tolist(), self.provisional.tolist()
-        codes = self.task_codes.tolist()
-        criteria = self._criteria_records()
         filled: dict[int, dict[str, str]] = {}
         for slot, policy, mask in self.filled:
             for row in np.flatnonzero(mask).tolist():
                 filled.setdefault(row, {})[slot] = policy
         shared = to_dict(self.provenance) if provenance and self.provenance is not None else None
-        # One row list of every dimension's scores; per profile, which of them are its own and, per
-        # row, whether it has them all (then its breakdown is the profile's own; a row missing some
-        # is rare and done by hand). Profiles repeat across tasks, so each is prepared once.
+        # Per profile, which of all the dimensions are its own and, per row, whether it has them
+        # all (then its breakdown is the profile's own; a row missing some is rare and done by
+        # hand). Profiles repeat across tasks, so each is prepared once.
         all_dims = list(self.scores)
         matrix = np.column_stack([self.scores[d] for d in all_dims]) if all_dims else np.empty((self.size, 0))
-        score_rows = matrix.tolist()
         prepared: dict[str, tuple[Any, ...]] = {}
         by_profile: list[tuple[Any, ...] | None] = []
-        used = set(codes)
+        used = set(np.unique(self.task_codes).tolist())
         for code, profile in enumerate(self.profiles):
             if code not in used:  # a task of the result without rows: its profile may lack dimensions
                 by_profile.append(None)
@@ -140,87 +185,94 @@ class EvaluationBatch(Sequence[Evaluation]):
             if profile.name not in prepared:
                 dims = list(profile.weights)
                 where = [all_dims.index(d) for d in dims]
-                complete = _measured_rows(matrix[:, where])
+                complete = ~np.isnan(matrix[:, where]).any(axis=1)
                 breakdown = {f"{d}_weight": w for d, w in profile.weights.items()}
                 own = None if where == list(range(len(all_dims))) else where
                 prepared[profile.name] = (profile, dims, [f"{d}_score" for d in dims], own, complete, breakdown)
             by_profile.append(prepared[profile.name])
         part_names = list(self.parts)
         part_matrix = np.column_stack([self.parts[p] for p in part_names]) if part_names else np.empty((self.size, 0))
-        part_complete = _measured_rows(part_matrix)
-        part_rows = part_matrix.tolist()
+        part_complete = np.asarray(~np.isnan(part_matrix).any(axis=1))
         difficulties = [a.name if a is not None else None for a in self.adjusters]
-        ids, task_ids, tools, models = self.ids, self.task_ids, self.tools, self.models
-        for i in range(self.size):
-            code = codes[i]
-            profile, dims, names, own, complete, breakdown = by_profile[code]
-            record: dict[str, Any] = {
-                "submission_id": str(ids[i]),
-                "task_id": str(task_ids[i]),
-                "overall_score": overall[i],
-            }
-            values = score_rows[i] if own is None else [score_rows[i][j] for j in own]
-            if complete[i]:
-                record.update(zip(names, values, strict=True))
-                record["breakdown"] = dict(breakdown)
-            else:
-                present = [d for d, v in zip(dims, values, strict=True) if v == v]  # not NaN
-                record.update((f"{d}_score", v) for d, v in zip(dims, values, strict=True) if v == v)
-                record["breakdown"] = {f"{d}_weight": w for d, w in _kept_weights(profile, present).items()}
-            record["weight_profile"] = profile.name
-            record["difficulty"] = difficulties[code]
-            record["unadjusted_overall_score"] = unadjusted[i]
-            parts = part_rows[i]
-            record["metric_scores"] = (
-                dict(zip(part_names, parts, strict=True))
-                if part_complete[i]
-                else {p: v for p, v in zip(part_names, parts, strict=True) if v == v}
-            )
-            record["criteria"] = criteria[i]
-            record["evaluated_at"] = self.evaluated_at
-            if tools[i] is not None:
-                record["tool"] = tools[i]
-            if models[i] is not None:
-                record["model"] = models[i]
-            record["overall_ranking"] = ranks[i]
-            record["percentile"] = percentiles[i]
-            if provisional[i]:
-                record["provisional"] = True
-            if i in filled:
-                record["filled"] = filled[i]
-            if shared is not None:
-                record["provenance"] = shared
-            yield record
-
-    def _criteria_records(self) -> list[list[dict[str, Any]]]:
-        """Per row, its criteria's verdicts as :func:`~arena_core.model.serde.to_dict` gives them."""
-        criteria: list[list[dict[str, Any]]] = [[] for _ in range(self.size)]
-        for rows, verdicts in self.criteria.values():
-            for criterion, column in verdicts:
-                status, credit = column.status.tolist(), column.credit.tolist()
-                # Every passing verdict of a criterion reads the same: one shared (read-only) dict.
-                passed = {
-                    "type": criterion.type,
-                    "status": "passed",
-                    "credit": 1.0,
-                    "weight": criterion.weight,
-                    "reason": "",
+        for start in range(0, self.size, block):
+            stop = min(start + block, self.size)
+            overall, unadjusted = self.overall[start:stop].tolist(), self.unadjusted[start:stop].tolist()
+            ranks, percentiles = self.ranks[start:stop].tolist(), self.percentiles[start:stop].tolist()
+            provisional, codes = self.provisional[start:stop].tolist(), self.task_codes[start:stop].tolist()
+            criteria = self._criteria_records(start, stop)
+            score_rows, part_rows = matrix[start:stop].tolist(), part_matrix[start:stop].tolist()
+            parts_whole = part_complete[start:stop].tolist()
+            ids, task_ids = self.ids[start:stop], self.task_ids[start:stop]
+            tools, models = self.tools[start:stop], self.models[start:stop]
+            for j in range(stop - start):
+                i = start + j
+                code = codes[j]
+                profile, dims, names, own, complete, breakdown = by_profile[code]
+                record: dict[str, Any] = {
+                    "submission_id": str(ids[j]),
+                    "task_id": str(task_ids[j]),
+                    "overall_score": overall[j],
                 }
-                for local, row in enumerate(rows.tolist()):
-                    verdict = STATUSES[status[local]]
-                    if verdict == "passed" and credit[local] == 1.0:
-                        criteria[row].append(passed)
-                        continue
-                    reason = "" if verdict == "passed" else column.reason(local)
-                    criteria[row].append(
-                        {
+                values = score_rows[j] if own is None else [score_rows[j][k] for k in own]
+                if complete[i]:
+                    record.update(zip(names, values, strict=True))
+                    record["breakdown"] = dict(breakdown)
+                else:
+                    present = [d for d, v in zip(dims, values, strict=True) if v == v]  # not NaN
+                    record.update((f"{d}_score", v) for d, v in zip(dims, values, strict=True) if v == v)
+                    record["breakdown"] = {f"{d}_weight": w for d, w in _kept_weights(profile, present).items()}
+                record["weight_profile"] = profile.name
+                record["difficulty"] = difficulties[code]
+                record["unadjusted_overall_score"] = unadjusted[j]
+                parts = part_rows[j]
+                record["metric_scores"] = (
+                    dict(zip(part_names, parts, strict=True))
+                    if parts_whole[j]
+                    else {p: v for p, v in zip(part_names, parts, strict=True) if v == v}
+                )
+                record["criteria"] = criteria[j]
+                record["evaluated_at"] = self.evaluated_at
+                if tools[j] is not None:
+                    record["tool"] = tools[j]
+                if models[j] is not None:
+                    record["model"] = models[j]
+                record["overall_ranking"] = ranks[j]
+                record["percentile"] = percentiles[j]
+                if provisional[j]:
+                    record["provisional"] = True
+                if i in filled:
+                    record["filled"] = filled[i]
+                if shared is not None:
+                    record["provenance"] = shared
+                yield record
+
+    def _criteria_records(self, start: int, stop: int) -> list[list[dict[str, Any]]]:
+        """Per row of ``start:stop``, its criteria's verdicts as
+        :func:`~arena_core.model.serde.to_dict` gives them. Equal verdicts of a criterion share
+        one (read-only) dict: most rows of a task read alike."""
+        criteria: list[list[dict[str, Any]]] = [[] for _ in range(stop - start)]
+        for rows, verdicts in self.criteria.values():
+            low, high = np.searchsorted(rows, [start, stop])
+            if low == high:
+                continue
+            positions = (rows[low:high] - start).tolist()
+            for criterion, column in verdicts:
+                status, credit = column.status[low:high].tolist(), column.credit[low:high].tolist()
+                seen: dict[tuple[int, float, str], dict[str, Any]] = {}
+                for local, row in enumerate(positions):
+                    verdict = status[local]
+                    reason = "" if verdict == _PASSED else column.reason(low + local)
+                    key = (verdict, credit[local], reason)
+                    shown = seen.get(key)
+                    if shown is None:
+                        shown = seen[key] = {
                             "type": criterion.type,
-                            "status": verdict,
+                            "status": STATUSES[verdict],
                             "credit": credit[local],
                             "weight": criterion.weight,
                             "reason": reason,
                         }
-                    )
+                    criteria[row].append(shown)
         return criteria
 
     def _build(self, i: int) -> Evaluation:
@@ -282,9 +334,3 @@ def _verdict(criterion: SuccessCriterion, column: CheckColumn, row: int) -> Crit
     status = STATUSES[int(column.status[row])]
     reason = "" if status == "passed" else column.reason(row)
     return CriterionResult(criterion.type, status, float(column.credit[row]), criterion.weight, reason)  # type: ignore[arg-type]
-
-
-def _measured_rows(matrix: np.ndarray) -> list[bool]:
-    """Per row of ``matrix``, whether none of its values is NaN."""
-    measured: list[bool] = (~np.isnan(matrix).any(axis=1)).tolist()
-    return measured

@@ -17,6 +17,7 @@ import attrs
 import orjson
 
 from arena_core.io.decoding import InputError, decode_line, loads, open_binary, read_lines, read_text
+from arena_core.io.tables import records_of_parquet
 from arena_core.model.errors import ValidationError, closest
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
@@ -117,6 +118,16 @@ def _csv_value(column: str, text: str) -> Any:
             return text  # reported by the model as "expected a number"
 
 
+def _records_of(path: Path) -> Iterator[tuple[str, Any]]:
+    """(location, record) of a CSV, Parquet or JSON file."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return _csv_records(path)
+    if suffix == ".parquet":
+        return ((f"{path}: record {row}", r) for row, r in enumerate(records_of_parquet(path), start=1))
+    return _json_records(path)
+
+
 def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
     """CSV: a header of submission fields (``meta.KEY`` columns go under ``meta``);
     an empty cell is a missing value; lists are ``;``-separated."""
@@ -174,7 +185,7 @@ def iter_submissions(path: str | Path, structurer: Structurer = _submission) -> 
     :raises InputError: one line per bad record, each naming ``FILE:LINE``, the record and the field.
     """
     path = Path(path)
-    records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
+    records = _records_of(path)
     problems = Problems()
     first_seen: dict[str, str] = {}
     for where, record in records:
@@ -280,9 +291,8 @@ def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
     if _is_json_lines(located.path):
         _read_json_lines(located, task_id)
         return located
-    in_csv = located.path.suffix.lower() == ".csv"
-    located.in_array = not in_csv  # what is neither JSON Lines nor CSV is a JSON array
-    source = _csv_records(located.path) if in_csv else _json_records(located.path)
+    located.in_array = located.path.suffix.lower() != ".csv"  # a JSON array or Parquet: "record N"
+    source = _records_of(located.path)
     for where, record in source:
         try:
             record = _decoded(record)
@@ -299,7 +309,7 @@ def read_records(path: str | Path, *, task_id: str | None = None) -> Located:
 def _is_json_lines(path: Path) -> bool:
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return True
-    if path.suffix.lower() == ".csv":
+    if path.suffix.lower() in (".csv", ".parquet"):
         return False
     with open_binary(path) as fh:
         return not fh.read(4096).lstrip().startswith(b"[")

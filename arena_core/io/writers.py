@@ -11,12 +11,13 @@ from typing import IO, Any
 import orjson
 
 from arena_core.io.table import render
+from arena_core.io.tables import write_parquet
 from arena_core.model.records import Evaluation
 from arena_core.model.serde import to_dict
 
 __all__ = ["FORMATS", "write_evaluations"]
 
-FORMATS = ("jsonl", "json", "csv", "table")
+FORMATS = ("jsonl", "json", "csv", "parquet", "table")
 
 
 def _dimensions(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -73,6 +74,9 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
     ``EvaluationBatch``: ``records()``, ``dimensions()``) is written from those, without an
     evaluation object per submission; the bytes written are the same.
     """
+    if fmt == "parquet":
+        _write_parquet(evaluations, out)
+        return
     as_records = getattr(evaluations, "records", None)
     if fmt == "jsonl" and as_records is not None:
         _write_json_lines(as_records(provenance=False), getattr(evaluations, "provenance", None), out)
@@ -114,6 +118,21 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
         render(["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dimensions), "Pctl"], rows)
         + "\n"
     )
+
+
+def _write_parquet(evaluations: Sequence[Evaluation], out: IO[str]) -> None:
+    """Parquet: an ``EvaluationBatch``'s flat columns (``table()``), or, for evaluations made one
+    at a time, the CSV writer's columns built from their records."""
+    table = getattr(evaluations, "table", None)
+    if table is not None:
+        columns = table()
+    else:
+        records = [to_dict(ev) for ev in evaluations]
+        dimensions = _dimensions(records)
+        rows = [_row(r, dimensions) for r in records]
+        columns = {name: [row[k] for row in rows] for k, name in enumerate(_header(dimensions))}
+    out.flush()
+    write_parquet(columns, out.buffer)  # type: ignore[attr-defined]
 
 
 def _write_json_lines(records: Iterable[Mapping[str, Any]], provenance: Any, out: IO[str]) -> None:

@@ -53,7 +53,7 @@ def aggregate(arena: Arena, evaluations: Sequence[Evaluation], by: str) -> list[
     if isinstance(evaluations, EvaluationBatch):
         table = evaluations.columns()
         overall = np.asarray(table["overall_score"], dtype=float)
-        codes, names = factorize(_names(*(table[key] for key in by.split(","))))
+        codes, names = _grouped(*(table[key] for key in by.split(",")))
         dimensions = evaluations.dimensions()
         for code, rows in split_by_code(codes):
             means = {}
@@ -77,6 +77,26 @@ def aggregate(arena: Arena, evaluations: Sequence[Evaluation], by: str) -> list[
 def _names(*columns: Sequence[str | None]) -> list[str]:
     """Group names: each value (``(unknown)`` when absent), pairs joined with `` / ``."""
     return [" / ".join(value or "(unknown)" for value in row) for row in zip(*columns, strict=True)]
+
+
+def _grouped(*columns: Sequence[str | None]) -> tuple[np.ndarray, list[str]]:
+    """(group code per row, group names) as :func:`_names` would name the rows, factorizing each
+    column first: a million rows hold a handful of tools and models, named once each."""
+    codes = np.zeros(len(columns[0]), dtype=np.int64)
+    distinct_values: list[list[str | None]] = []
+    for column in columns:
+        column_codes, distinct = factorize(column)
+        codes = codes * len(distinct) + column_codes
+        distinct_values.append(distinct)
+    codes, combined = factorize(codes.tolist())
+    keys = []
+    for code in combined:
+        parts = []
+        for distinct in reversed(distinct_values):
+            code, index = divmod(code, len(distinct))
+            parts.append(distinct[index])
+        keys.append(parts[::-1])
+    return codes, _names(*zip(*keys, strict=True)) if keys else []
 
 
 def _mean(values: list[float]) -> float:

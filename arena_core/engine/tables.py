@@ -1,0 +1,138 @@
+"""Arrow tables (and the frames that speak Arrow: pandas, polars) to columns, with the records'
+validation done on whole columns.
+
+A table is taken only when every value passes what a record must pass (the same bounds, names,
+types and cross-field rules as :mod:`arena_core.engine.records`); anything a table cannot say
+exactly (a null that could be an absent field or an explicit ``null``, a type that is not a
+number) makes :func:`columns_from_table` return ``None``, and the caller reads the rows as
+records, which words the error for the row at fault.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from arena_core.engine.columns import NUMERIC_FIELDS, Columns, bad_figures
+from arena_core.engine.records import KNOWN_FIELDS, inconsistent, valid_names
+
+__all__ = ["columns_from_table", "table_of"]
+
+_NAMES = ("id", "task_id", "tool", "model")
+
+
+def table_of(data: Any) -> Any | None:
+    """``data`` as a ``pyarrow.Table`` when it is one, or a frame or stream that exports Arrow
+    (pandas and polars frames, anything with ``__arrow_c_stream__``); else ``None``."""
+    try:
+        import pyarrow
+    except ImportError:
+        return None
+    if isinstance(data, pyarrow.Table):
+        return data
+    if hasattr(data, "__arrow_c_stream__") or type(data).__module__.startswith("pandas"):
+        return pyarrow.table(data)
+    return None
+
+
+def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
+    """The table's rows as :class:`Columns`, or ``None`` when a row must be read as a record (to
+    be refused with its own error, or because a null cannot say whether a field was absent)."""
+    import pyarrow
+    import pyarrow.compute as pc
+
+    names = set(table.column_names)
+    if {"workspace", "workspace_ref"} & names or (strict and not names <= KNOWN_FIELDS) or "id" not in names:
+        return None
+    n = table.num_rows
+    text: dict[str, Any] = {}
+    for name in _NAMES:
+        if name not in names:
+            text[name] = [None] * n
+            continue
+        column = table[name]
+        if pyarrow.types.is_null(column.type) and name != "id":
+            text[name] = [None] * n
+            continue
+        if not pyarrow.types.is_string(column.type) and not pyarrow.types.is_large_string(column.type):
+            return None
+        if name == "id" and column.null_count:
+            return None
+        encoded = pc.dictionary_encode(column).combine_chunks()
+        distinct = encoded.dictionary.to_pylist()
+        if not valid_names(distinct):
+            return None
+        lookup = np.array([*distinct, None], dtype=object)
+        codes = encoded.indices.fill_null(len(distinct)).to_numpy()
+        text[name] = lookup[codes].tolist()
+    numeric: dict[str, np.ndarray] = {}
+    for name in NUMERIC_FIELDS:
+        if name not in names:
+            continue
+        column = table[name]
+        kind = column.type
+        if pyarrow.types.is_null(kind):
+            continue
+        if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
+            return None
+        if name == "iterations" and column.null_count:  # absent takes 1, an explicit null is refused
+            return None
+        values = column.to_numpy().astype(float)
+        if pyarrow.types.is_floating(kind) and int(np.isnan(values).sum()) != column.null_count:
+            return None  # a NaN given as such
+        if bad_figures(values, name).any():
+            return None
+        numeric[name] = values
+    if inconsistent({f: numeric.get(f, np.full(n, np.nan)) for f in NUMERIC_FIELDS}).any():
+        return None
+    success = None
+    if "success" in names:
+        column = table["success"]
+        if not pyarrow.types.is_boolean(column.type) or column.null_count:
+            return None
+        success = column.to_numpy()
+    files = None
+    if "files_created" in names:
+        files = _file_lists(table["files_created"])
+        if files is None:
+            return None
+    if "meta" in names and not (
+        pyarrow.types.is_struct(table["meta"].type) or pyarrow.types.is_map(table["meta"].type)
+    ):
+        return None
+    return Columns(
+        text["id"],
+        text["task_id"],
+        numeric,
+        tools=text["tool"],
+        models=text["model"],
+        success=success,
+        files_created=files,
+    )
+
+
+def _file_lists(column: Any) -> list[tuple[str, ...]] | None:
+    """Each row's ``files_created`` as a tuple (the distinct lists built once), or ``None`` when a
+    row holds anything but a list of strings."""
+    import pyarrow
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if column.null_count or not (pyarrow.types.is_list(kind) or pyarrow.types.is_large_list(kind)):
+        return None
+    if not pyarrow.types.is_string(kind.value_type) and not pyarrow.types.is_null(kind.value_type):
+        return None
+    if pyarrow.types.is_string(kind.value_type):
+        flat = pc.list_flatten(column)
+        if flat.null_count or pc.any(pc.match_substring(flat, "\x00")).as_py():
+            return None
+    joined = pc.binary_join(column.cast(pyarrow.list_(pyarrow.string())), "\x00")
+    encoded = pc.dictionary_encode(joined).combine_chunks()
+    lengths = pc.list_value_length(column).to_numpy()
+    distinct = [tuple(s.split("\x00")) if s else () for s in encoded.dictionary.to_pylist()]
+    codes = encoded.indices.to_numpy()
+    lists = [distinct[c] for c in codes.tolist()]
+    if ((lengths == 1) & (np.array([len(x) for x in distinct])[codes] == 0)).any():
+        return None  # a list holding one empty string reads as an empty list here: let the records say
+    return lists

@@ -1,0 +1,161 @@
+"""Columnar files and frames: JSON Lines read by pyarrow, Parquet in and out, pandas/polars/Arrow
+frames in and out; each gives exactly what the record path gives, and a bad row is still
+reported with its own error."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from arena_core import Arena, ValidationError
+from arena_core.cli import main
+from arena_core.engine.tables import columns_from_table
+from arena_core.examples.synthetic import generate_arena
+
+TASKS, SUBS = generate_arena(tasks=6, submissions_per_task=20, seed=9)
+TASK_MAP = {t["id"]: t for t in TASKS}
+STAMP = "2026-01-01T00:00:00+00:00"
+
+
+def _holey(subs: list[dict]) -> list[dict]:
+    """Real telemetry has holes: every third run lacks tokens, every fifth its cost and tool."""
+    out = []
+    for i, s in enumerate(subs):
+        s = dict(s)
+        s.pop("meta", None)
+        if i % 3 == 0:
+            s.pop("total_tokens", None)
+        if i % 5 == 0:
+            s.pop("estimated_cost", None)
+            s.pop("tool", None)
+        out.append(s)
+    return out
+
+
+RUNS = _holey(SUBS)
+
+
+def _table(rows: list[dict]) -> pa.Table:
+    """Rows as a table with a column for every key any row has (``from_pylist`` would take the
+    first row's keys only); a key a row lacks is null there."""
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return pa.table({k: [r.get(k) for r in rows] for k in keys})
+
+
+def _reweighting() -> Arena:
+    from arena_core.config.settings import ScoringConfig
+
+    return Arena(ScoringConfig(missing={"total_tokens": "reweight", "estimated_cost": "reweight"}), autoload=False)
+
+
+def _same(a, b) -> None:
+    assert [json.dumps(r, sort_keys=True) for r in a.records()] == [json.dumps(r, sort_keys=True) for r in b.records()]
+
+
+@pytest.mark.parametrize("frame", ["arrow", "pandas", "polars"])
+def test_a_frame_scores_as_its_records_do(frame: str) -> None:
+    arena = _reweighting()
+    table = _table(RUNS)
+    data = {"arrow": table, "pandas": table.to_pandas(), "polars": pl.from_arrow(table)}[frame]
+    expected = arena.evaluate_many(RUNS, TASK_MAP, evaluated_at=STAMP)
+    got = arena.evaluate_many(data, TASK_MAP, evaluated_at=STAMP)
+    assert got.path == "batch"
+    _same(got, expected)
+
+
+def test_a_table_columns_are_refused_only_where_a_record_would_be() -> None:
+    arena = _reweighting()
+    table = _table(RUNS)
+    assert columns_from_table(table) is not None
+    bad = [dict(r) for r in RUNS]
+    bad[7]["execution_time"] = -3.0
+    with pytest.raises(ValidationError) as caught:
+        arena.evaluate_many(_table(bad), TASK_MAP)
+    assert caught.value.field == "execution_time" and bad[7]["id"] in caught.value.record
+    nulls = [dict(r) for r in RUNS]
+    nulls[3]["iterations"] = None  # a null iterations is absent in a table: the default, not an error
+    result = arena.evaluate_many(_table(nulls), TASK_MAP, evaluated_at=STAMP)
+    absent = [dict(r) for r in RUNS]
+    del absent[3]["iterations"]
+    _same(result, arena.evaluate_many(absent, TASK_MAP, evaluated_at=STAMP))
+
+
+def test_batch_to_arrow_pandas_and_polars_hold_the_numbers_of_the_evaluations() -> None:
+    result = _reweighting().evaluate_many(RUNS, TASK_MAP, evaluated_at=STAMP)
+    table = result.to_arrow()
+    assert table.num_rows == len(RUNS)
+    evaluations = list(result)
+    assert table["overall_score"].to_pylist() == [e.overall_score for e in evaluations]
+    assert table["overall_ranking"].to_pylist() == [e.overall_ranking for e in evaluations]
+    tokens = table["metric_scores.token_efficiency"].to_pylist()
+    for ev, value in zip(evaluations, tokens, strict=True):
+        expected = ev.metric_scores.get("token_efficiency")
+        assert (value is None or math.isnan(value)) if expected is None else value == expected
+    filled = table["filled"].to_pylist()
+    assert filled[0] == "token_efficiency=reweight;cost=reweight"  # run 0 lacks tokens and cost
+    assert filled[1] == ""  # run 1 measured everything
+    frame = result.to_pandas()
+    assert list(frame["submission_id"]) == [e.submission_id for e in evaluations]
+    polars_frame = result.to_polars()
+    cost = polars_frame["cost_score"].to_list()
+    assert [None if math.isnan(v) else v for v in cost] == [e.scores.get("cost") for e in evaluations]
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def test_parquet_in_and_out_and_pyarrow_jsonl_give_what_the_record_reader_gives(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(TASKS))
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in SUBS))
+    array = tmp_path / "runs.json"  # a JSON array: always read record by record
+    array.write_text(json.dumps(SUBS))
+    parquet = tmp_path / "runs.parquet"
+    pq.write_table(_table([{k: v for k, v in r.items() if k != "meta"} for r in SUBS]), parquet)
+    outputs = {}
+    for source in (runs, array, parquet):
+        out = tmp_path / f"{source.stem}{source.suffix}.csv"
+        code, printed = _cli("score", str(source), "--tasks", str(tasks), "--format", "csv", "-o", str(out))
+        assert code == 0, printed
+        outputs[source.suffix] = out.read_text()
+    assert outputs[".jsonl"] == outputs[".json"] == outputs[".parquet"]
+    scores = tmp_path / "scores.parquet"
+    code, printed = _cli("score", str(runs), "--tasks", str(tasks), "--format", "parquet", "-o", str(scores))
+    assert code == 0, printed
+    written = pq.read_table(scores)
+    csv_rows = pd.read_csv(tmp_path / "runs.jsonl.csv")
+    assert written.num_rows == len(SUBS)
+    assert written["submission_id"].to_pylist() == list(csv_rows["submission_id"])
+    assert written["overall_score"].to_pylist() == list(csv_rows["overall_score"])
+    code, printed = _cli("score", str(runs), "--tasks", str(tasks), "--format", "parquet")
+    assert code == 2 and "give -o FILE" in printed
+
+
+def test_a_bad_line_is_still_reported_with_its_line_when_pyarrow_reads_jsonl(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps(TASKS))
+    lines = [json.dumps(r) for r in SUBS]
+    bad = dict(SUBS[4])
+    bad["tool_calls"] = -2
+    lines[4] = json.dumps(bad)
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("\n".join(lines) + "\n")
+    code, printed = _cli("score", str(runs), "--tasks", str(tasks), "-o", str(tmp_path / "out.jsonl"))
+    assert code == 2
+    assert f"runs.jsonl:5: submission {bad['id']!r}: tool_calls" in printed
+    assert not (tmp_path / "out.jsonl").exists()
+    broken = tmp_path / "broken.parquet"
+    broken.write_bytes(b"PAR1 not really")
+    code, printed = _cli("score", str(broken), "--tasks", str(tasks))
+    assert code == 2 and "broken.parquet: not a readable Parquet file" in printed
