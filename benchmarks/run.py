@@ -13,7 +13,9 @@ Prints, each measured here and now (best of several repeats where a figure is a 
      spec's own ``calculate_overall_score`` on plain dicts (``tests/spec_reference.py``);
   4. ``evaluate_many`` from a list of dicts (what users hold), against the plain NumPy reference
      of ``benchmarks/reference.py`` started from the same dicts, each in a child process (time,
-     and peak memory above the dicts themselves), for 1,000 tasks and for tasks of 10 submissions.
+     and peak memory above the dicts themselves), for 1,000 tasks and for tasks of 10 submissions;
+  5-7. the command line on a JSON Lines file, ``compare``, and the pipeline's batch latency as
+     its store grows (``benchmarks/paths.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import paths
 
 STAMP = "2026-01-01T00:00:00+00:00"
 
@@ -168,7 +173,9 @@ def main() -> None:
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        if len(args.child) == 3:
+        if args.child[0] == "compare":
+            paths.child_compare(int(args.child[1]), int(args.child[2]), args.child[3])
+        elif len(args.child) == 3:
             child_dicts_run(int(args.child[0]), int(args.child[1]), args.child[2])
         else:
             child_full_run(int(args.child[0]), int(args.child[1]))
@@ -202,6 +209,9 @@ def main() -> None:
     )
     dicts_section(tasks, per_task)
     dicts_section(n // 10, 10)
+    paths.command_line(tasks, per_task)
+    paths.comparing(tasks, per_task)
+    paths.pipeline(*((5, 50, 5) if args.tiny else (20, 500, 50)))
 
 
 def dicts_section(tasks: int, per_task: int) -> None:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import random
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import arena_core.engine.many as arena_module
 from arena_core import Arena, ValidationError, hookimpl, to_dict
+from arena_core.io.writers import write_evaluations
 from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.ranking import annotate
 from arena_core.engine.results import EvaluationBatch
@@ -144,6 +147,16 @@ def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, co
     assert isinstance(batch, EvaluationBatch)
     assert [json.dumps(r) for r in batch.records()] == [json.dumps(to_dict(e)) for e in batch]
     assert batch.dimensions() == list(dict.fromkeys(d for e in batch for d in e.scores))
+    # The JSON Lines writer (shared parts encoded once) writes each evaluation's own bytes.
+    written = io.StringIO()
+    write_evaluations(batch, "jsonl", written)
+    assert written.getvalue().splitlines() == [orjson.dumps(to_dict(e)).decode() for e in batch]
+    # CSV from the batch's columns equals CSV from the evaluations one by one.
+    from_columns, from_objects = io.StringIO(), io.StringIO()
+    write_evaluations(batch, "csv", from_columns)
+    write_evaluations(list(batch), "csv", from_objects)
+    assert from_columns.getvalue() == from_objects.getvalue()
+
 
 
 def test_columns_give_the_same_evaluations_as_records(arena: Arena) -> None:

@@ -22,7 +22,13 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
         "2. batch path",
         "3. single Arena.evaluate",
         "4. evaluate_many from",
+        "5. the command line on a",
+        "6. compare of two profiles",
+        "7. the pipeline:",
     ):
         assert section in printed, printed
     assert len(re.findall(r"against the NumPy reference from the same dicts", printed)) == 2
     assert re.search(r"reference [\d.]+ s: [\d.]+x \(target <= 2x\)", printed)
+    assert len(re.findall(r"arena (score -o out.jsonl|leaderboard) +[\d.]+ s = +[\d.]+x the reference", printed)) == 2
+    assert re.search(r"= [\d.]+x one NumPy reference scoring", printed)
+    assert re.search(r"last three / first three \(medians\): [\d.]+x", printed)

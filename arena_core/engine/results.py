@@ -7,12 +7,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, overload
 
 import numpy as np
+import orjson
 from attrs import frozen
 
 from arena_core.engine.batch import (
     STATUSES,
     CheckColumn,
 )
+from arena_core.engine.columns import factorize
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
@@ -156,7 +158,9 @@ class EvaluationBatch(Sequence[Evaluation]):
                 first.append((row, order.index(dimension), dimension))
         return [d for _, _, d in sorted(first)]
 
-    def records(self, *, provenance: bool = True, block: int = 65_536) -> Iterator[dict[str, Any]]:
+    def records(
+        self, *, provenance: bool = True, block: int = 65_536, encoded: bool = False
+    ) -> Iterator[dict[str, Any]]:
         """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built
         from the arrays without an :class:`Evaluation` per submission (for writing files).
 
@@ -164,6 +168,8 @@ class EvaluationBatch(Sequence[Evaluation]):
             encodes it once and appends it to each line passes ``False``).
         :param block: rows prepared at a time: what is held beside the arrays is one block's
             Python values, not the whole result's.
+        :param encoded: for a writer that encodes with orjson: ``breakdown`` and ``criteria``,
+            which most rows share, are given as ``orjson.Fragment`` s (JSON encoded once).
         """
         filled: dict[int, dict[str, str]] = {}
         for slot, policy, mask in self.filled:
@@ -186,7 +192,9 @@ class EvaluationBatch(Sequence[Evaluation]):
                 dims = list(profile.weights)
                 where = [all_dims.index(d) for d in dims]
                 complete = ~np.isnan(matrix[:, where]).any(axis=1)
-                breakdown = {f"{d}_weight": w for d, w in profile.weights.items()}
+                breakdown: Any = {f"{d}_weight": w for d, w in profile.weights.items()}
+                if encoded:
+                    breakdown = orjson.Fragment(orjson.dumps(breakdown))
                 own = None if where == list(range(len(all_dims))) else where
                 prepared[profile.name] = (profile, dims, [f"{d}_score" for d in dims], own, complete, breakdown)
             by_profile.append(prepared[profile.name])
@@ -199,7 +207,7 @@ class EvaluationBatch(Sequence[Evaluation]):
             overall, unadjusted = self.overall[start:stop].tolist(), self.unadjusted[start:stop].tolist()
             ranks, percentiles = self.ranks[start:stop].tolist(), self.percentiles[start:stop].tolist()
             provisional, codes = self.provisional[start:stop].tolist(), self.task_codes[start:stop].tolist()
-            criteria = self._criteria_records(start, stop)
+            criteria = self._criteria_records(start, stop, encoded)
             score_rows, part_rows = matrix[start:stop].tolist(), part_matrix[start:stop].tolist()
             parts_whole = part_complete[start:stop].tolist()
             ids, task_ids = self.ids[start:stop], self.task_ids[start:stop]
@@ -216,7 +224,7 @@ class EvaluationBatch(Sequence[Evaluation]):
                 values = score_rows[j] if own is None else [score_rows[j][k] for k in own]
                 if complete[i]:
                     record.update(zip(names, values, strict=True))
-                    record["breakdown"] = dict(breakdown)
+                    record["breakdown"] = breakdown if encoded else dict(breakdown)
                 else:
                     present = [d for d, v in zip(dims, values, strict=True) if v == v]  # not NaN
                     record.update((f"{d}_score", v) for d, v in zip(dims, values, strict=True) if v == v)
@@ -246,34 +254,45 @@ class EvaluationBatch(Sequence[Evaluation]):
                     record["provenance"] = shared
                 yield record
 
-    def _criteria_records(self, start: int, stop: int) -> list[list[dict[str, Any]]]:
+    def _criteria_records(self, start: int, stop: int, encoded: bool = False) -> list[Any]:
         """Per row of ``start:stop``, its criteria's verdicts as
-        :func:`~arena_core.model.serde.to_dict` gives them. Equal verdicts of a criterion share
-        one (read-only) dict: most rows of a task read alike."""
-        criteria: list[list[dict[str, Any]]] = [[] for _ in range(stop - start)]
+        :func:`~arena_core.model.serde.to_dict` gives them. Within a task, each criterion's
+        distinct verdicts are built once, and so is each distinct list of them, shared (read-only)
+        by the rows that have it: most rows of a task read alike. ``encoded``: each list as an
+        ``orjson.Fragment`` of its JSON."""
+        out: list[Any] = [orjson.Fragment(b"[]") if encoded else [] for _ in range(stop - start)]
         for rows, verdicts in self.criteria.values():
-            low, high = np.searchsorted(rows, [start, stop])
+            low, high = (int(x) for x in np.searchsorted(rows, [start, stop]))
             if low == high:
                 continue
-            positions = (rows[low:high] - start).tolist()
+            per_criterion: list[list[int]] = []
+            built: list[list[dict[str, Any]]] = []
             for criterion, column in verdicts:
-                status, credit = column.status[low:high].tolist(), column.credit[low:high].tolist()
-                seen: dict[tuple[int, float, str], dict[str, Any]] = {}
-                for local, row in enumerate(positions):
-                    verdict = status[local]
-                    reason = "" if verdict == _PASSED else column.reason(low + local)
-                    key = (verdict, credit[local], reason)
-                    shown = seen.get(key)
-                    if shown is None:
-                        shown = seen[key] = {
+                status, credit = column.status[low:high], column.credit[low:high]
+                reasons = [""] * (high - low)
+                for local in np.flatnonzero(status != _PASSED).tolist():
+                    reasons[local] = column.reason(low + local)
+                codes, keys = factorize(list(zip(status.tolist(), credit.tolist(), reasons, strict=True)))
+                per_criterion.append(codes.tolist())
+                built.append(
+                    [
+                        {
                             "type": criterion.type,
                             "status": STATUSES[verdict],
-                            "credit": credit[local],
+                            "credit": value,
                             "weight": criterion.weight,
                             "reason": reason,
                         }
-                    criteria[row].append(shown)
-        return criteria
+                        for verdict, value, reason in keys
+                    ]
+                )
+            lists, distinct = factorize(list(zip(*per_criterion, strict=True)))  # each row's verdicts
+            shown: list[Any] = [[choices[k] for choices, k in zip(built, key, strict=True)] for key in distinct]
+            if encoded:
+                shown = [orjson.Fragment(orjson.dumps(verdicts)) for verdicts in shown]
+            for local, row in enumerate((rows[low:high] - start).tolist()):
+                out[row] = shown[lists[local]]
+        return out
 
     def _build(self, i: int) -> Evaluation:
         code = self.task_codes[i]

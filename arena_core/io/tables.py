@@ -56,6 +56,7 @@ def read_table(path: Path, *, task_id: str | None = None) -> Any | None:
 
         try:
             table = pyarrow.json.read_json(path)
+            table.validate(full=True)  # the reader lets bytes that are not UTF-8 into strings
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, OSError):
             return None
     if task_id is not None and "task_id" in table.column_names:
@@ -68,7 +69,9 @@ def read_table(path: Path, *, task_id: str | None = None) -> Any | None:
 def _read_parquet(path: Path) -> Any:
     parquet = _parquet_module()
     try:
-        return parquet.read_table(path)
+        table = parquet.read_table(path)
+        table.validate(full=True)  # strings that are not UTF-8 are refused here, not met later
+        return table
     except Exception as exc:  # pyarrow raises several kinds (ArrowInvalid, OSError, ...) for a bad file
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
 

@@ -49,6 +49,12 @@ def _row(record: Mapping[str, Any], dimensions: Sequence[str]) -> list[object]:
     ]
 
 
+def _cells(column: Any) -> list[Any]:
+    """A column's CSV cells: an absent value (``None``, or a NaN score) is an empty cell."""
+    values = column.tolist() if hasattr(column, "tolist") else list(column)
+    return ["" if v is None or v != v else v for v in values]
+
+
 def _header(dimensions: Sequence[str]) -> list[str]:
     return [
         "submission_id",
@@ -79,7 +85,7 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
         return
     as_records = getattr(evaluations, "records", None)
     if fmt == "jsonl" and as_records is not None:
-        _write_json_lines(as_records(provenance=False), getattr(evaluations, "provenance", None), out)
+        _write_json_lines(as_records(provenance=False, encoded=True), getattr(evaluations, "provenance", None), out)
         return
     records: Iterable[Mapping[str, Any]] = as_records() if as_records else (to_dict(ev) for ev in evaluations)
     if fmt == "jsonl":
@@ -99,7 +105,14 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
         dimensions = listing()
     if fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(_header(dimensions))
+        header = _header(dimensions)
+        writer.writerow(header)
+        table = getattr(evaluations, "table", None)
+        if table is not None:  # an EvaluationBatch: its columns, not a dict per evaluation
+            columns = table()
+            cells = [_cells(columns[name]) for name in header]
+            writer.writerows(zip(*cells, strict=True))
+            return
         writer.writerows(["" if v is None else v for v in _row(r, dimensions)] for r in records)
         return
     rows = [
