@@ -53,3 +53,30 @@ def test_identical_and_reversed_scorings() -> None:
     assert kendall_tau_b(scores, scores) == 1.0 == spearman_rho(scores, scores)
     assert kendall_tau_b(scores, [-s for s in scores]) == -1.0 == spearman_rho(scores, [-s for s in scores])
     assert math.isnan(kendall_tau_b([5.0, 5.0, 5.0], [1.0, 2.0, 3.0]))
+
+
+def test_the_grouped_forms_equal_the_statistics_of_each_group() -> None:
+    """``compare`` computes every task's tau-b and rho in one pass; each equals the statistic of
+    that task alone (ties, constant groups and single rows included)."""
+    import math
+
+    import numpy as np
+
+    from arena_core.stats.rankstats import (
+        kendall_tau_b,
+        kendall_tau_b_by_group,
+        spearman_rho,
+        spearman_rho_by_group,
+    )
+
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        n, count = int(rng.integers(1, 80)), int(rng.integers(1, 7))
+        groups = rng.integers(0, count, n)
+        a = np.round(rng.normal(size=n), 1)
+        b = a.copy() if trial % 4 == 0 else np.round(a + rng.normal(size=n), 1)
+        taus, rhos = kendall_tau_b_by_group(groups, count, a, b), spearman_rho_by_group(groups, count, a, b)
+        for g in range(count):
+            ix = np.flatnonzero(groups == g)
+            for grouped, alone in ((taus[g], kendall_tau_b(a[ix], b[ix])), (rhos[g], spearman_rho(a[ix], b[ix]))):
+                assert (math.isnan(grouped) and math.isnan(alone)) or abs(grouped - alone) < 1e-12, (trial, g)

@@ -128,8 +128,11 @@ def _bad_names(values: list[Any], *, required: bool) -> np.ndarray:
     """Rows whose value is not a valid name (``None``/absent allowed unless ``required``)."""
     types = set(map(type, values))
     allowed = {str} if required else {str, type(None), type(_ABSENT)}
-    if types <= allowed and valid_names([v for v in values if type(v) is str]):
-        return np.zeros(len(values), dtype=bool)
+    if types <= allowed:
+        # Tools, models and task ids repeat: their distinct values are checked, once each.
+        text = [v for v in values if type(v) is str] if required else [v for v in set(values) if type(v) is str]
+        if valid_names(text):
+            return np.zeros(len(values), dtype=bool)
     return np.array(
         [
             not (type(v) is str and v.isprintable() and v.strip() and len(v) <= MAX_NAME_LENGTH)

@@ -25,7 +25,7 @@ from arena_core.model.provenance import Provenance
 from arena_core.model.records import Evaluation
 from arena_core.model.serde import to_dict
 from arena_core.stats.deltas import GroupMeans, Side, SubmissionDeltas, top_k_ids
-from arena_core.stats.rankstats import kendall_tau_b, spearman_rho
+from arena_core.stats.rankstats import kendall_tau_b, kendall_tau_b_by_group, spearman_rho, spearman_rho_by_group
 
 __all__ = ["BOOTSTRAP_DRAWS", "Comparison", "compare_scorings"]
 
@@ -114,12 +114,14 @@ def compare_scorings(
     rows = SubmissionDeltas(side_a, side_b)
     ids = side_a.ids
     task_codes, task_ids = factorize(side_a.task_ids)
+    taus = kendall_tau_b_by_group(task_codes, len(task_ids), score_a, score_b).tolist()
+    rhos = spearman_rho_by_group(task_codes, len(task_ids), score_a, score_b).tolist()
     tasks_out = tuple(
         {
             "task_id": task_ids[code],
             "submissions": len(ix),
-            "kendall_tau_b": kendall_tau_b(score_a[ix], score_b[ix]),
-            "spearman_rho": spearman_rho(score_a[ix], score_b[ix]),
+            "kendall_tau_b": taus[code],
+            "spearman_rho": rhos[code],
             "top_k_overlap": _overlap(score_a[ix], score_b[ix], [ids[i] for i in ix.tolist()], top_k),
         }
         for code, ix in sorted(split_by_code(task_codes))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["average_ranks", "kendall_tau_b", "spearman_rho"]
+__all__ = ["average_ranks", "kendall_tau_b", "kendall_tau_b_by_group", "spearman_rho", "spearman_rho_by_group"]
 
 
 def average_ranks(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -41,24 +41,84 @@ def _pairs_in_runs(starts: np.ndarray) -> int:
 
 
 def _inversions(y: np.ndarray) -> int:
-    """Pairs i < j with y[i] > y[j], by bottom-up merging done level by level with NumPy."""
+    """Pairs i < j with y[i] > y[j]."""
+    return int(_inversions_by_group(y, np.zeros(len(y), dtype=np.int64), 1)[0])
+
+
+def _inversions_by_group(y: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
+    """Per group, pairs i < j of the same group with y[i] > y[j] (rows ordered by group), by
+    bottom-up merging done level by level with NumPy. Values are ranked with their group as
+    the major key, so a pair across groups never counts and each count is credited to the
+    group its values belong to."""
     n = len(y)
-    values = np.unique(y, return_inverse=True)[1].astype(np.int64)  # dense ranks 0..k-1
+    sizes = np.bincount(groups, minlength=count)
+    width_needed = 1 << max(int(sizes.max(initial=1)) - 1, 0).bit_length()
+    if count > 1 and count * width_needed <= 2 * n:
+        # Each group alone in an aligned slot of a power-of-two width, padded after its rows with
+        # values above all others (a pad never counts): merging stops at that width, not at n.
+        first = np.r_[0, np.cumsum(sizes)[:-1]]
+        slot = groups * width_needed + (np.arange(n) - first[groups])
+        padded = np.full(count * width_needed, np.inf)
+        padded[slot] = y
+        padded_groups = np.repeat(np.arange(count), width_needed)
+        return _merge_count(padded, padded_groups, count, width_needed)
+    return _merge_count(y, groups, count, n)
+
+
+def _merge_count(y: np.ndarray, groups: np.ndarray, count: int, widest: int) -> np.ndarray:
+    """The merging of :func:`_inversions_by_group`, up to blocks of ``widest`` rows (a pad is
+    the largest value and follows its group's rows, so it is never above a row to its right)."""
+    n = len(y)
+    order = np.lexsort((y, groups))
+    pair_start = np.r_[True, (groups[order][1:] != groups[order][:-1]) | (y[order][1:] != y[order][:-1])]
+    dense = np.cumsum(pair_start) - 1  # dense ranks of (group, y) in sorted order
+    values = np.empty(n, dtype=np.int64)
+    values[order] = dense
+    group_of = groups[order][pair_start]  # the group of each dense value
     span = n + 1
     index = np.arange(n)
-    total = 0
+    totals = np.zeros(count)
     width = 1
-    while width < n:
+    while width < min(n, widest):
         block = index // (2 * width)
         right = (index // width) % 2 == 1
         keys = block * span + values
         left_keys = keys[~right]  # sorted: blocks ascend and each half is sorted
         right_keys = keys[right]
         block_end = np.searchsorted(left_keys, block[right] * span + n, side="right")
-        total += int((block_end - np.searchsorted(left_keys, right_keys, side="right")).sum())
+        above = block_end - np.searchsorted(left_keys, right_keys, side="right")
+        totals += np.bincount(group_of[values[right]], weights=above, minlength=count)
         values = np.sort(keys) - block * span  # merge: each 2-width block now sorted
         width *= 2
-    return total
+    return totals.astype(np.int64)
+
+
+def kendall_tau_b_by_group(groups: np.ndarray, count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`kendall_tau_b` within each group (codes ``0..count-1``), all groups in one pass."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    order = np.lexsort((y, x, groups))
+    g, xs, ys = groups[order], x[order], y[order]
+    sizes = np.bincount(groups, minlength=count)
+    pairs = sizes * (sizes - 1) // 2
+    new_group = np.r_[True, g[1:] != g[:-1]]
+    new_x = new_group | np.r_[True, xs[1:] != xs[:-1]]
+    ties_x = _pairs_by_group(new_x, g, count)
+    ties_xy = _pairs_by_group(new_x | np.r_[True, ys[1:] != ys[:-1]], g, count)
+    by_y = np.lexsort((y, groups))
+    gy, sorted_y = groups[by_y], y[by_y]
+    ties_y = _pairs_by_group(np.r_[True, (gy[1:] != gy[:-1]) | (sorted_y[1:] != sorted_y[:-1])], gy, count)
+    discordant = _inversions_by_group(ys, g, count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denominator = np.sqrt(((pairs - ties_x) * (pairs - ties_y)).astype(float))
+        tau = (pairs - ties_x - ties_y + ties_xy - 2 * discordant) / denominator
+    return np.where((sizes < 2) | (denominator == 0), np.nan, np.clip(tau, -1.0, 1.0))
+
+
+def _pairs_by_group(starts: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray:
+    """Per group, pairs within runs (``starts`` marks where each run begins; rows ordered by group)."""
+    first = np.flatnonzero(starts)
+    lengths = np.diff(np.r_[first, len(starts)])
+    return np.bincount(groups[first], weights=lengths * (lengths - 1) // 2, minlength=count).astype(np.int64)
 
 
 def kendall_tau_b(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
@@ -79,6 +139,37 @@ def kendall_tau_b(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
         return math.nan
     concordant_minus_discordant = pairs - ties_x - ties_y + ties_xy - 2 * discordant
     return max(-1.0, min(1.0, concordant_minus_discordant / denominator))
+
+
+def spearman_rho_by_group(groups: np.ndarray, count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`spearman_rho` within each group (codes ``0..count-1``), all groups in one pass."""
+    ra, rb = _average_ranks_by_group(groups, count, a), _average_ranks_by_group(groups, count, b)
+    sizes = np.bincount(groups, minlength=count).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        da = ra - (np.bincount(groups, weights=ra, minlength=count) / sizes)[groups]
+        db = rb - (np.bincount(groups, weights=rb, minlength=count) / sizes)[groups]
+        denominator = np.sqrt(
+            np.bincount(groups, weights=da * da, minlength=count)
+            * np.bincount(groups, weights=db * db, minlength=count)
+        )
+        rho = np.bincount(groups, weights=da * db, minlength=count) / denominator
+    return np.where((sizes < 2) | (denominator == 0), np.nan, np.clip(rho, -1.0, 1.0))
+
+
+def _average_ranks_by_group(groups: np.ndarray, count: int, values: np.ndarray) -> np.ndarray:
+    """:func:`average_ranks` within each group."""
+    x = np.asarray(values, dtype=float)
+    order = np.lexsort((x, groups))
+    g, sorted_x = groups[order], x[order]
+    n = len(x)
+    starts = np.flatnonzero(np.r_[True, (g[1:] != g[:-1]) | (sorted_x[1:] != sorted_x[:-1])])
+    ends = np.r_[starts[1:], n]
+    group_start = np.searchsorted(g, np.arange(count))  # first sorted position of each group
+    offset = group_start[g[starts]]
+    mean_rank = (starts - offset + ends - offset + 1) / 2.0
+    ranks = np.empty(n)
+    ranks[order] = np.repeat(mean_rank, ends - starts)
+    return ranks
 
 
 def spearman_rho(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
