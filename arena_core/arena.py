@@ -11,6 +11,7 @@ from attrs import frozen
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine import many, ranking
 from arena_core.engine.baselines import compute_baseline, configured_default, default_baseline_for
+from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.results import EvaluationBatch
@@ -218,28 +219,29 @@ class Arena:
             :class:`Evaluation` on access and offers ``columns()``; the numbers are those of the
             per-record path.
         """
-        task_models = [structure(t, Task) for t in tasks.values()]
-        records: Sequence[Submission] | Columns | None
-        table = table_of(submissions)
-        if table is not None:  # Arrow, pandas, polars: columns when every row is valid, else records
-            records = columns_from_table(table, strict=self.config.strict)
-            if records is None:
-                rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
-                records = structure_each(rows, self.structure_submission)
-        elif isinstance(submissions, Columns):
-            records = submissions
-        elif isinstance(submissions, Mapping):
-            records = Columns.from_mapping(submissions)
-        else:
-            items = submissions if isinstance(submissions, Sequence) else list(submissions)
-            records = columns_from_records(items, self.structure_submission, strict=self.config.strict)
-            if records is None:  # models, or workspaces to check: the per-record path needs objects
-                records = structure_each(items, self.structure_submission)
-        given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
-        stamp = evaluated_at or datetime.now(UTC).isoformat()
-        result = many.evaluate_many(self.scorer, records, task_models, given, self.default_baseline, stamp)
-        if progress is not None:
-            progress(len(result))
+        with collector_paused():  # millions of acyclic records: see arena_core.engine.collector
+            task_models = [structure(t, Task) for t in tasks.values()]
+            records: Sequence[Submission] | Columns | None
+            table = table_of(submissions)
+            if table is not None:  # Arrow, pandas, polars: columns when every row is valid, else records
+                records = columns_from_table(table, strict=self.config.strict)
+                if records is None:
+                    rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+                    records = structure_each(rows, self.structure_submission)
+            elif isinstance(submissions, Columns):
+                records = submissions
+            elif isinstance(submissions, Mapping):
+                records = Columns.from_mapping(submissions)
+            else:
+                items = submissions if isinstance(submissions, Sequence) else list(submissions)
+                records = columns_from_records(items, self.structure_submission, strict=self.config.strict)
+                if records is None:  # models, or workspaces to check: the per-record path needs objects
+                    records = structure_each(items, self.structure_submission)
+            given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
+            stamp = evaluated_at or datetime.now(UTC).isoformat()
+            result = many.evaluate_many(self.scorer, records, task_models, given, self.default_baseline, stamp)
+            if progress is not None:
+                progress(len(result))
         return result
 
     async def process_batch(

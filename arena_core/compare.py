@@ -11,6 +11,7 @@ from typing import Any
 
 from arena_core.arena import Arena
 from arena_core.config.settings import ScoringConfig
+from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
 from arena_core.engine.records import columns_from_records
 from arena_core.model.records import Submission, Task
@@ -46,24 +47,25 @@ def compare(
     :param arena_options: passed to both :class:`~arena_core.arena.Arena` objects
         (``plugin_manager``, ``autoload``, ``blocked``).
     """
-    arena_a, arena_b = (Arena(config, profile=name, **arena_options) for name, config in (a, b))
-    items = submissions if isinstance(submissions, Sequence) else list(submissions)
-    # Read once for both scorings: into columns, or into models when the per-record path needs them.
-    records: Sequence[Submission] | Columns | None = columns_from_records(
-        items, arena_a.structure_submission, strict=arena_a.config.strict
-    )
-    if records is None:
-        records = structure_each(items, arena_a.structure_submission)
-    scorings = [
-        (name, arena.evaluate_many(records, tasks, evaluated_at=_STAMP), arena.provenance)
-        for (name, _), arena in ((a, arena_a), (b, arena_b))
-    ]
-    return compare_scorings(
-        scorings[0],
-        scorings[1],
-        top_k=top_k,
-        resamples=resamples,
-        confidence_level=confidence_level,
-        seed=seed,
-        movers=movers,
-    )
+    with collector_paused():  # millions of acyclic records: see arena_core.engine.collector
+        arena_a, arena_b = (Arena(config, profile=name, **arena_options) for name, config in (a, b))
+        items = submissions if isinstance(submissions, Sequence) else list(submissions)
+        # Read once for both scorings: into columns, or into models when the per-record path needs them.
+        records: Sequence[Submission] | Columns | None = columns_from_records(
+            items, arena_a.structure_submission, strict=arena_a.config.strict
+        )
+        if records is None:
+            records = structure_each(items, arena_a.structure_submission)
+        scorings = [
+            (name, arena.evaluate_many(records, tasks, evaluated_at=_STAMP), arena.provenance)
+            for (name, _), arena in ((a, arena_a), (b, arena_b))
+        ]
+        return compare_scorings(
+            scorings[0],
+            scorings[1],
+            top_k=top_k,
+            resamples=resamples,
+            confidence_level=confidence_level,
+            seed=seed,
+            movers=movers,
+        )

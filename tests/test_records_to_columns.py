@@ -102,3 +102,43 @@ def test_strict_mode_refuses_unknown_keys_as_the_model_does() -> None:
 def test_models_and_workspaces_take_the_per_record_path() -> None:
     assert columns_from_records([Submission(id="a", task_id="t")], _structure) is None
     assert columns_from_records([{"id": "a", "task_id": "t", "workspace": "/w"}], _structure) is None
+
+
+def test_scoring_pauses_the_cyclic_collector_and_restores_it() -> None:
+    """evaluate_many pauses the cyclic collector (millions of acyclic records) and leaves it as
+    it found it: on stays on, off (a host's choice) stays off, also when scoring fails."""
+    import gc
+
+    from arena_core import Arena, ValidationError
+    from arena_core.engine.collector import collector_paused
+    from arena_core.examples.synthetic import generate_arena
+
+    tasks, subs = generate_arena(tasks=2, submissions_per_task=6, seed=1)
+    task_map = {t["id"]: t for t in tasks}
+    arena = Arena(autoload=False)
+    seen = []
+    original = arena.structure_submission
+
+    def spy(record):
+        seen.append(gc.isenabled())
+        return original(record)
+
+    arena.structure_submission = spy  # called for a record the vectorised checks doubt
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with pytest.raises(ValidationError):
+            arena.evaluate_many([*subs[:-1], {**subs[-1], "tool_calls": -1}], task_map)
+        assert seen and seen[-1] is False  # paused while scoring
+        assert gc.isenabled()  # restored after the error
+        gc.disable()
+        arena.evaluate_many(subs, task_map)
+        assert not gc.isenabled()  # a host's choice is kept
+        gc.enable()
+        with collector_paused():
+            with collector_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
