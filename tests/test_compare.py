@@ -175,3 +175,29 @@ def test_scoring_commands_take_a_profile_and_record_it(workdir: Path) -> None:
     assert changed and all(a["speed_score"] == b["speed_score"] for a, b in zip(default, logged))
     board = arena("-p", "percentile", "leaderboard", "--example", cwd=workdir).stdout
     assert board != arena("leaderboard", "--example", cwd=workdir).stdout and "aider/diff" in board
+
+
+def test_tied_tasks_are_not_movers_and_undefined_agreement_sorts_last() -> None:
+    """A task where every run ties under both scorings says nothing about movement: its runs are
+    not listed as movers even when the shared score shifts, and its undefined tau-b sorts after
+    every measured task in the report."""
+    from arena_core.engine.results import EvaluationList
+    from arena_core.model.provenance import Provenance
+    from arena_core.model.records import Evaluation
+    from arena_core.report.comparison import render_text
+    from arena_core.stats.comparison import compare_scorings
+
+    def ev(sid: str, task: str, score: float, rank: int) -> Evaluation:
+        return Evaluation(submission_id=sid, task_id=task, overall_score=score, scores={"speed": score},
+                          weights={"speed": 1.0}, weight_profile="p", unadjusted_overall_score=score,
+                          evaluated_at="x", tool="t", overall_ranking=rank)
+
+    a = [ev("flat-1", "flat", 50.0, 1), ev("flat-2", "flat", 50.0, 1),
+         ev("real-1", "real", 80.0, 1), ev("real-2", "real", 60.0, 2), ev("real-3", "real", 40.0, 3)]
+    b = [ev("flat-1", "flat", 70.0, 1), ev("flat-2", "flat", 70.0, 1),
+         ev("real-1", "real", 61.0, 2), ev("real-2", "real", 79.0, 1), ev("real-3", "real", 40.0, 3)]
+    provenance = Provenance("p", "0", {}, {})
+    report = compare_scorings(("A", EvaluationList(a, "test"), provenance), ("B", EvaluationList(b, "test"), provenance))
+    assert [m["submission_id"] for m in report.largest_movers] == ["real-1", "real-2"]  # the flat task shifted 20, uniformly
+    tasks_section = render_text(report).split("Tasks (least agreement first)")[1]
+    assert tasks_section.index("real") < tasks_section.index("flat")

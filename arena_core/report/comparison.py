@@ -108,7 +108,12 @@ def _task_rows(c: Comparison) -> tuple[list[str], list[list[Any]]]:
     rows = [
         [t["task_id"], t["submissions"], _num(t["kendall_tau_b"]), _num(t["spearman_rho"]), _num(t["top_k_overlap"], 2)]
         for t in sorted(
-            c.tasks, key=lambda t: (-math.inf if math.isnan(t["kendall_tau_b"]) else t["kendall_tau_b"], t["task_id"])
+            c.tasks,  # tasks whose tau is undefined (every run tied) last
+            key=lambda t: (
+                math.isnan(t["kendall_tau_b"]),
+                0.0 if math.isnan(t["kendall_tau_b"]) else t["kendall_tau_b"],
+                t["task_id"],
+            ),
         )
     ]
     return headers, rows

@@ -142,7 +142,7 @@ def compare_scorings(
         interval_method=method,
         confidence_level=confidence_level,
         seed=seed,
-        largest_movers=rows.movers(movers),
+        largest_movers=rows.movers(movers, _all_tied(task_codes, len(task_ids), score_a, score_b)),
         resamples=resamples,
         provenance_a=a[2],
         provenance_b=b[2],
@@ -179,6 +179,18 @@ def _tools(side: Side, rows: SubmissionDeltas) -> tuple[dict[str, Any], ...]:
         for t, rank in zip(best_first, competition_ranks([t[f"mean_{side_name}"] for t in best_first]), strict=True):
             t[f"rank_{side_name}"] = rank
     return tuple(out)
+
+
+def _all_tied(codes: np.ndarray, count: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row, whether every run of its task has one score under A and one under B."""
+    tied = np.ones(count, dtype=bool)
+    for values in (a, b):
+        low = np.full(count, np.inf)
+        high = np.full(count, -np.inf)
+        np.minimum.at(low, codes, values)
+        np.maximum.at(high, codes, values)
+        tied &= low == high
+    return tied[codes]
 
 
 def _overlap(a: np.ndarray, b: np.ndarray, ids: Sequence[str], k: int) -> float:

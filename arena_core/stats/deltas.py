@@ -141,11 +141,16 @@ class SubmissionDeltas(Sequence[dict[str, Any]]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def movers(self, count: int) -> tuple[dict[str, Any], ...]:
+    def movers(self, count: int, tied_tasks: np.ndarray | None = None) -> tuple[dict[str, Any], ...]:
         """The ``count`` rows that moved most: largest rank change, then largest score change,
-        then by id; rows that did not move at all are not listed."""
+        then by id; rows that did not move at all are not listed, nor rows of ``tied_tasks``
+        (a mask of rows whose task ties every run under both scorings: nothing there moved
+        relative to anything)."""
         change, delta = np.abs(self._columns["rank_change"]), np.abs(self._columns["delta"])
-        moved = np.flatnonzero((change != 0) | (delta != 0))
+        moving = (change != 0) | (delta != 0)
+        if tied_tasks is not None:
+            moving &= ~tied_tasks
+        moved = np.flatnonzero(moving)
         if count <= 0 or len(moved) == 0:
             return ()
         order = moved[np.lexsort((-delta[moved], -change[moved]))]
