@@ -190,7 +190,8 @@ def _all_tied(codes: np.ndarray, count: int, a: np.ndarray, b: np.ndarray) -> np
         np.minimum.at(low, codes, values)
         np.maximum.at(high, codes, values)
         tied &= low == high
-    return tied[codes]
+    rows: np.ndarray = tied[codes]
+    return rows
 
 
 def _overlap(a: np.ndarray, b: np.ndarray, ids: Sequence[str], k: int) -> float:
