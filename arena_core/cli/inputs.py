@@ -214,11 +214,22 @@ def read_columns(
     :param task_id: keep only this task's submissions (it must be among the tasks).
     """
     name, paths = _importer_for(state, given)
-    if name is None and paths[0].suffix.lower() in TABLE_SUFFIXES:
-        fast = _read_table(state, given, paths[0], task_id)
-        if fast is not None:
-            return fast
-    located, tasks = _read(state, given, True, name, paths, task_id=task_id)
+    if name is not None or paths[0].suffix.lower() not in TABLE_SUFFIXES:
+        return _checked_columns(state, *_read(state, given, True, name, paths, task_id=task_id))
+    state.sources = Sources(paths[0], _task_path(given))
+    tasks = _tasks(state, given, None, {}, True)
+    _known(task_id, tasks)
+    columns = _table_columns(state, paths[0], task_id)
+    if columns is not None:
+        return columns, tasks
+    return _checked_columns(state, read_records(paths[0], task_id=task_id), tasks)
+
+
+def _checked_columns(
+    state: State, located: Located, tasks: dict[str, Task]
+) -> tuple[Columns | list[Submission], dict[str, Task]]:
+    """The records as columns (or objects, for the per-record path), every invalid record and
+    every id used twice reported with where it was read."""
     problems = located.problems
 
     def invalid(row: int, error: ValidationError) -> None:
@@ -245,21 +256,16 @@ def read_columns(
     return read, tasks
 
 
-def _read_table(
-    state: State, given: InputFiles, path: Path, task_id: str | None
-) -> tuple[Columns, dict[str, Task]] | None:
+def _table_columns(state: State, path: Path, task_id: str | None) -> Columns | None:
     """The file read by pyarrow straight into columns, when it is installed and every row is
     valid; ``None`` sends the file to the record reader (which reports the rows at fault)."""
-    state.sources = Sources(path, _task_path(given))
-    tasks = _tasks(state, given, None, {}, True)
-    _known(task_id, tasks)
     table = read_table(path, task_id=task_id)
     if table is None or table.num_rows == 0:
         return None
     columns = columns_from_table(table, strict=state.arena.config.strict)
     if columns is None or next(repeated_ids(columns.ids), None) is not None:
         return None
-    return columns, tasks
+    return columns
 
 
 class Sources:

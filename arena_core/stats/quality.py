@@ -6,7 +6,6 @@ the spec's code would crash (no submissions; a submission without a token count)
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -35,20 +34,7 @@ def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
     As in the spec, a missing execution time counts as 0 s (and so as "extremely fast").
     Submissions without a token count are left out of the median and of the token rule.
     """
-    tokens = [s.total_tokens for s in submissions if s.total_tokens is not None]
-    threshold = statistics.median(tokens) * 0.1 if tokens else None
-    outliers = []
-    for s in submissions:
-        flags = []
-        if threshold is not None and s.total_tokens is not None and s.total_tokens < threshold:
-            flags.append("extremely_efficient_tokens")
-        if (s.execution_time or 0) < 5:
-            flags.append("extremely_fast")
-        if s.tool_calls == 1:
-            flags.append("minimal_tool_usage")
-        if len(flags) >= 2:
-            outliers.append(Outlier(s.id, tuple(flags)))
-    return outliers
+    return outliers_in_columns(Columns.from_submissions(submissions))
 
 
 def outliers_in_columns(columns: Columns) -> list[Outlier]:
