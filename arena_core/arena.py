@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 from attrs import frozen
 
 from arena_core.config.settings import ScoringConfig
@@ -14,7 +15,6 @@ from arena_core.engine.baselines import compute_baseline, configured_default, de
 from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
 from arena_core.engine.records import columns_from_records
-from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.scoring import Scorer
 from arena_core.engine.tables import columns_from_table, table_of
 from arena_core.model import provenance
@@ -26,8 +26,12 @@ from arena_core.registry.components import FAMILIES, Components, collect
 from arena_core.registry.manager import DEFAULT_PLUGINS, ArenaPluginManager, get_plugin_manager
 from arena_core.stats import quality
 from arena_core.stats.bias import BiasFinding, detect_bias
-from arena_core.stats.leaderboard import GroupRow, aggregate
+from arena_core.stats.leaderboard import GroupRow, leaderboard
+from arena_core.stats.pairwise import PairRow, pairwise
+from arena_core.stats.pareto import X_FIELDS, Y_SCORES, ParetoPoint, pareto
 from arena_core.stats.quality import Outlier
+from arena_core.stats.runs import gather_runs
+from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store, pipeline
 from arena_core.store.pipeline import BatchResult
 
@@ -126,7 +130,11 @@ class Arena:
         (``task.default_baseline``) or the framework's :data:`~arena_core.engine.baselines.DEFAULT_BASELINE`."""
         subs = structure_each(submissions, self.structure_submission)
         return compute_baseline(
-            task_id, subs, default_baseline_for(task, self.default_baseline), samples=self.scorer.sample_fields()
+            task_id,
+            subs,
+            default_baseline_for(task, self.default_baseline),
+            samples=self.scorer.sample_fields(),
+            assume_one=self.scorer.assumes_one_iteration,
         )
 
     def rank(self, evaluations: Iterable[Evaluation | Mapping[str, Any]]) -> list[Evaluation]:
@@ -154,8 +162,13 @@ class Arena:
         return quality.detect_outliers(structure_each(submissions, self.structure_submission))
 
     def validate(self, evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
-        """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well."""
-        return quality.validate(evaluation, total_tokens)
+        """The spec's ``validate_evaluation_metrics``: a list of error strings, empty when all is well.
+        The suspicious pair (efficiency and speed above 95) is judged on measured scores only."""
+        filled = evaluation.filled if isinstance(evaluation, Evaluation) else evaluation.get("filled") or {}
+        profile = evaluation.weight_profile if isinstance(evaluation, Evaluation) else evaluation.get("weight_profile")
+        shares = self.scorer.shares(profile) if profile in self.scorer.profiles else {}
+        unmeasured = {shares.get(slot, (slot, 0.0))[0] for slot in filled}
+        return quality.validate(evaluation, total_tokens, unmeasured)
 
     def leaderboard(
         self,
@@ -163,27 +176,71 @@ class Arena:
         *,
         store: Store | None = None,
         by: str = "tool",
+        method: str | None = None,
+        interval: str | None = None,
+        **selection: Any,
     ) -> list[GroupRow]:
-        """Groups (``by`` ``tool``, ``model`` or ``tool,model``) ranked by mean overall score: the rows of
-        ``arena leaderboard --by ... --format json``, from evaluations or from what ``store`` holds.
+        """Groups (``by`` ``tool``, ``model``, ``tool,model`` or ``meta.KEY``) ranked by their score,
+        with task-clustered intervals, rank intervals and tiers: the rows of ``arena leaderboard
+        --format json``, from evaluations or from what ``store`` holds (see docs/leaderboards.md).
 
-        An :class:`~arena_core.engine.results.EvaluationBatch` is aggregated on its arrays.
+        :param method: the aggregator (``leaderboard_method`` by default: ``task_mean``).
+        :param interval: the interval method for the aggregator's units (``leaderboard_interval``
+            by default: ``student_t``).
+        :param selection: ``tasks`` (ids to keep), ``where`` (``{KEY: VALUE}`` on the submissions'
+            meta) and ``meta`` (submission id to meta, for ``meta.KEY`` and ``where``; read from
+            ``store`` when it is given).
         """
-        if by not in ("tool", "model", "tool,model"):
-            raise ValidationError("leaderboard", "by", "'tool', 'model' or 'tool,model'", by)
-        chosen: Sequence[Evaluation]
-        if store is not None:
-            if evaluations is not None:
-                raise ValueError("give evaluations or store=, not both")
-            with store.transaction(write=False) as tx:
-                chosen = [e for task_id in tx.task_ids() for e in tx.evaluations(task_id)]
-        elif evaluations is None:
-            raise ValueError("give evaluations or store=")
-        elif isinstance(evaluations, EvaluationBatch):
-            chosen = evaluations
-        else:
-            chosen = [structure(e, Evaluation) for e in evaluations]
-        return aggregate(self, chosen, by)
+        table = TaskTable.of(gather_runs(self.scorer, evaluations, store, by, **selection))
+        aggregator = self.components.aggregators[method or self.config.leaderboard_method]
+        chosen = self.components.interval_methods[interval or self.config.leaderboard_interval]
+        return leaderboard(table, aggregator, chosen, min_tasks=self.config.min_tasks_per_group)
+
+    def pairwise(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        *,
+        store: Store | None = None,
+        by: str = "tool",
+        test: str = "t",
+        adjustment: str = "holm",
+        **selection: Any,
+    ) -> list[PairRow]:
+        """Paired tests between every two ranked groups of the leaderboard (best first) on the
+        tasks both ran: ``arena leaderboard --pairwise`` (see :mod:`arena_core.stats.pairwise`)."""
+        table = TaskTable.of(gather_runs(self.scorer, evaluations, store, by, **selection))
+        board = leaderboard(
+            table,
+            self.components.aggregators[self.config.leaderboard_method],
+            self.components.interval_methods[self.config.leaderboard_interval],
+            min_tasks=self.config.min_tasks_per_group,
+        )
+        index = {name: g for g, name in enumerate(table.groups)}
+        ranked = [index[row.group] for row in board if not row.provisional]
+        return pairwise(table, ranked, test=test, adjustment=adjustment)
+
+    def pareto(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]],
+        submissions: Columns | Iterable[Submission | Mapping[str, Any]],
+        *,
+        by: str = "tool",
+        x: str = "cost",
+        y: str = "correctness",
+        **selection: Any,
+    ) -> list[ParetoPoint]:
+        """Each group's mean ``x`` (``cost``, ``time`` or ``tokens`` per run, from ``submissions``)
+        against its mean ``y`` (``correctness`` or ``overall`` score), and the Pareto front:
+        ``arena pareto`` (see :mod:`arena_core.stats.pareto`)."""
+        if x not in X_FIELDS:
+            raise ValidationError("pareto", "x", " or ".join(X_FIELDS), x)
+        if y not in Y_SCORES:
+            raise ValidationError("pareto", "y", " or ".join(Y_SCORES), y)
+        if not isinstance(submissions, Columns):
+            submissions = Columns.from_submissions(structure_each(submissions, self.structure_submission))
+        figure = dict(zip(submissions.ids, submissions.numeric[X_FIELDS[x]].tolist(), strict=True))
+        runs = gather_runs(self.scorer, evaluations, None, by, **selection)
+        return pareto(runs, np.array([figure.get(i, np.nan) for i in runs.ids], dtype=float), y)
 
     def detect_bias(
         self, evaluations: Iterable[Evaluation | Mapping[str, Any]], *, z: float = 1.96

@@ -24,7 +24,14 @@ import pluggy
 
 if TYPE_CHECKING:
     from arena_core.config.settings import ScoringConfig
-    from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Importer, IntervalMethod, Metric
+    from arena_core.model.protocols import (
+        Aggregator,
+        CriterionChecker,
+        DifficultyAdjuster,
+        Importer,
+        IntervalMethod,
+        Metric,
+    )
     from arena_core.model.records import Evaluation, WeightProfile
     from arena_core.store.pipeline import BatchResult
     from arena_core.workspace.confined import CommandRunner
@@ -184,6 +191,27 @@ def arena_register_interval_methods(config: ScoringConfig, options: Any) -> Sequ
 
     .. versionchanged:: 0.3
         takes ``config`` and ``options``.
+    """
+
+
+@hookspec
+def arena_register_aggregators(config: ScoringConfig, options: Any) -> Sequence[Aggregator]:
+    """Register leaderboard aggregators: how a group's per-task results become one score.
+
+    An aggregator has a unique ``name`` and ``aggregate(table, weights)`` returning a score per
+    group for each row of task weights (see :class:`arena_core.model.protocols.Aggregator`);
+    ``leaderboard_method`` in the configuration (or ``arena leaderboard --method``) picks one.
+    Built in: ``task_mean`` (default: the mean over tasks of the group's per-task mean score),
+    ``pooled`` (every run one sample), ``win_rate`` (HELM's mean win rate) and
+    ``bradley_terry`` (strengths fitted from per-task pairwise outcomes, on an Elo scale).
+
+    :param config: the configuration the Arena is built with (optional, as for every
+        registration hook).
+    :param options: this plugin's ``[plugins.NAME]`` table (see :func:`arena_plugin_options`).
+    :return: the plugin's aggregators; duplicate names raise
+        :class:`~arena_core.model.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.4
     """
 
 

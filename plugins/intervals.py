@@ -13,7 +13,6 @@ import numpy as np
 from attrs import frozen
 
 from arena_core import hookimpl
-from arena_core.model.errors import ArenaError
 
 
 def _clip(low: float, high: float) -> tuple[float, float]:
@@ -43,7 +42,7 @@ class SpecInterval:
 class StudentT:
     """mean ± t(level, n-1)·s/√n: the textbook interval for a mean, for any n >= 2 and any level.
 
-    Needs SciPy for the t quantile (``pip install 'arena-core[stats]'``).
+    SciPy gives the t quantile (imported on first use: it takes about a second).
     """
 
     name = "student_t"
@@ -51,12 +50,8 @@ class StudentT:
     def interval(self, scores: Sequence[float], confidence_level: float = 0.95) -> tuple[float, float]:
         if len(scores) < 2:
             return (0.0, 100.0)
-        try:  # SciPy is an optional dependency (the 'stats' extra), loaded only for this method
-            from scipy.stats import t as student_t
-        except ImportError:
-            raise ArenaError(
-                "the 'student_t' confidence interval needs SciPy: pip install 'arena-core[stats]'"
-            ) from None
+        from scipy.stats import t as student_t
+
         n = len(scores)
         t_value = float(student_t.ppf((1 + confidence_level) / 2, n - 1))
         margin = t_value * statistics.stdev(scores) / math.sqrt(n)

@@ -286,7 +286,6 @@ def test_leaderboards_aggregated_on_arrays_equal_those_from_evaluations(by: str)
 
     from arena_core.examples import SUBMISSIONS, TASKS
     from arena_core.io.readers import read_submissions, read_tasks
-    from arena_core.stats.leaderboard import aggregate
 
     real = Path(__file__).parent / "data" / "aider-leaderboards"
     cases = [
@@ -306,8 +305,8 @@ def test_leaderboards_aggregated_on_arrays_equal_those_from_evaluations(by: str)
     for arena, subs, tasks in cases:
         batch = arena.evaluate_many(subs, tasks)
         assert isinstance(batch, EvaluationBatch)
-        from_arrays = aggregate(arena, batch, by)
-        assert from_arrays == aggregate(arena, list(batch), by)
+        from_arrays = arena.leaderboard(batch, by=by)
+        assert from_arrays == arena.leaderboard(list(batch), by=by)
         assert len(from_arrays) >= 5
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,33 +41,34 @@ def test_leaderboard_ranks_all_five_tools_with_intervals(workdir: Path) -> None:
     result = arena("leaderboard", "--example", cwd=workdir)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0].split() == ["Rank", "Tool", "N", "Overall", "95%", "CI", "Efficiency", "Speed", "Cost", "Correctness"]
-    body = [line.split() for line in lines[2:]]
-    assert len(body) == 5 and sum(int(row[2]) for row in body) == 180
-    overall = [float(row[3]) for row in body]
-    assert overall == sorted(overall, reverse=True)
+    assert lines[0].split() == ["Rank", "Tier", "Tool", "Runs", "Tasks", "Score", "95%", "CI", "Ranks", "Coverage",
+                                "Efficiency", "Speed", "Cost", "Correctness"]
+    body = [line.split() for line in lines[2:7]]
+    assert len(body) == 5 and sum(int(row[3]) for row in body) == 180 and {row[4] for row in body} == {"12"}
+    scores = [float(row[5]) for row in body]
+    assert scores == sorted(scores, reverse=True)
     for row in body:
-        low, high = map(float, row[4].split("-"))
-        assert low < float(row[3]) < high
+        low, high = map(float, row[6].split("-"))
+        best, worst = map(int, row[7].split("-"))
+        assert low < float(row[5]) < high and best <= int(row[0]) <= worst
 
 
 def test_leaderboard_json_matches_the_python_api(workdir: Path) -> None:
     rows = json.loads(arena("leaderboard", "--example", "--by", "model", "--format", "json", cwd=workdir).stdout)
     api = Arena(autoload=False)
     from arena_core.io.readers import read_submissions, read_tasks
-    from arena_core.stats.leaderboard import aggregate
 
-    expected = aggregate(api, api.evaluate_many(read_submissions(SUBMISSIONS), read_tasks(TASKS)), "model")
+    expected = api.leaderboard(api.evaluate_many(read_submissions(SUBMISSIONS), read_tasks(TASKS)), by="model")
     assert rows == [to_dict(g) for g in expected]
     assert [r["rank"] for r in rows] == [1, 2, 3, 4, 5]
 
 
 def test_provisional_groups_are_marked(workdir: Path) -> None:
-    (workdir / "arena.toml").write_text("min_submissions_per_tool = 40\n")
+    (workdir / "arena.toml").write_text("min_tasks_per_group = 13\n")
     result = arena("leaderboard", "--example", cwd=workdir)
     assert result.returncode == 0
-    assert all(" *" in line for line in result.stdout.splitlines()[2:7])
-    assert "* provisional: fewer than 40 submissions" in result.stdout
+    assert all(" *" in line and line.startswith("   -     -  ") for line in result.stdout.splitlines()[2:7])
+    assert "* provisional: fewer than 13 tasks (min_tasks_per_group)" in result.stdout
 
 
 def test_submission_view_shows_ranks_and_outlier_flags(workdir: Path) -> None:
@@ -283,11 +285,12 @@ def test_ingest_then_leaderboard_from_the_store(workdir: Path) -> None:
 def test_plugins_lists_builtins_and_blocked_ones(workdir: Path) -> None:
     assert arena("plugins", cwd=workdir).stdout.strip() == "No third-party plugins installed."
     listed = json.loads(arena("plugins", "--all", "--json", cwd=workdir).stdout)
-    assert [p["name"] for p in listed] == ["metrics", "checkers", "weights", "difficulty", "intervals", "runners", "importers"]
+    assert [p["name"] for p in listed] == ["metrics", "checkers", "weights", "difficulty", "intervals", "runners", "importers",
+                                           "aggregators"]
     hook = json.loads(arena("plugins", "--all", "--json", "--hook", "arena_register_weight_profiles", cwd=workdir).stdout)
     assert [p["name"] for p in hook] == ["weights"]
     blocked = arena("plugins", "--all", cwd=workdir, env={"ARENA_DISABLED_PLUGINS": "difficulty"}).stdout
-    assert "difficulty  blocked" in blocked
+    assert re.search(r"^difficulty +blocked$", blocked, flags=re.M)
 
 
 # ---------------------------------------------------------------------------
@@ -339,7 +342,7 @@ def test_pyproject_tool_arena_is_found_from_a_subdirectory(workdir: Path) -> Non
         ('confidence_intervall = "spec"\n', "arena.toml: confidence_intervall: unknown key; did you mean 'confidence_interval'?"),
         ('baseline_scope = "tool"\n', "arena.toml: baseline_scope: expected one of task, task_tool, task_model, task_tool_model, got 'tool'"),
         ('min_submissions_per_tool = "3"\n', "arena.toml: min_submissions_per_tool: expected a whole number, got '3'"),
-        ('[missing]\ntotal_tokens = "skip"\n', "arena.toml: missing.total_tokens: expected one of error, neutral, reweight, got 'skip'"),
+        ('[missing]\ntotal_tokens = "skip"\n', "arena.toml: missing.total_tokens: expected one of error, neutral, reweight, comparable, got 'skip'"),
         ('[missing]\ntotal_token = "neutral"\n', "arena.toml: missing.total_token: not a submission field; did you mean 'total_tokens'?"),
         ('[metrics]\ntoken_efficiency = "token_eficiency"\n', "no metric named 'token_eficiency' is registered; did you mean 'token_efficiency'?"),
         ('confidence_interval = "bootstrapp"\n', "no interval method named 'bootstrapp' is registered; did you mean 'bootstrap'?"),
@@ -357,9 +360,9 @@ def test_configuration_errors_name_file_key_and_choices(workdir: Path, content: 
 
 
 def test_explicit_config_option_and_help_examples(workdir: Path) -> None:
-    (workdir / "team.toml").write_text("min_submissions_per_tool = 40\n")
+    (workdir / "team.toml").write_text("min_tasks_per_group = 40\n")
     assert "* provisional" in arena("-c", "team.toml", "leaderboard", "--example", cwd=workdir).stdout
-    for command in ("score", "leaderboard", "baseline", "outliers", "validate", "ingest", "plugins"):
+    for command in ("score", "leaderboard", "pareto", "baseline", "outliers", "validate", "ingest", "plugins"):
         text = arena(command, "--help", cwd=workdir).stdout
         assert "Example" in text and f"arena {command}" in text
     for command in ("init", "show"):

@@ -148,20 +148,19 @@ def test_an_unknown_profile_is_one_line_and_writes_nothing(workdir: Path) -> Non
     assert result.returncode == 2 and not target.exists()
     assert result.stderr.strip().splitlines() == [
         f"Error: {workdir / 'arena.toml'}: profiles: no profile or .toml file named 'log-token'; "
-        "did you mean 'log-tokens'? (profiles: default, log-tokens, percentile, robust-tokens, correctness-only)"
+        "did you mean 'log-tokens'? (profiles: default, log-tokens, percentile, robust-tokens, correctness-only, robust)"
     ]
 
 
 def test_tool_means_are_the_leaderboards() -> None:
     from arena_core import Arena
-    from arena_core.stats.leaderboard import aggregate
 
     subs, tasks = _arena()
     report = compare(subs, tasks, ("default", ScoringConfig()), ("log", ScoringConfig(metrics={
         "token_efficiency": "token_efficiency_log"})), resamples=10, autoload=False)
     for profile, side in ((ScoringConfig(), "a"), (ScoringConfig(metrics={"token_efficiency": "token_efficiency_log"}), "b")):
         arena = Arena(profile, autoload=False)
-        board = {g.name: (g.rank, round(g.mean_overall, 2)) for g in aggregate(arena, arena.evaluate_many(subs, tasks), "tool")}
+        board = {g.group: (g.rank, round(g.score, 2)) for g in arena.leaderboard(arena.evaluate_many(subs, tasks))}
         assert {t["tool"]: (t[f"rank_{side}"], t[f"mean_{side}"]) for t in report.tools} == board
 
 

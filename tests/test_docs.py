@@ -18,7 +18,7 @@ def _blocks(path: Path, lang: str) -> list[str]:
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/embedding.md", "docs/baselines-and-rankings.md", "docs/store.md",
-                                  "docs/performance.md"])
+                                  "docs/performance.md", "docs/leaderboards.md"])
 def test_python_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples may write files such as arena.db
     namespace: dict = {"__name__": "docs_example"}
@@ -212,3 +212,17 @@ def test_the_specs_own_code_runs_and_the_test_oracle_is_a_faithful_transcription
         score = rng.choice(scores) if scores else 50.0
         assert spec_reference.calculate_percentile(score, scores) == spec["calculate_percentile"](score, scores)
         assert spec_reference.calculate_confidence_interval(scores) == spec["calculate_confidence_interval"](scores)
+
+
+def test_the_leaderboards_page_shows_current_output(tmp_path: Path) -> None:
+    """Each ``$ arena ...`` block of docs/leaderboards.md prints what the page shows (``...``
+    standing for lines the page leaves out)."""
+    blocks = _blocks(ROOT / "docs" / "leaderboards.md", "console")
+    assert len(blocks) == 4
+    for block in blocks:
+        command, *shown = block.splitlines()
+        line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
+        result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
+                                env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        assert result.returncode == 0, (command, result.stderr)
+        assert _matches(shown, result.stdout.splitlines() + result.stderr.splitlines()), (command, result.stdout)

@@ -94,7 +94,7 @@ def test_four_concurrent_clients_post_500_runs_and_nothing_is_lost(client: TestC
     assert sorted(e.submission_id for e in stored) == sorted(r["id"] for r in runs)
 
     board = client.get("/leaderboard", params={"by": "tool"}).json()
-    assert sum(row["submissions"] for row in board) == 500
+    assert sum(row["n_runs"] for row in board) == 500
     # The leaderboard of what was stored is the one the Python API gives for the same evaluations.
     assert board == [to_dict(row) for row in Arena(autoload=False).leaderboard(stored, by="tool")]
 

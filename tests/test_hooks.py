@@ -110,6 +110,36 @@ def test_hook_arena_register_interval_methods() -> None:
     assert arena.confidence_interval([40.0, 55.5, 70.0], method="spec") != (40.0, 70.0)
 
 
+def test_hook_arena_register_aggregators() -> None:
+    import numpy as np
+
+    class BestTask:
+        """A group's best per-task mean: what a vendor's marketing page would show."""
+
+        name = "best_task"
+
+        def aggregate(self, table, weights):
+            best = np.where(table.present, table.means, -np.inf)
+            drawn = weights[:, None, :] > 0  # (resamples, 1, tasks)
+            return np.where(drawn, best[None], -np.inf).max(axis=2)
+
+    class Plugin:
+        @hookimpl
+        def arena_register_aggregators(self):
+            return [BestTask()]
+
+    arena = _arena_with(Plugin(), {"leaderboard_method": "best_task"})
+    runs = [{"id": f"{tool}-{t}", "task_id": t, "tool": tool, "total_tokens": tokens, "tool_calls": 10}
+            for tool, spent in (("a", (9500, 1000, 9000)), ("b", (5000, 5000, 5000))) for t, tokens in zip("xyz", spent)]
+    tasks = {t: {"id": t, "category": "debugging"} for t in "xyz"}
+    evaluations = arena.evaluate_many(runs, tasks)
+    board = arena.leaderboard(evaluations)
+    best = {tool: max(e.overall_score for e in evaluations if e.tool == tool) for tool in "ab"}
+    assert [(r.group, r.score) for r in board] == sorted(best.items(), key=lambda kv: -kv[1])
+    assert all(r.ci_low <= r.score <= r.ci_high for r in board)  # no units: the bootstrap over tasks
+    assert [r.group for r in arena.leaderboard(evaluations, method="task_mean")] == ["b", "a"]
+
+
 def test_hook_arena_register_command_runners(tmp_path: Path) -> None:
     from arena_core.workspace.confined import CommandResult
 

@@ -86,9 +86,9 @@ def test_a_terminal_bench_run_scored_on_correctness_alone_is_its_published_accur
     result = cli("-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--format", "json", cwd=tb_run)
     assert result.returncode == 0, result.stderr
     [group] = json.loads(result.stdout)
-    assert group["name"] == "Factory Droid" and group["submissions"] == 80
+    assert group["group"] == "Factory Droid" and group["n_runs"] == group["n_tasks"] == 80
     assert group["means"]["correctness"] == pytest.approx(published * 100) == pytest.approx(48.75)
-    assert group["mean_overall"] == pytest.approx(48.75)
+    assert group["score"] == pytest.approx(48.75)
 
 
 def test_terminal_bench_trials_alone_and_the_older_writer(arena: Arena) -> None:
@@ -442,7 +442,7 @@ def test_commands_detect_a_harnesss_output_and_say_what_they_leave_out(swebench_
     result = cli("leaderboard", "trajs", "--by", "model", "--format", "json", cwd=swebench_run)
     assert result.returncode == 0, result.stderr  # detected: mini-swe-agent, ungraded without the reports
     [group] = json.loads(result.stdout)
-    assert (group["name"], group["submissions"], group["means"]["correctness"]) == ("google/gemini-3-pro-preview", 2, 0.0)
+    assert (group["group"], group["n_runs"], group["means"]["correctness"]) == ("google/gemini-3-pro-preview", 2, 0.0)
     mixed = cli("leaderboard", "logs", "trajs", cwd=swebench_run)
     assert mixed.returncode == 2 and "give it with --from FORMAT" in mixed.stderr
     unknown = cli("leaderboard", "--from", "swe-bench", "logs", cwd=swebench_run)
@@ -452,9 +452,9 @@ def test_commands_detect_a_harnesss_output_and_say_what_they_leave_out(swebench_
 def test_the_aider_example_is_a_real_leaderboard(tmp_path: Path) -> None:
     result = cli("leaderboard", "--example", "aider", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    groups = {g["name"]: g for g in json.loads(result.stdout)}
-    assert sum(g["submissions"] for g in groups.values()) == 181
-    assert groups["aider/diff"]["submissions"] == 86 and groups["aider/whole"]["submissions"] == 78
+    groups = {g["group"]: g for g in json.loads(result.stdout)}
+    assert sum(g["n_runs"] for g in groups.values()) == 181
+    assert groups["aider/diff"]["n_runs"] == 86 and groups["aider/whole"]["n_runs"] == 78
     assert result.stderr == ""  # the example's own arena.toml says what missing figures do: no note
 
 
@@ -464,8 +464,8 @@ def test_leaderboards_rank_tool_and_model_pairs(arena: Arena) -> None:
     batch = scorer.evaluate_many(runs, session.tasks, evaluated_at="2026-01-01T00:00:00Z")
     from_arrays = scorer.leaderboard(batch, by="tool,model")
     from_objects = scorer.leaderboard(list(batch), by="tool,model")
-    assert [(g.name, g.submissions) for g in from_arrays] == [(g.name, g.submissions) for g in from_objects]
-    assert sorted((g.name, g.submissions) for g in from_arrays) == [
+    assert [(g.group, g.n_runs) for g in from_arrays] == [(g.group, g.n_runs) for g in from_objects]
+    assert sorted((g.group, g.n_runs) for g in from_arrays) == [
         ("inspect_ai/system_message+generate / openai/gpt-4o-mini", 3),
         ("inspect_ai/use_tools+generate / hardcoded/hardcoded", 1),
         ("inspect_ai/use_tools+generate / openai/gpt-4o-mini", 1),

@@ -35,7 +35,8 @@ LAYERS = {
     "__init__": 11,
     "__main__": 11,
 }
-#: Imports inside functions are allowed only to load an optional dependency lazily.
+#: Imports inside functions are allowed only to load lazily an optional dependency (pyarrow,
+#: polars) or SciPy, whose import takes about a second that a command without statistics would pay.
 OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars"}
 MAX_LINES = 400
 

@@ -1,4 +1,4 @@
-"""The missing-telemetry policy: error, neutral or reweight, recorded in every evaluation."""
+"""The missing-telemetry policy: error, neutral, reweight, comparable or count_as_one, recorded in every evaluation."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ B = {
     "min_cost": 0.01, "median_cost": 0.05, "max_cost": 0.20,
     "median_iterations": 3,
 }
-FULL = {"id": "s", "total_tokens": 5500, "tool_calls": 16, "execution_time": 930.0, "estimated_cost": 0.105}
+FULL = {"id": "s", "total_tokens": 5500, "tool_calls": 16, "iterations": 2, "execution_time": 930.0, "estimated_cost": 0.105}
 
 
 def test_default_policy_is_the_spec(arena: Arena) -> None:
@@ -78,7 +78,7 @@ def test_real_aider_runs_score_under_reweight(real_submissions, real_tasks) -> N
 
 
 def test_unknown_policy_is_refused() -> None:
-    with pytest.raises(ValidationError, match=r"missing.total_tokens: expected one of error, neutral, reweight, got 'skip'"):
+    with pytest.raises(ValidationError, match=r"missing.total_tokens: expected one of error, neutral, reweight, comparable, got 'skip'"):
         Arena({"missing": {"total_tokens": "skip"}}, autoload=False)
 
 

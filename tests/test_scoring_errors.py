@@ -37,7 +37,7 @@ def test_unknown_category_can_be_mapped_to_a_profile(baseline: dict) -> None:
 
 
 def test_unknown_difficulty_is_an_error_not_a_multiplier_of_one(arena: Arena, baseline: dict) -> None:
-    with pytest.raises(ValidationError, match=r"task 't': difficulty: expected one of beginner, intermediate, advanced; did you mean 'advanced'\?, got 'advance'"):
+    with pytest.raises(ValidationError, match=r"task 't': difficulty: expected one of beginner, intermediate, advanced, beginner_rescaled, intermediate_rescaled, advanced_rescaled; did you mean 'advanced'\?, got 'advance'"):
         arena.evaluate(SUB, {"id": "t", "difficulty": "advance"}, baseline)
 
 

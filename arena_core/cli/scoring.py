@@ -1,24 +1,19 @@
-"""Commands that score and inspect submissions: ``score``, ``leaderboard``, ``baseline``, ``outliers``, ``validate``."""
+"""Commands that score and inspect submissions: ``score``, ``baseline``, ``outliers``, ``validate``."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
 from arena_core.io.output import atomic_output
-from arena_core.io.table import render
 from arena_core.io.writers import FORMATS, write_evaluations
-from arena_core.model.errors import ArenaError
-from arena_core.model.records import Evaluation, Submission
+from arena_core.model.records import Submission
 from arena_core.model.serde import to_dict
-from arena_core.store import SQLiteStore
 
 
 @main.command()
@@ -54,141 +49,6 @@ def score(
     evaluations = score_all(state, subs, tasks, quiet)
     with atomic_output(output) as out:
         write_evaluations(evaluations, fmt, out)
-
-
-def _submission_rows(state: State, evaluations: Sequence[Evaluation], subs: Sequence[Submission]) -> list[list[Any]]:
-    flags: dict[str, tuple[str, ...]] = {}
-    for task_id in {e.task_id for e in evaluations}:
-        for outlier in state.arena.detect_outliers([s for s in subs if s.task_id == task_id]):
-            flags[outlier.submission_id] = outlier.flags
-    dims = list(dict.fromkeys(d for e in evaluations for d in e.scores))
-    ordered = sorted(evaluations, key=lambda e: (e.task_id, e.overall_ranking or 0, e.submission_id))
-    return [
-        [
-            e.task_id,
-            e.overall_ranking,
-            e.submission_id,
-            e.tool,
-            e.overall_score,
-            *(e.scores.get(d) for d in dims),
-            e.percentile,
-            ", ".join([*(["provisional"] if e.provisional else []), *flags.get(e.submission_id, ())]),
-        ]
-        for e in ordered
-    ]
-
-
-@main.command()
-@inputs()
-@click.option(
-    "--store",
-    "store_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Rank what an arena database holds (see `arena ingest`) instead of files.",
-)
-@click.option(
-    "--by",
-    type=click.Choice(["tool", "model", "tool,model", "submission"]),
-    default="tool",
-    show_default=True,
-    help="Rank tools, models or tool and model pairs by mean overall score, or list every submission.",
-)
-@click.option("--task", "task_id", help="Only this task.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@quiet_option
-@command
-def leaderboard(
-    state: State,
-    inputs: InputFiles,
-    store_path: Path | None,
-    by: str,
-    task_id: str | None,
-    fmt: str,
-    quiet: bool,
-) -> None:
-    """Print a ranked leaderboard.
-
-    Groups show the number of submissions, the mean overall score with its confidence
-    interval (the configured method) and the mean of each dimension; groups and entries below
-    min_submissions_per_tool are marked provisional (*), and --by submission shows outlier flags.
-
-    \b
-    Examples:
-      arena leaderboard --example
-      arena leaderboard runs.jsonl --tasks tasks.toml --by model
-      arena leaderboard --example --by submission --task debugging-009
-      arena leaderboard --store arena.db
-    """
-    if store_path is not None:
-        evaluations, subs = _from_store(store_path, task_id)
-    else:
-        if by == "submission":  # its flags need the submissions themselves
-            subs, tasks = read_inputs(state, inputs)
-            if task_id is not None:
-                if task_id not in tasks:
-                    raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
-                subs = [s for s in subs if s.task_id == task_id]
-            evaluations = score_all(state, subs, tasks, quiet)
-        else:
-            records, tasks = read_columns(state, inputs, task_id=task_id)
-            evaluations = score_all(state, records, tasks, quiet)
-    if by == "submission":
-        dims = list(dict.fromkeys(d for e in evaluations for d in e.scores))
-        rows = _submission_rows(state, evaluations, subs)
-        if fmt == "json":
-            click.echo(json.dumps([to_dict(e) for e in evaluations], indent=2))
-            return
-        click.echo(
-            render(
-                ["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dims), "Pctl", "Flags"],
-                rows,
-            )
-        )
-        return
-    groups = state.arena.leaderboard(evaluations, by=by)
-    if fmt == "json":
-        click.echo(json.dumps([to_dict(g) for g in groups], indent=2))
-        return
-    dims = list(dict.fromkeys(d for g in groups for d in g.means))
-    rows = [
-        [
-            g.rank,
-            g.name + (" *" if g.provisional else ""),
-            g.submissions,
-            g.mean_overall,
-            f"{g.ci_low:.2f}-{g.ci_high:.2f}",
-            *(g.means.get(d) for d in dims),
-        ]
-        for g in groups
-    ]
-    click.echo(
-        render(
-            [
-                "Rank",
-                " / ".join(k.capitalize() for k in by.split(",")),
-                "N",
-                "Overall",
-                "95% CI",
-                *(d.capitalize() for d in dims),
-            ],
-            rows,
-        )
-    )
-    if any(g.provisional for g in groups):
-        click.echo(f"* provisional: fewer than {state.arena.config.min_submissions_per_tool} submissions")
-
-
-def _from_store(path: Path, task_id: str | None) -> tuple[Sequence[Evaluation], list[Submission]]:
-    if not path.exists():
-        raise ArenaError(f"{path}: no such arena database (create one with `arena ingest`)")
-    store = SQLiteStore(path)
-    with store.transaction(write=False) as tx:
-        ids = [task_id] if task_id else tx.task_ids()
-        evaluations = [e for t in ids for e in tx.evaluations(t)]
-        subs = [s for t in ids for s in tx.submissions(t)]
-    if not evaluations:
-        raise ArenaError(f"{path}: no evaluations" + (f" for task {task_id!r}" if task_id else ""))
-    return evaluations, subs
 
 
 @main.command()

@@ -46,6 +46,9 @@ FILE_NAMES = ("arena.toml", "pyproject.toml")
 #: One line of help per key, written above it by ``arena config init``.
 HELP: dict[str, str] = {
     "confidence_interval": "Confidence-interval method: spec (default), student_t, bootstrap, or a plugin's.",
+    "leaderboard_method": "How leaderboard groups are scored: task_mean (default), pooled, win_rate, bradley_terry.",
+    "leaderboard_interval": "Interval of a group's score over its tasks: student_t (default), bootstrap, spec.",
+    "min_tasks_per_group": "A leaderboard group with fewer tasks is provisional: listed after the ranked ones.",
     "baseline_scope": f"Group submissions for dynamic baselines: {', '.join(BASELINE_SCOPES)}.",
     "min_submissions_per_tool": "A tool with fewer submissions on a task is ranked there but marked provisional.",
     "strict": "Refuse records with unknown keys instead of keeping them under 'meta'.",
@@ -96,7 +99,25 @@ BUILTIN_PROFILES: Mapping[str, Mapping[str, Any]] = {
                 "refactoring",
             )
         },
-        "missing": dict.fromkeys(("total_tokens", "tool_calls", "execution_time", "estimated_cost"), "reweight"),
+        "missing": dict.fromkeys(
+            ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost"), "reweight"
+        ),
+    },
+    # For real leaderboard data (see docs/leaderboards.md): percentile ranks within the task,
+    # which one runaway run cannot squeeze; a figure that some runs of a task lack left out for
+    # all of them, never filled in or assumed, so a task's runs are compared on the same figures;
+    # difficulty multipliers rescaled by the largest, so no two runs tie at a cap.
+    "robust": {
+        "metrics": {
+            "token_efficiency": "token_efficiency_percentile",
+            "tool_call_efficiency": "tool_call_efficiency_percentile",
+            "speed": "speed_percentile",
+            "cost": "cost_percentile",
+        },
+        "missing": dict.fromkeys(
+            ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost"), "comparable"
+        ),
+        "difficulty_adjusters": {name: f"{name}_rescaled" for name in ("beginner", "intermediate", "advanced")},
     },
 }
 

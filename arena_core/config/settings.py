@@ -28,13 +28,18 @@ BASELINE_SCOPES = ("task", "task_tool", "task_model", "task_tool_model")
 
 #: What a missing figure does to the metric that needs it: ``error`` (refuse the submission),
 #: ``neutral`` (the metric scores 50, the spec's rule for time and cost) or ``reweight``
-#: (leave the metric out and renormalise the remaining weights).
-MISSING_POLICIES = ("error", "neutral", "reweight")
+#: (leave the metric out and renormalise the remaining weights), ``comparable`` (leave it out
+#: for every submission of a task in which any submission lacks the figure, so the task's
+#: submissions are compared on the same figures); for iterations alone, ``count_as_one``
+#: (the spec's rule: an absent count is 1 round).
+MISSING_POLICIES = ("error", "neutral", "reweight", "comparable", "count_as_one")
 
-#: The spec's behaviour: tokens and tool calls are required; missing time and cost score 50.
+#: The spec's behaviour: tokens and tool calls are required; missing time and cost score 50;
+#: missing iterations count as 1.
 DEFAULT_MISSING: Mapping[str, str] = {
     "total_tokens": "error",
     "tool_calls": "error",
+    "iterations": "count_as_one",
     "execution_time": "neutral",
     "estimated_cost": "neutral",
 }
@@ -46,8 +51,9 @@ def _policies(value: Mapping[str, str] | None) -> Mapping[str, str]:
 
 def _check_policies(instance: Any, attribute: Any, value: Mapping[str, str]) -> None:
     for name, policy in value.items():
-        if policy not in MISSING_POLICIES:
-            raise ValidationError("configuration", f"missing.{name}", f"one of {', '.join(MISSING_POLICIES)}", policy)
+        allowed = MISSING_POLICIES if name == "iterations" else MISSING_POLICIES[:4]
+        if policy not in allowed:
+            raise ValidationError("configuration", f"missing.{name}", f"one of {', '.join(allowed)}", policy)
 
 
 def _weight_tables(value: Mapping[str, Mapping[str, float]] | None) -> Mapping[str, Mapping[str, float]]:
@@ -110,11 +116,18 @@ class ScoringConfig:
     hooks and checked against the options it declares (see ``arena_plugin_options``)."""
     confidence_interval: str = "spec"
     """Name of the registered interval method: ``spec`` (default), ``student_t`` or ``bootstrap``."""
+    leaderboard_method: str = "task_mean"
+    """Name of the registered aggregator that scores leaderboard groups: ``task_mean`` (default:
+    each task counts once), ``pooled``, ``win_rate``, ``bradley_terry`` or a plugin's."""
+    leaderboard_interval: str = "student_t"
+    """Interval method applied to the aggregator's units (a group's per-task means): ``student_t``
+    (default), ``bootstrap`` (resampling the tasks), ``spec`` or a plugin's."""
+    min_tasks_per_group: int = field(default=3, validator=_at_least_one)
+    """A leaderboard group that ran fewer tasks than this is provisional: listed, not ranked."""
     baseline_scope: str = field(default="task", validator=_scope)
     """Group submissions for dynamic baselines by task (default) or also by tool and/or model."""
     min_submissions_per_tool: int = field(default=3, validator=_at_least_one)
-    """A tool with fewer submissions than this on a task is ranked there but marked ``provisional``;
-    a tool with fewer in the whole arena is a provisional group in aggregate leaderboards."""
+    """A tool with fewer submissions than this on a task is ranked there but marked ``provisional``."""
     missing: Mapping[str, str] = field(factory=dict, converter=_policies, validator=_check_policies)
     """Submission field to missing-telemetry policy (see :data:`MISSING_POLICIES`); fields not
     listed keep :data:`DEFAULT_MISSING`, and any other required field is an ``error``."""

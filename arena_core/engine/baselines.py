@@ -43,6 +43,7 @@ def compute_baseline(
     *,
     now: str | None = None,
     samples: Iterable[str] = (),
+    assume_one: bool = True,
 ) -> Baseline:
     """The spec's ``calculate_task_baseline``: statistics of a task's submissions.
 
@@ -54,15 +55,21 @@ def compute_baseline(
 
     :param samples: figures (of :data:`~arena_core.model.records.SAMPLE_FIELDS`) whose sorted values
         to keep in :attr:`Baseline.samples`, for metrics that rank against them.
+    :param assume_one: absent iterations count as 1 (``missing.iterations = "count_as_one"``, the
+        spec's rule); otherwise the median is over the submissions that report them.
     """
     stamp = now or datetime.now(UTC).isoformat()
+    partial = _partial(submissions)
     if len(submissions) < MIN_SUBMISSIONS:
-        return attrs.evolve(default, task_id=task_id, submission_count=0, last_updated=stamp)
+        return attrs.evolve(
+            default, task_id=task_id, submission_count=0, last_updated=stamp, defaulted=FIGURES, partial=partial
+        )
     tokens = [s.total_tokens for s in submissions if s.total_tokens is not None]
     calls = [s.tool_calls for s in submissions if s.tool_calls is not None]
     times = [s.execution_time for s in submissions if s.execution_time]
     costs = [s.estimated_cost for s in submissions if s.estimated_cost]
     measured = {"total_tokens": tokens, "tool_calls": calls, "execution_time": times, "estimated_cost": costs}
+    reported = [s.iterations for s in submissions if s.iterations is not None]  # counted-as-one is not data
     quartiles = statistics.quantiles(tokens, n=4) if len(tokens) >= 2 else (None, None, None)
     return Baseline(
         submission_count=len(submissions),
@@ -80,11 +87,36 @@ def compute_baseline(
         median_cost=statistics.median(costs) if costs else 0.05,
         min_cost=min(costs) if costs else 0.01,
         max_cost=max(costs) if costs else 0.20,
-        median_iterations=statistics.median(s.iterations for s in submissions),
+        median_iterations=statistics.median(rounds)
+        if (rounds := _rounds(submissions, assume_one))
+        else default.median_iterations,
         samples={name: measured[name] for name in samples if measured[name]},
         task_id=task_id,
         last_updated=stamp,
+        defaulted=tuple(f for f in FIGURES if not measured.get(f, reported)),
+        partial=partial,
     )
+
+
+#: The figures a baseline summarises, in the order ``Baseline.defaulted`` lists them.
+FIGURES = ("total_tokens", "tool_calls", "execution_time", "estimated_cost", "iterations")
+
+
+def _partial(submissions: Sequence[Submission]) -> tuple[str, ...]:
+    """Figures some submissions lack and others have (0 time or cost counts as lacking)."""
+    out = []
+    for figure in FIGURES:
+        values = [getattr(s, figure) for s in submissions]
+        lacking = sum(v is None or (figure in ("execution_time", "estimated_cost") and v == 0) for v in values)
+        if 0 < lacking < len(values):
+            out.append(figure)
+    return tuple(out)
+
+
+def _rounds(submissions: Sequence[Submission], assume_one: bool) -> list[int]:
+    if assume_one:
+        return [1 if s.iterations is None else s.iterations for s in submissions]
+    return [s.iterations for s in submissions if s.iterations is not None]
 
 
 def default_baseline_for(task: Task | None, fallback: Baseline = DEFAULT_BASELINE) -> Baseline:

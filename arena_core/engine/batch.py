@@ -85,11 +85,22 @@ class Batch:
         self._baseline_list = baseline_list
         self._baseline_codes = baseline_codes
         self.size = len(rows)
+        self._assumed: dict[str, np.ndarray] = {}
 
     def column(self, field: str) -> np.ndarray:
         """A numeric submission field for these rows (NaN where not given)."""
+        assumed = self._assumed.get(field)
+        if assumed is not None:
+            return assumed
         values: np.ndarray = self._columns.numeric[field][self.rows]
         return values
+
+    def with_value(self, field: str, value: float, local: np.ndarray) -> Batch:
+        """This batch with ``field`` taken as ``value`` on the rows of ``local`` (a policy's
+        assumption, such as ``count_as_one``); the submissions' columns are not changed."""
+        batch = self.subset(np.arange(self.size))
+        batch._assumed = {**self._assumed, field: np.where(local, value, self.column(field))}
+        return batch
 
     def baseline(self, field: str) -> np.ndarray:
         """A baseline figure, per row (each row's own task baseline)."""
@@ -133,7 +144,7 @@ class Batch:
             yield self._tasks[code], local
 
     def subset(self, local: np.ndarray) -> Batch:
-        return Batch(
+        batch = Batch(
             self._columns,
             self.rows[local],
             self._baselines,
@@ -143,6 +154,8 @@ class Batch:
             self._baseline_list,
             self._baseline_codes,
         )
+        batch._assumed = {field: values[local] for field, values in self._assumed.items()}
+        return batch
 
     def record_criteria(
         self, task: Task, local: np.ndarray, columns: list[tuple[SuccessCriterion, CheckColumn]]
@@ -185,10 +198,19 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
         for field, policy, zero_missing in metric.checks:
             values = batch.column(field)
             missing = (np.isnan(values) | ((values == 0) if zero_missing else False)) & ~decided
+            if policy == "comparable":  # left out for every row whose baseline group has a row without it
+                for baseline, local in batch.baseline_groups():
+                    if field in baseline.partial:
+                        missing[local] = ~decided[local]
+                policy = "reweight"
             if missing.any():
                 if policy == "error":
                     first = batch.ids(np.flatnonzero(missing)[:1])[0]
                     raise missing_error(first, {field: int(missing.sum())}, batch.size, {field: [metric.inner.name]})
+                if policy == "count_as_one":
+                    batch.note_filled(slot, "count_as_one", missing)
+                    batch = batch.with_value(field, 1.0, missing)
+                    continue
                 if policy == "neutral":
                     overrides[missing] = 50.0
                     batch.note_filled(slot, "neutral", missing)

@@ -108,7 +108,6 @@ class Columns:
         self.tools = tools if tools is not None else [None] * self.size
         self.models = models if models is not None else [None] * self.size
         self.numeric = {f: numeric.get(f, np.full(self.size, np.nan)) for f in NUMERIC_FIELDS}
-        self.numeric["iterations"] = np.where(np.isnan(self.numeric["iterations"]), 1.0, self.numeric["iterations"])
         self.success = success if success is not None else np.ones(self.size, dtype=bool)
         self.files_created = files_created if files_created is not None else [()] * self.size
         self._file_codes: tuple[np.ndarray, list[Any]] | None = None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from arena_core.engine.baselines import MIN_SUBMISSIONS
+from arena_core.engine.baselines import FIGURES, MIN_SUBMISSIONS
 from arena_core.engine.columns import (
     Columns,
     order_within_groups,
@@ -44,12 +44,20 @@ def group_baselines(
     task_ids: Sequence[str],
     stamp: str,
     samples: Sequence[str] = (),
+    assume_one: bool = True,
 ) -> list[Baseline]:
     """The spec's baseline of each group of rows (``groups`` holds codes 0..count-1), as
-    :func:`arena_core.engine.baselines.compute_baseline` computes it (``samples`` too), with sorting
-    done once per figure."""
+    :func:`arena_core.engine.baselines.compute_baseline` computes it (``samples`` and
+    ``assume_one`` too), with sorting done once per figure."""
 
     sizes = np.bincount(groups, minlength=count)
+    reported = np.bincount(groups[~np.isnan(columns.numeric["iterations"])], minlength=count) > 0
+    lacking = {}
+    for figure in FIGURES:
+        values = columns.numeric[figure]
+        missing = np.isnan(values) | ((values == 0) if figure in ("execution_time", "estimated_cost") else False)
+        lacking[figure] = np.bincount(groups[missing], minlength=count)
+    partial = [tuple(f for f in FIGURES if 0 < lacking[f][code] < sizes[code]) for code in range(count)]
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     q25 = q75 = np.full(count, np.nan)
     kept_samples: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -61,6 +69,8 @@ def group_baselines(
         ("iterations", False),
     ):
         values = columns.numeric[field]
+        if field == "iterations" and assume_one:
+            values = np.where(np.isnan(values), 1.0, values)
         keep = ~np.isnan(values)
         if positive_only:
             keep &= values > 0
@@ -94,7 +104,16 @@ def group_baselines(
     for code in range(count):
         default = defaults[code]
         if sizes[code] < MIN_SUBMISSIONS:
-            out.append(attrs.evolve(default, task_id=task_ids[code], submission_count=0, last_updated=stamp))
+            out.append(
+                attrs.evolve(
+                    default,
+                    task_id=task_ids[code],
+                    submission_count=0,
+                    last_updated=stamp,
+                    defaulted=FIGURES,
+                    partial=partial[code],
+                )
+            )
             continue
 
         def pick(field: str, fallback: tuple[float, float, float], code: int = code) -> tuple[float, float, float]:
@@ -119,12 +138,14 @@ def group_baselines(
                 median_cost=costs[0],
                 min_cost=costs[1],
                 max_cost=costs[2],
-                median_iterations=float(stats["iterations"][1][code]),
+                median_iterations=pick("iterations", (default.median_iterations, 1.0, 1.0))[0],
                 q25_tokens=None if np.isnan(q25[code]) else float(q25[code]),
                 q75_tokens=None if np.isnan(q75[code]) else float(q75[code]),
                 submission_count=int(sizes[code]),
                 task_id=task_ids[code],
                 last_updated=stamp,
+                defaulted=tuple(f for f in FIGURES if not (reported[code] if f == "iterations" else stats[f][0][code])),
+                partial=partial[code],
                 samples={
                     f: tuple(data[bounds[code] : bounds[code + 1]].tolist())
                     for f, (data, bounds) in kept_samples.items()

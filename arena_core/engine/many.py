@@ -154,6 +154,7 @@ def _baselines(
         [t.id for t in group_tasks],
         stamp,
         scorer.sample_fields(),
+        scorer.assumes_one_iteration,
     )
     return [given.get(t.id, b) for t, b in zip(group_tasks, computed, strict=True)], codes
 

@@ -27,8 +27,6 @@ __all__ = ["KNOWN_FIELDS", "columns_from_records", "inconsistent", "valid_names"
 _ABSENT = object()
 _is_not_none = partial(operator.is_not, None)
 _NAME_FIELDS = ("id", "task_id", "tool", "model")
-#: Figures the model types as never None: absent takes the default, an explicit null is refused.
-_REQUIRED_IF_GIVEN = frozenset({"iterations"})
 
 
 def columns_from_records(
@@ -65,7 +63,7 @@ def columns_from_records(
         suspect |= _bad_names(values, required=name == "id")
     numeric: dict[str, np.ndarray] = {}
     for name in NUMERIC_FIELDS:
-        values = column(name, _ABSENT if name in _REQUIRED_IF_GIVEN else None)
+        values = column(name)
         array, bad = _numbers(values, name)
         numeric[name] = array
         suspect |= bad
@@ -151,10 +149,6 @@ def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
         values = [v if type(v) in (int, float) else None for v in values]
     else:
         bad = np.zeros(n, dtype=bool)
-    if name in _REQUIRED_IF_GIVEN:  # absent takes the default; an explicit null is refused
-        if None in values:
-            bad |= np.fromiter(map(operator.is_, values, repeat(None, n)), dtype=bool, count=n)
-        values = [None if v is _ABSENT else v for v in values]
     try:
         array = np.array(values, dtype=float)
     except OverflowError:  # an integer beyond float: find it one by one

@@ -57,6 +57,8 @@ class EvaluationBatch(Sequence[Evaluation]):
     """``id(task)`` to (rows checked, each criterion with its verdicts on those rows)."""
     filled: Sequence[tuple[str, str, np.ndarray]]
     """(slot, policy, row mask) for each metric left out or filled in."""
+    coverage: np.ndarray
+    """Per row, the share of its profile's weight whose metrics were measured."""
     evaluated_at: str
     provenance: Provenance | None
 
@@ -125,6 +127,7 @@ class EvaluationBatch(Sequence[Evaluation]):
                 "weight_profile": np.array([p.name for p in self.profiles], dtype=object)[codes].tolist(),
                 "difficulty": np.array([a and a.name for a in self.adjusters], dtype=object)[codes].tolist(),
                 "filled": filled.tolist(),
+                "coverage": self.coverage,
             }
         )
         out.update({f"metric_scores.{p}": v for p, v in self.parts.items()})
@@ -207,6 +210,7 @@ class EvaluationBatch(Sequence[Evaluation]):
             overall, unadjusted = self.overall[start:stop].tolist(), self.unadjusted[start:stop].tolist()
             ranks, percentiles = self.ranks[start:stop].tolist(), self.percentiles[start:stop].tolist()
             provisional, codes = self.provisional[start:stop].tolist(), self.task_codes[start:stop].tolist()
+            coverage = self.coverage[start:stop].tolist()
             criteria = self._criteria_records(start, stop, encoded)
             score_rows, part_rows = matrix[start:stop].tolist(), part_matrix[start:stop].tolist()
             parts_whole = part_complete[start:stop].tolist()
@@ -250,6 +254,8 @@ class EvaluationBatch(Sequence[Evaluation]):
                     record["provisional"] = True
                 if i in filled:
                     record["filled"] = filled[i]
+                    if coverage[j] != 1.0:
+                        record["coverage"] = coverage[j]
                 if shared is not None:
                     record["provenance"] = shared
                 yield record
@@ -324,6 +330,7 @@ class EvaluationBatch(Sequence[Evaluation]):
             percentile=float(self.percentiles[i]),
             provisional=bool(self.provisional[i]),
             filled={slot: policy for slot, policy, mask in self.filled if mask[i]},
+            coverage=float(self.coverage[i]),
             provenance=self.provenance,
         )
 

@@ -7,11 +7,13 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from arena_core.config.settings import ScoringConfig
+from arena_core.engine.coverage import coverage, slot_shares
 from arena_core.engine.prepared import needs_preparing, prepare
 from arena_core.engine.rounding import round_scalar
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
@@ -35,6 +37,7 @@ class Scorer:
         self.components = components
         self.config = config
         self._bound: dict[str, Metric] = {}
+        self._shares: dict[str, dict[str, tuple[str, float]]] = {}
         #: Recorded on every evaluation; the Arena sets it once the plugins are known.
         self.provenance: Provenance | None = None
         self._binding: list[str] = []
@@ -65,6 +68,9 @@ class Scorer:
         for profile in self.profiles.values():
             for dimension in profile.weights:
                 self.metric(dimension)
+        #: Absent iterations count as 1 (``missing.iterations = "count_as_one"``, the spec's rule),
+        #: in baselines as in the iteration metric.
+        self.assumes_one_iteration = config.missing.get("iterations") == "count_as_one"
         #: Whether a metric in use has a per-baseline ``prepare`` step (see engine/prepared.py).
         self.preparing = any(needs_preparing(m) for m in self._bound.values())
 
@@ -105,6 +111,21 @@ class Scorer:
     def algorithms(self) -> dict[str, str]:
         """Slot to the name of the registered metric that fills it."""
         return {slot: metric.name for slot, metric in self._bound.items()}
+
+    def coverage(self, filled: Mapping[str, str], profile_name: str) -> float:
+        """The share of the named profile's weight whose metrics were measured, given an
+        evaluation's ``filled`` (see :mod:`arena_core.engine.coverage`); NaN for a profile this
+        configuration does not have (an evaluation stored under another one)."""
+        if profile_name not in self.profiles:
+            return math.nan
+        return coverage(filled, self.shares(profile_name))
+
+    def shares(self, profile_name: str) -> Mapping[str, tuple[str, float]]:
+        """Slot to (its dimension, its share of the named profile's weight)."""
+        shares = self._shares.get(profile_name)
+        if shares is None:
+            shares = self._shares[profile_name] = slot_shares(self.profiles[profile_name], self.metric)
+        return shares
 
     def checkers(self) -> Mapping[str, CriterionChecker]:
         return self.components.checkers
@@ -280,6 +301,7 @@ class Scorer:
             tool=submission.tool,
             model=submission.model,
             filled=filled,
+            coverage=coverage(filled, self.shares(profile.name)),
             provenance=self.provenance,
         )
 

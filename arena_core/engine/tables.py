@@ -76,8 +76,6 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             continue
         if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
             return None
-        if name == "iterations" and column.null_count:  # absent takes 1, an explicit null is refused
-            return None
         values = column.to_numpy().astype(float)
         if pyarrow.types.is_floating(kind) and int(np.isnan(values).sum()) != column.null_count:
             return None  # a NaN given as such

@@ -3,8 +3,12 @@
 Real leaderboards publish some figures and not others (Aider's: time and cost, no tool calls;
 SWE-bench's: cost and calls, no tokens or time). Each field has a policy: ``error`` refuses
 the submission, ``neutral`` scores the metric 50 (the spec's own rule for time and cost),
-``reweight`` leaves the metric out and renormalises the weights of the rest. The evaluation
-records every metric that a policy filled in (``Evaluation.filled``).
+``reweight`` leaves the metric out and renormalises the weights of the rest; ``comparable``
+leaves it out for every submission of the baseline group (the task) when any of them lacks the
+figure, so that the submissions of a task are compared on the same figures; ``count_as_one``
+(iterations only, the spec's rule) scores as if one round was made. The evaluation records
+every metric that a policy filled in (``Evaluation.filled``), and its ``coverage`` the share
+of the weight that rests on measured figures.
 """
 
 from __future__ import annotations
@@ -43,20 +47,31 @@ class Guarded:
         return self.inner.requires
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float | Score | None:
+        assumed = False
         for field, policy, zero_missing in self.checks:
             value = getattr(submission, field)
+            if policy == "comparable" and (field in baseline.partial or value is None or (zero_missing and value == 0)):
+                return None
             if value is None or (zero_missing and value == 0):
                 if policy == "neutral":
                     return Score(50.0, filled={self.slot: "neutral"})
                 if policy == "reweight":
                     return None
+                if policy == "count_as_one":
+                    submission, assumed = attrs.evolve(submission, iterations=1), True  # iterations alone take it
+                    continue
                 raise ValidationError(
                     f"submission {submission.id!r}",
                     field,
                     f"a value (the {self.inner.name!r} metric needs it; set missing.{field} to "
                     "'neutral' or 'reweight' to score without it)",
                 )
-        return self.inner.score(submission, task, baseline)
+        result = self.inner.score(submission, task, baseline)
+        if not assumed or result is None:
+            return result
+        if isinstance(result, (float, int)):
+            return Score(float(result), filled={self.slot: "count_as_one"})
+        return result._replace(filled={**result.filled, self.slot: "count_as_one"})
 
 
 def guard(metric: Metric, slot: str, policies: Mapping[str, str]) -> Metric:

@@ -22,6 +22,7 @@ from arena_core.engine.columns import (
     factorize_objects,
     split_by_code,
 )
+from arena_core.engine.coverage import coverage_column
 from arena_core.engine.grouped import competition_ranks_by_group, or_nan
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
@@ -66,7 +67,11 @@ def evaluate_columns(
     adjusters = [scorer.adjuster_for(t) for t in task_list]
     if batch_reason(scorer, task_list) is not None:
         return None
-    baseline_fields = {a.name for a in attrs.fields(Baseline) if a.name not in ("task_id", "last_updated", "samples")}
+    baseline_fields = {
+        a.name
+        for a in attrs.fields(Baseline)
+        if a.name not in ("task_id", "last_updated", "samples", "defaulted", "partial")
+    }
     per_row_baseline = {
         f: np.array([or_nan(getattr(b, f)) for b in baselines])[baseline_codes] for f in baseline_fields
     }
@@ -139,6 +144,18 @@ def evaluate_columns(
         adjusters=adjusters,
         criteria=recorder.criteria,
         filled=recorder.filled,
+        coverage=_coverage(scorer, recorder.filled, profiles, task_codes),
         evaluated_at=stamp,
         provenance=scorer.provenance,
     )
+
+
+def _coverage(
+    scorer: Scorer,
+    filled: Sequence[tuple[str, str, np.ndarray]],
+    profiles: Sequence[WeightProfile],
+    task_codes: np.ndarray,
+) -> np.ndarray:
+    """Each row's coverage, from the masks of filled slots and its task's weight profile."""
+    profile_codes, names = factorize([profile.name for profile in profiles])
+    return coverage_column(filled, profile_codes[task_codes], [scorer.shares(name) for name in names])

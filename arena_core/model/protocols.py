@@ -13,6 +13,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from arena_core.importing.runs import ImportedRun
     from arena_core.io.decoding import InputError
     from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
@@ -107,6 +109,27 @@ class IntervalMethod(Protocol):
     name: str
 
     def interval(self, scores: Sequence[float], confidence_level: float) -> tuple[float, float]: ...
+
+
+@runtime_checkable
+class Aggregator(Protocol):
+    """How a leaderboard turns a group's per-task results into one score.
+
+    ``aggregate(table, weights)`` gets a :class:`~arena_core.stats.tasktable.TaskTable` and a
+    ``(resamples, tasks)`` array of task weights (how many times each task is drawn; the
+    estimate itself is one row of ones) and returns a ``(resamples, groups)`` array of scores
+    (NaN where a group ran none of the drawn tasks). One call scores every bootstrap resample
+    of the tasks, which is what the leaderboard's task-clustered interval needs.
+
+    It may also have ``units(table, group) -> array``: the values whose mean is the group's
+    score (its per-task means, or its runs); a leaderboard then computes the group's interval
+    from them with the configured interval method. Without ``units`` the interval is the
+    bootstrap over tasks. ``description`` (one line) is shown by ``arena plugins``.
+    """
+
+    name: str
+
+    def aggregate(self, table: Any, weights: np.ndarray) -> np.ndarray: ...
 
 
 @runtime_checkable

@@ -9,12 +9,23 @@ naming the record, so the message says *which* submission was wrong, not just ho
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import attrs
 from attrs import field, frozen
 
+from arena_core.model.checks import (
+    MAX_FIGURE,
+    MAX_NAME_LENGTH,
+    NAME_EXPECTED,
+    describe,
+    frozen_mapping,
+    non_empty_str,
+    number,
+    optional_str,
+    printable_name,
+)
 from arena_core.model.errors import ValidationError
 from arena_core.model.provenance import Provenance
 
@@ -37,126 +48,61 @@ __all__ = [
 DIMENSIONS: tuple[str, ...] = ("efficiency", "speed", "cost", "correctness")
 
 
-def _describe(instance: Any) -> str:
-    kind = type(instance).__name__.lower()
-    ident = (
-        getattr(instance, "id", None) or getattr(instance, "submission_id", None) or getattr(instance, "task_id", None)
-    )
-    return f"{kind} {ident!r}" if ident is not None else kind
-
-
-#: The largest figure a record may hold. Real telemetry is far below it; anything above would
-#: overflow the statistics (the mean of two values near 1e308 is infinite) and says "corrupt".
-MAX_FIGURE = 1e15
-
-
-def _number(minimum: float = 0.0, *, optional: bool = False, maximum: float = MAX_FIGURE) -> Any:
-    """Validator: a finite real number (not a bool) from ``minimum`` to ``maximum``."""
-    expected = "a finite number" if minimum == -math.inf else f"a finite number >= {minimum:g}"
-
-    def check(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if value is None and optional:
-            return
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValidationError(_describe(instance), attribute.name, expected, value)
-        # Compared before any float conversion: an int of 400 digits is too large, not an OverflowError.
-        if value != value or value < minimum or value in (math.inf, -math.inf):  # NaN, infinite, or too small
-            raise ValidationError(_describe(instance), attribute.name, expected, value)
-        if value > maximum:
-            if isinstance(value, int) and value > 10**30:  # hundreds of digits: say how many
-                expected_max = f"a number <= {maximum:.0e} (got an integer of {len(str(value))} digits)"
-                raise ValidationError(_describe(instance), attribute.name, expected_max.replace("e+", "e"))
-            raise ValidationError(
-                _describe(instance), attribute.name, f"a number <= {maximum:.0e}".replace("e+", "e"), value
-            )
-
-    return check
-
-
-def _non_empty_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not isinstance(value, str) or not value:
-        raise ValidationError(_describe(instance), attribute.name, "a non-empty string", value)
-
-
-#: The longest name (id, tool, model, category) accepted.
-MAX_NAME_LENGTH = 1000
-#: What a name may be: printable text, not only spaces, of reasonable length.
-NAME_EXPECTED = (
-    f"a non-empty string of at most {MAX_NAME_LENGTH} printable characters "
-    "(no control, bidirectional or surrogate characters)"
-)
-
-
-def _name(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """Validator for ids and names, which reach terminals, files and databases: ``str.isprintable``
-    refuses control (ESC, NUL, newline), format (bidirectional overrides such as U+202E) and
-    surrogate characters in one C-speed pass."""
-    if value is None and attribute.default is None:
-        return
-    if not isinstance(value, str) or not value.isprintable() or not value.strip() or len(value) > MAX_NAME_LENGTH:
-        raise ValidationError(_describe(instance), attribute.name, NAME_EXPECTED, value)
-
-
-def _optional_str(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if value is not None and not isinstance(value, str):
-        raise ValidationError(_describe(instance), attribute.name, "a string", value)
-
-
-def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return {} if value is None else dict(value)
+def _as_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
 
 
 @frozen
 class Submission:
     """What one AI coding tool spent, and achieved, on one task."""
 
-    id: str = field(validator=_name)
+    id: str = field(validator=printable_name)
     """Unique id of the submission; errors and rankings name it."""
-    total_tokens: int | None = field(default=None, validator=_number(optional=True))
+    total_tokens: int | None = field(default=None, validator=number(optional=True))
     """Prompt plus completion tokens. Required by token efficiency."""
-    tool_calls: int | None = field(default=None, validator=_number(optional=True))
+    tool_calls: int | None = field(default=None, validator=number(optional=True))
     """Tool or function calls the workflow made. Required by tool-call efficiency."""
-    task_id: str | None = field(default=None, validator=_name)
+    task_id: str | None = field(default=None, validator=printable_name)
     """The task this submission answers; checked against the task it is scored with."""
-    tool: str | None = field(default=None, validator=_name)
+    tool: str | None = field(default=None, validator=printable_name)
     """The coding tool, e.g. ``aider/diff``."""
-    model: str | None = field(default=None, validator=_name)
+    model: str | None = field(default=None, validator=printable_name)
     """The model behind the tool."""
-    iterations: int = field(default=1, validator=_number(1))
-    """Refinement rounds; the spec's default is 1."""
-    execution_time: float | None = field(default=None, validator=_number(optional=True))
+    iterations: int | None = field(default=None, validator=number(1, optional=True))
+    """Refinement rounds. Absent counts as 1 (the spec's rule) unless ``missing.iterations`` says otherwise."""
+    execution_time: float | None = field(default=None, validator=number(optional=True))
     """Wall time in seconds. Missing (or 0, as the spec has it) scores 50 for speed."""
-    estimated_cost: float | None = field(default=None, validator=_number(optional=True))
+    estimated_cost: float | None = field(default=None, validator=number(optional=True))
     """Estimated API cost in dollars. Missing (or 0) scores 50 for cost."""
     success: bool = True
     """Whether the workflow finished without errors (the spec's default is True)."""
     files_created: tuple[str, ...] = ()
     """Paths the workflow created, relative to its workspace."""
-    correctness: float | None = field(default=None, validator=_number(optional=True))
+    correctness: float | None = field(default=None, validator=number(optional=True))
     """Reported fraction of the task's tests that pass (0 to 1), as leaderboards publish it."""
-    tests_passed: int | None = field(default=None, validator=_number(optional=True))
+    tests_passed: int | None = field(default=None, validator=number(optional=True))
     """Reported number of passing tests."""
-    tests_total: int | None = field(default=None, validator=_number(optional=True))
+    tests_total: int | None = field(default=None, validator=number(optional=True))
     """Reported number of tests run."""
-    workspace: str | None = field(default=None, validator=attrs.validators.optional(_non_empty_str))
+    workspace: str | None = field(default=None, validator=attrs.validators.optional(non_empty_str))
     """Where the submission's files are: a directory, or a git repository when ``workspace_ref``
     is given. Criteria are then checked against the files themselves."""
-    workspace_ref: str | None = field(default=None, validator=attrs.validators.optional(_non_empty_str))
+    workspace_ref: str | None = field(default=None, validator=attrs.validators.optional(non_empty_str))
     """The git ref (commit, branch, tag) of ``workspace`` to check."""
-    meta: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
+    meta: Mapping[str, Any] = field(factory=dict, converter=frozen_mapping)
     """Free-form data kept with the record and passed through untouched."""
 
     def __attrs_post_init__(self) -> None:
         if self.correctness is not None and self.correctness > 1:
-            raise ValidationError(_describe(self), "correctness", "a pass rate between 0 and 1", self.correctness)
+            raise ValidationError(describe(self), "correctness", "a pass rate between 0 and 1", self.correctness)
         if (self.tests_passed is None) != (self.tests_total is None):
             missing = "tests_total" if self.tests_total is None else "tests_passed"
-            raise ValidationError(_describe(self), missing, "to be given together with tests_passed/tests_total")
+            raise ValidationError(describe(self), missing, "to be given together with tests_passed/tests_total")
         if self.workspace_ref is not None and self.workspace is None:
-            raise ValidationError(_describe(self), "workspace", "the git repository that workspace_ref refers to")
+            raise ValidationError(describe(self), "workspace", "the git repository that workspace_ref refers to")
         if self.tests_total is not None and self.tests_passed is not None and self.tests_passed > self.tests_total:
             raise ValidationError(
-                _describe(self), "tests_passed", f"at most tests_total ({self.tests_total})", self.tests_passed
+                describe(self), "tests_passed", f"at most tests_total ({self.tests_total})", self.tests_passed
             )
 
     @property
@@ -173,13 +119,13 @@ class Submission:
 class SuccessCriterion:
     """One thing a submission must achieve; ``type`` selects the criterion checker."""
 
-    type: str = field(validator=_non_empty_str)
+    type: str = field(validator=non_empty_str)
     """Name of the registered checker, e.g. ``file_exists``."""
-    params: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
+    params: Mapping[str, Any] = field(factory=dict, converter=frozen_mapping)
     """The checker's parameters: every other key of the criterion, e.g. ``file_path``."""
-    weight: float = field(default=1.0, validator=_number())
+    weight: float = field(default=1.0, validator=number())
     """Relative weight in the correctness score; equal weights give the spec's pass rate."""
-    description: str | None = field(default=None, validator=_optional_str)
+    description: str | None = field(default=None, validator=optional_str)
     """Human-readable explanation, shown in reports."""
 
 
@@ -187,17 +133,17 @@ class SuccessCriterion:
 class Task:
     """A coding task: what to do, how hard it is, and how success is judged."""
 
-    id: str = field(validator=_name)
+    id: str = field(validator=printable_name)
     """Unique id of the task."""
-    category: str | None = field(default=None, validator=_name)
+    category: str | None = field(default=None, validator=printable_name)
     """Selects the weight profile; ``None`` uses the ``default`` profile."""
-    difficulty: str | None = field(default=None, validator=_name)
+    difficulty: str | None = field(default=None, validator=printable_name)
     """Selects the difficulty adjuster; ``None`` applies no adjustment."""
     success_criteria: tuple[SuccessCriterion, ...] = ()
     """Criteria for the correctness score; none means full correctness, as in the spec."""
     default_baseline: Baseline | None = None
     """Baseline to use while the task has too few submissions for a dynamic one."""
-    meta: Mapping[str, Any] = field(factory=dict, converter=_frozen_mapping)
+    meta: Mapping[str, Any] = field(factory=dict, converter=frozen_mapping)
     """Free-form data kept with the record."""
 
 
@@ -219,39 +165,39 @@ def _sorted_samples(value: Mapping[str, Any] | None) -> Mapping[str, tuple[float
 
 def _samples(instance: Any, attribute: Any, value: Any) -> None:
     if not isinstance(value, Mapping):
-        raise ValidationError(_describe(instance), "samples", "a table of figure name to a list of numbers", value)
+        raise ValidationError(describe(instance), "samples", "a table of figure name to a list of numbers", value)
     for name, values in value.items():
         if name not in SAMPLE_FIELDS:
-            raise ValidationError(_describe(instance), f"samples.{name}", f"one of {', '.join(SAMPLE_FIELDS)}", name)
+            raise ValidationError(describe(instance), f"samples.{name}", f"one of {', '.join(SAMPLE_FIELDS)}", name)
         if not isinstance(values, tuple) or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0 for v in values
         ):
-            raise ValidationError(_describe(instance), f"samples.{name}", "a list of finite numbers >= 0", values)
+            raise ValidationError(describe(instance), f"samples.{name}", "a list of finite numbers >= 0", values)
 
 
 @frozen
 class Baseline:
     """Per-task reference statistics that scores are normalised against (spec keys)."""
 
-    median_tokens: float = field(validator=_number())
-    min_tokens: float = field(validator=_number())
-    max_tokens: float = field(validator=_number())
-    median_tool_calls: float = field(validator=_number())
-    min_tool_calls: float = field(validator=_number())
-    max_tool_calls: float = field(validator=_number())
-    median_execution_time: float = field(validator=_number())
-    min_execution_time: float = field(validator=_number())
-    max_execution_time: float = field(validator=_number())
-    median_cost: float = field(validator=_number())
-    min_cost: float = field(validator=_number())
-    max_cost: float = field(validator=_number())
-    median_iterations: float = field(validator=_number(1))
-    q25_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
+    median_tokens: float = field(validator=number())
+    min_tokens: float = field(validator=number())
+    max_tokens: float = field(validator=number())
+    median_tool_calls: float = field(validator=number())
+    min_tool_calls: float = field(validator=number())
+    max_tool_calls: float = field(validator=number())
+    median_execution_time: float = field(validator=number())
+    min_execution_time: float = field(validator=number())
+    max_execution_time: float = field(validator=number())
+    median_cost: float = field(validator=number())
+    min_cost: float = field(validator=number())
+    max_cost: float = field(validator=number())
+    median_iterations: float = field(validator=number(1))
+    q25_tokens: float | None = field(default=None, validator=number(-math.inf, optional=True))
     """First token quartile by ``statistics.quantiles(n=4)``, the spec's call. Its default
     'exclusive' method extrapolates for small samples, so it may lie below ``min_tokens``
     (even below zero: ``[0, 250]`` gives -62.5)."""
-    q75_tokens: float | None = field(default=None, validator=_number(-math.inf, optional=True))
-    submission_count: int = field(default=0, validator=_number())
+    q75_tokens: float | None = field(default=None, validator=number(-math.inf, optional=True))
+    submission_count: int = field(default=0, validator=number())
     """How many submissions the statistics were computed from (0 for a default baseline)."""
     samples: Mapping[str, tuple[float, ...]] = field(factory=dict, converter=_sorted_samples, validator=_samples)
     """Figure (``total_tokens``, ``tool_calls``, ``execution_time``, ``estimated_cost``) to the
@@ -261,13 +207,20 @@ class Baseline:
     """The task the baseline belongs to, when known."""
     last_updated: str | None = None
     """ISO-8601 time of computation, as the spec records it."""
+    defaulted: tuple[str, ...] = field(default=(), converter=_as_tuple)
+    """Figures (``total_tokens``, ``tool_calls``, ``execution_time``, ``estimated_cost``,
+    ``iterations``) whose statistics come from the default baseline, not from data: every one
+    below 5 submissions, else those no submission measured."""
+    partial: tuple[str, ...] = field(default=(), converter=_as_tuple)
+    """Figures that some (not all) of the submissions lack: the ``comparable`` missing-telemetry
+    policy leaves their metrics out for every submission of the group."""
 
     def __attrs_post_init__(self) -> None:
         for family in ("tokens", "tool_calls", "execution_time", "cost"):
             low, mid, high = (getattr(self, f"{k}_{family}") for k in ("min", "median", "max"))
             if not low <= mid <= high:
                 raise ValidationError(
-                    _describe(self),
+                    describe(self),
                     f"median_{family}",
                     f"min_{family} <= median_{family} <= max_{family}",
                     (low, mid, high),
@@ -309,9 +262,9 @@ def _weights(instance: Any, attribute: attrs.Attribute[Any], value: Mapping[str,
 class WeightProfile:
     """How much each scored dimension counts in the overall score, for one task category."""
 
-    name: str = field(validator=_non_empty_str)
+    name: str = field(validator=non_empty_str)
     """The category it applies to (or ``default``)."""
-    weights: Mapping[str, float] = field(converter=_frozen_mapping, validator=_weights)
+    weights: Mapping[str, float] = field(converter=frozen_mapping, validator=_weights)
     """Dimension to weight, in the order the overall sum adds them; the weights add up to 1."""
 
 
@@ -375,7 +328,11 @@ class Evaluation:
     """Set by ranking when the submission's tool has too few submissions to be ranked reliably."""
     filled: Mapping[str, str] = field(factory=dict)
     """Metrics (by slot) whose input was missing, to the policy that filled them in
-    (``neutral``: scored 50; ``reweight``: left out). Every other metric was measured."""
+    (``neutral``: scored 50; ``reweight``: left out; ``count_as_one``: one iteration assumed).
+    Every other metric was measured."""
+    coverage: float | None = 1.0
+    """Share of the profile's weight whose metrics were measured (0-1; a part of a composite
+    carries its share of the composite's weight); ``None`` when not recorded."""
     provenance: Provenance | None = field(default=None, eq=False)
     """The profile, algorithms and plugin versions that produced the scores (shared by every
     evaluation of one Arena). Not part of equality: two evaluations with the same scores are

@@ -158,6 +158,8 @@ def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
         out["provisional"] = True
     if ev.filled:
         out["filled"] = dict(ev.filled)
+    if ev.coverage != 1.0 and ev.coverage is not None:
+        out["coverage"] = ev.coverage
     if ev.provenance is not None:
         out["provenance"] = converter.unstructure(ev.provenance)
     return out
@@ -181,6 +183,7 @@ _EVALUATION_KEYS = frozenset(
         "percentile",
         "provisional",
         "filled",
+        "coverage",
         "provenance",
     )
 )
@@ -217,7 +220,8 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
             k.removesuffix("_ranking"): v for k, v in value.items() if k.endswith("_ranking") and k != "overall_ranking"
         },
         provisional=_structure_bool(value.get("provisional", False), bool),
-        filled=_structure_mapping(value.get("filled", {}), dict),
+        filled=(filled := _structure_mapping(value.get("filled", {}), dict)),
+        coverage=_structure_float(value["coverage"], float) if "coverage" in value else (None if filled else 1.0),
         provenance=converter.structure(value["provenance"], Provenance) if "provenance" in value else None,
     )
 

@@ -22,7 +22,14 @@ from arena_core.model.errors import (
     ValidationError,
     closest,
 )
-from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Importer, IntervalMethod, Metric
+from arena_core.model.protocols import (
+    Aggregator,
+    CriterionChecker,
+    DifficultyAdjuster,
+    Importer,
+    IntervalMethod,
+    Metric,
+)
 from arena_core.model.records import WeightProfile
 from arena_core.registry.manager import ArenaPluginManager
 from arena_core.registry.options import plugin_options
@@ -68,6 +75,7 @@ FAMILIES: dict[str, Family[Any]] = {
         "command runner", "arena_register_command_runners", "name", lambda c: isinstance(c, CommandRunner)
     ),
     "importers": Family("importer", "arena_register_importers", "name", lambda c: isinstance(c, Importer)),
+    "aggregators": Family("aggregator", "arena_register_aggregators", "name", lambda c: isinstance(c, Aggregator)),
 }
 
 
@@ -147,6 +155,7 @@ class Components:
     interval_methods: Registry[IntervalMethod]
     command_runners: Registry[CommandRunner]
     importers: Registry[Importer]
+    aggregators: Registry[Aggregator]
 
     def by_plugin(self, *, disabled: bool = False) -> dict[str, dict[str, list[str]]]:
         """Plugin name -> family -> names it registered (with ``disabled``: the names of its

@@ -44,6 +44,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "intervals": "arena_plugins.intervals",
     "runners": "arena_plugins.runners",
     "importers": "arena_plugins.importers",
+    "aggregators": "arena_plugins.aggregators",
 }
 
 

@@ -138,7 +138,10 @@ def _provenance_lines(a: Provenance, b: Provenance) -> list[str]:
 
 def render_text(c: Comparison) -> str:
     """The terminal report: summary, tools, largest movers, tasks (least agreement first), provenance."""
-    parts = ["\n".join(_summary(c)), "Tools (ranked by mean overall score under B)\n" + render(*_tool_rows(c))]
+    parts = [
+        "\n".join(_summary(c)),
+        "Tools (ranked by the mean over tasks of their per-task mean overall score under B)\n" + render(*_tool_rows(c)),
+    ]
     headers, rows = _mover_rows(c)
     parts.append(
         "Largest movers (rank within task; positive: moved up under B)\n"

@@ -151,12 +151,12 @@ def compare_scorings(
 
 def _tools(side: Side, rows: SubmissionDeltas) -> tuple[dict[str, Any], ...]:
     """Per tool: means under A and B, mean delta overall and per metric, rank by mean under each.
-    Means are ``statistics.fmean`` (exactly rounded sums), as the leaderboard's, so a tool's
-    mean under the default profile is the number ``arena leaderboard`` prints."""
+    Means are over tasks of the tool's per-task means, as the leaderboard's default, so a
+    tool's mean under the default profile is the score ``arena leaderboard`` prints."""
     codes, tools = factorize(side.tools)
     count = len(tools)
     score_a, score_b = rows.column("score_a"), rows.column("score_b")
-    groups = GroupMeans(codes, count)
+    groups = GroupMeans(codes, count, factorize(side.task_ids)[0])
     means = {"mean_a": groups.of(score_a), "mean_b": groups.of(score_b), "mean_delta": groups.of(score_b - score_a)}
     metric_means = {name: groups.of(values) for name, values in rows.metric_deltas.items()}
     sizes = np.bincount(codes, minlength=count).tolist()

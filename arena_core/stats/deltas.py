@@ -172,20 +172,26 @@ def top_k_ids(scores: np.ndarray, ids: Sequence[Any], k: int) -> set[Any]:
 
 
 class GroupMeans:
-    """Means of values by group code, the groups found by one sort shared by every column."""
+    """Per group, the mean over tasks of its per-task mean of a column (NaN values left out), as
+    the leaderboard's default ``task_mean`` takes it: each task counts once."""
 
-    def __init__(self, codes: np.ndarray, count: int) -> None:
-        self._order = np.argsort(codes, kind="stable")
-        self._bounds = np.searchsorted(codes[self._order], np.arange(count + 1)).tolist()
+    def __init__(self, codes: np.ndarray, count: int, task_codes: np.ndarray) -> None:
+        tasks = int(task_codes.max()) + 1 if len(task_codes) else 0
+        self._cells = codes * tasks + task_codes
+        self._size = count * tasks
+        self._shape = (count, tasks)
         self.count = count
 
     def of(self, values: np.ndarray) -> list[float]:
-        """Per group, ``statistics.fmean`` of its values that are not NaN (NaN when none):
-        exactly rounded sums, as the leaderboard takes its means."""
-        ordered = values[self._order]
+        """Per group, the exactly rounded mean (``math.fsum``) of its per-task means (NaN when
+        it has no value)."""
+        measured = ~np.isnan(values)
+        counts = np.bincount(self._cells[measured], minlength=self._size)
+        sums = np.bincount(self._cells[measured], weights=values[measured], minlength=self._size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cells = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(self._shape)
         out = []
-        for g in range(self.count):
-            group = ordered[self._bounds[g] : self._bounds[g + 1]]
-            group = group[~np.isnan(group)]
-            out.append(math.fsum(group.tolist()) / len(group) if len(group) else math.nan)
+        for row in cells:
+            present = row[~np.isnan(row)]
+            out.append(math.fsum(present.tolist()) / len(present) if len(present) else math.nan)
         return out

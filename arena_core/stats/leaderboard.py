@@ -1,118 +1,154 @@
-"""Aggregate leaderboards: tools or models ranked by their mean overall score.
+"""Group leaderboards with uncertainty: scores, task-clustered intervals, rank intervals, tiers.
 
-Each group gets its number of submissions, its mean overall score with a confidence interval
-(the configured method), the mean of each dimension, a rank (ties share a rank, on the
-rounded mean) and a provisional mark when it has fewer than ``min_submissions_per_tool``
-submissions in the arena.
+A group's score comes from the configured aggregator (by default the mean over tasks of its
+per-task mean overall score, so each task counts once). Its interval treats tasks as the
+sample: the configured interval method on the aggregator's units (the per-task means), or a
+seeded bootstrap that resamples the tasks when the aggregator has no units.
+
+Ranks follow Chatbot Arena: ``rank`` is the competition rank of the score rounded as printed
+(1, 1, 3); ``rank_low`` and ``rank_high`` are the best and worst ranks the intervals allow,
+``1 + #{j : ci_low_j > ci_high_i}`` and ``N - #{j : ci_high_j < ci_low_i}`` over the ranked
+groups. Groups whose rank intervals overlap, directly or through a chain of others, share a
+tier. Groups with fewer tasks than ``min_tasks_per_group`` are provisional: listed after the
+ranked ones, with a score and an interval but no rank.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine.columns import factorize, split_by_code
 from arena_core.engine.ranking import competition_ranks
-from arena_core.engine.results import EvaluationBatch
-from arena_core.model.records import Evaluation
+from arena_core.model.protocols import Aggregator, IntervalMethod
+from arena_core.stats.tasktable import TaskTable
 
-if TYPE_CHECKING:
-    from arena_core.arena import Arena
+__all__ = ["GroupRow", "RESAMPLES", "SEED", "leaderboard", "rank_intervals", "task_bootstrap", "tiers"]
 
-__all__ = ["GroupRow", "aggregate"]
+#: Resamples of the tasks for intervals an aggregator's units cannot give.
+RESAMPLES = 1000
+#: The bootstrap's seed: the same runs always give the same intervals.
+SEED = 20240601
 
 
 @frozen
 class GroupRow:
-    """One tool (or model) on an aggregate leaderboard."""
+    """One group (a tool, a model, ...) on a leaderboard."""
 
-    rank: int
-    name: str
-    submissions: int
-    mean_overall: float
+    group: str
+    n_runs: int
+    n_tasks: int
+    score: float
+    """The aggregator's score (for the default, the mean over tasks of the per-task means)."""
     ci_low: float
     ci_high: float
-    means: dict[str, float]
-    """Dimension to the group's mean score on it (dimensions its evaluations have)."""
+    rank: int | None
+    """Competition rank of the score rounded to 2 places; ``None`` when provisional."""
+    rank_low: int | None
+    """Best rank the intervals allow."""
+    rank_high: int | None
+    """Worst rank the intervals allow."""
+    tier: int | None
+    """Groups whose rank intervals overlap share a tier (1 is the best)."""
     provisional: bool
+    """Fewer tasks than ``min_tasks_per_group``: listed after the ranked groups, not ranked."""
+    coverage: float
+    """Mean over tasks of the runs' coverage: the share of the overall weight measured."""
+    means: dict[str, float]
+    """Dimension to the mean over tasks of the group's per-task mean score on it."""
 
 
-def aggregate(arena: Arena, evaluations: Sequence[Evaluation], by: str) -> list[GroupRow]:
-    """Group ``evaluations`` by ``by`` (``tool``, ``model``, or ``tool,model``: each pair, named
-    ``TOOL / MODEL``), best mean overall score first.
-
-        An :class:`~arena_core.engine.results.EvaluationBatch` is grouped on its arrays, without
-        building an evaluation per submission. Means are exactly rounded sums (``math.fsum``, as
-        ``statistics.fmean`` computes them), so the order of the submissions never changes a figure.
-    """
-    groups: list[tuple[str, list[float], dict[str, float]]] = []
-    if isinstance(evaluations, EvaluationBatch):
-        table = evaluations.columns()
-        overall = np.asarray(table["overall_score"], dtype=float)
-        codes, names = _grouped(*(table[key] for key in by.split(",")))
-        dimensions = evaluations.dimensions()
-        for code, rows in split_by_code(codes):
-            means = {}
-            for d in dimensions:
-                values = np.asarray(table[f"{d}_score"])[rows]
-                if measured := values[~np.isnan(values)].tolist():
-                    means[d] = _mean(measured)
-            groups.append((names[code], overall[rows].tolist(), means))
+def leaderboard(
+    table: TaskTable,
+    aggregator: Aggregator,
+    interval: IntervalMethod,
+    *,
+    min_tasks: int,
+    confidence_level: float = 0.95,
+) -> list[GroupRow]:
+    """The groups of ``table``, ranked ones best first, then the provisional ones."""
+    scores = aggregator.aggregate(table, np.ones((1, len(table.tasks))))[0]
+    units = getattr(aggregator, "units", None)
+    if units is not None:
+        bounds = [interval.interval(units(table, g).tolist(), confidence_level) for g in range(len(table.groups))]
     else:
-        members: dict[str, list[Evaluation]] = {}
-        for ev in evaluations:
-            [name] = _names(*([getattr(ev, key)] for key in by.split(",")))
-            members.setdefault(name, []).append(ev)
-        dimensions = list(dict.fromkeys(d for ev in evaluations for d in ev.scores))
-        for name, evs in members.items():
-            means = {d: _mean(vals) for d in dimensions if (vals := [e.scores[d] for e in evs if d in e.scores])}
-            groups.append((name, [e.overall_score for e in evs], means))
-    return _ranked(arena, groups)
-
-
-def _names(*columns: Sequence[str | None]) -> list[str]:
-    """Group names: each value (``(unknown)`` when absent), pairs joined with `` / ``."""
-    return [" / ".join(value or "(unknown)" for value in row) for row in zip(*columns, strict=True)]
-
-
-def _grouped(*columns: Sequence[str | None]) -> tuple[np.ndarray, list[str]]:
-    """(group code per row, group names) as :func:`_names` would name the rows, factorizing each
-    column first: a million rows hold a handful of tools and models, named once each."""
-    codes = np.zeros(len(columns[0]), dtype=np.int64)
-    distinct_values: list[list[str | None]] = []
-    for column in columns:
-        column_codes, distinct = factorize(column)
-        codes = codes * len(distinct) + column_codes
-        distinct_values.append(distinct)
-    codes, combined = factorize(codes.tolist())
-    keys = []
-    for code in combined:
-        parts = []
-        for distinct in reversed(distinct_values):
-            code, index = divmod(code, len(distinct))
-            parts.append(distinct[index])
-        keys.append(parts[::-1])
-    return codes, _names(*zip(*keys, strict=True)) if keys else []
-
-
-def _mean(values: list[float]) -> float:
-    return math.fsum(values) / len(values)
-
-
-def _ranked(arena: Arena, groups: list[tuple[str, list[float], dict[str, float]]]) -> list[GroupRow]:
-    """(name, overall scores, dimension means) of each group as rows, best rounded mean first
-    (ties share a rank, then by name), with the configured interval and provisional mark."""
-    summary = sorted(
-        ((name, _mean(scores), scores, means) for name, scores, means in groups), key=lambda g: (-round(g[1], 2), g[0])
+        low, high = task_bootstrap(table, aggregator, confidence_level)
+        bounds = list(zip(low.tolist(), high.tolist(), strict=True))
+    n_tasks = table.present.sum(axis=1)
+    provisional = n_tasks < min_tasks
+    order = sorted(
+        range(len(table.groups)), key=lambda g: (bool(provisional[g]), -round(scores[g], 2), table.groups[g])
     )
-    ranks = competition_ranks([round(mean, 2) for _, mean, _, _ in summary])
+    ranked = [g for g in order if not provisional[g]]
+    ranks = dict(zip(ranked, competition_ranks([round(scores[g], 2) for g in ranked]), strict=True))
+    lows = np.array([bounds[g][0] for g in ranked])
+    highs = np.array([bounds[g][1] for g in ranked])
+    best, worst = rank_intervals(lows, highs)
+    tier_of = tiers(best, worst)
+    place = {g: i for i, g in enumerate(ranked)}
     rows = []
-    for rank, (name, mean, scores, means) in zip(ranks, summary, strict=True):
-        low, high = arena.confidence_interval(scores)
-        provisional = len(scores) < arena.config.min_submissions_per_tool
-        rows.append(GroupRow(rank, name, len(scores), mean, low, high, means, provisional))
+    for g in order:
+        i = place.get(g)
+        rows.append(
+            GroupRow(
+                group=table.groups[g],
+                n_runs=int(table.counts[g].sum()),
+                n_tasks=int(n_tasks[g]),
+                score=float(scores[g]),
+                ci_low=float(bounds[g][0]),
+                ci_high=float(bounds[g][1]),
+                rank=ranks.get(g),
+                rank_low=None if i is None else int(best[i]),
+                rank_high=None if i is None else int(worst[i]),
+                tier=None if i is None else tier_of[i],
+                provisional=bool(provisional[g]),
+                coverage=_task_mean(table.coverage_means[g]),
+                means={
+                    d: m for d, values in table.dimension_means.items() if not math.isnan(m := _task_mean(values[g]))
+                },
+            )
+        )
     return rows
+
+
+def task_bootstrap(
+    table: TaskTable, aggregator: Aggregator, confidence_level: float, resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval per group of the aggregator's score over resamples of the tasks
+    (drawn with replacement, the same draws for every group, so paired structure is kept)."""
+    tasks = len(table.tasks)
+    weights = np.random.default_rng(seed).multinomial(tasks, np.full(tasks, 1 / tasks), size=resamples)
+    scores = aggregator.aggregate(table, weights.astype(float))
+    alpha = (1 - confidence_level) / 2
+    with np.errstate(all="ignore"):
+        low, high = np.nanquantile(scores, [alpha, 1 - alpha], axis=0)
+    return low, high
+
+
+def rank_intervals(lows: np.ndarray, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(best, worst) rank each interval allows: ``1 + #{j : low_j > high_i}`` and
+    ``N - #{j : high_j < low_i}``, by sorting rather than comparing every pair."""
+    count = len(lows)
+    sorted_lows, sorted_highs = np.sort(lows), np.sort(highs)
+    above = count - np.searchsorted(sorted_lows, highs, side="right")
+    below = np.searchsorted(sorted_highs, lows, side="left")
+    return 1 + above, count - below
+
+
+def tiers(best: np.ndarray, worst: np.ndarray) -> list[int]:
+    """Tier per group: groups whose rank intervals ``[best, worst]`` overlap, directly or through
+    a chain of others, share one; tiers are numbered from the best ranks down."""
+    tier = [0] * len(best)
+    current, reach = 0, -1
+    for i in sorted(range(len(best)), key=lambda k: (best[k], worst[k])):
+        if best[i] > reach:
+            current += 1
+        reach = max(reach, int(worst[i]))
+        tier[i] = current
+    return tier
+
+
+def _task_mean(values: np.ndarray) -> float:
+    measured = values[~np.isnan(values)]
+    return math.fsum(measured.tolist()) / len(measured) if len(measured) else math.nan

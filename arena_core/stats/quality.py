@@ -1,12 +1,13 @@
 """Quality assurance: the spec's outlier detection and evaluation validation.
 
-Both follow the spec's rules, flags and messages exactly, and also handle the inputs on which
-the spec's code would crash (no submissions; a submission without a token count).
+Both follow the spec's rules, flags and messages, on measured figures only (the spec counts a
+missing time as 0 s, "extremely fast"), and handle the inputs on which the spec's code would
+crash (no submissions; a submission without a token count).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 import numpy as np
@@ -31,8 +32,9 @@ def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
     """The spec's rules: fewer tokens than 10% of the median, under 5 s, exactly one tool call;
     a submission with two or more of these is flagged for manual review.
 
-    As in the spec, a missing execution time counts as 0 s (and so as "extremely fast").
-    Submissions without a token count are left out of the median and of the token rule.
+    Only measured figures count: a missing execution time (absent, or 0, which the spec reads
+    as missing) is not "extremely fast", where the spec's code counts it as 0 s; submissions
+    without a token count are left out of the median and of the token rule.
     """
     return outliers_in_columns(Columns.from_submissions(submissions))
 
@@ -48,7 +50,7 @@ def outliers_in_columns(columns: Columns) -> list[Outlier]:
                 "extremely_efficient_tokens",
                 tokens < float(np.median(measured)) * 0.1 if len(measured) else np.zeros(columns.size, dtype=bool),
             ),
-            ("extremely_fast", np.nan_to_num(times, nan=0.0) < 5),
+            ("extremely_fast", (times > 0) & (times < 5)),  # an unmeasured time (absent, or 0) is not fast
             ("minimal_tool_usage", calls == 1),
         )
     hits = sum(mask.astype(np.int64) for _, mask in rules)
@@ -58,12 +60,16 @@ def outliers_in_columns(columns: Columns) -> list[Outlier]:
     ]
 
 
-def validate(evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None) -> list[str]:
+def validate(
+    evaluation: Evaluation | Mapping[str, Any], total_tokens: float | None = None, unmeasured: Set[str] = frozenset()
+) -> list[str]:
     """The spec's ``validate_evaluation_metrics``: score ranges, the suspicious pair, token count.
 
     :param total_tokens: the submission's token count when ``evaluation`` is a model (a dict
         may carry it as ``total_tokens``). When it is unknown the token check is skipped: the
         spec would report every evaluation without the key as "Suspiciously low token count".
+    :param unmeasured: dimensions that rest, in whole or in part, on filled-in figures; the
+        suspicious pair (efficiency and speed both above 95) is judged on measured scores only.
     """
     if isinstance(evaluation, Evaluation):
         scores = {"overall": evaluation.overall_score, **evaluation.scores}
@@ -76,7 +82,7 @@ def validate(evaluation: Evaluation | Mapping[str, Any], total_tokens: float | N
     for name in ("overall", *DIMENSIONS):
         if name in scores and not 0 <= scores[name] <= 100:
             errors.append(f"{name}_score out of range: {scores[name]}")
-    if scores.get("efficiency", 0) > 95 and scores.get("speed", 0) > 95:
+    if not unmeasured & {"efficiency", "speed"} and scores.get("efficiency", 0) > 95 and scores.get("speed", 0) > 95:
         errors.append("Suspicious: Both efficiency and speed scores are extremely high")
     if total_tokens is not None and total_tokens < 10:
         errors.append("Suspiciously low token count")

@@ -156,6 +156,7 @@ def _run_task(
                 [task.id] * len(keys),
                 stamp,
                 arena.scorer.sample_fields(),
+                arena.scorer.assumes_one_iteration,
             ),
             strict=True,
         )

@@ -48,10 +48,12 @@ class IterationEfficiency:
     """100 for one iteration, -15 per extra iteration down to 50 up to the median, then -10 each."""
 
     name = "iteration_efficiency"
-    requires: tuple[str, ...] = ()
+    requires = ("iterations",)
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> float:
         iterations = submission.iterations
+        if iterations is None:  # the missing-telemetry guard fills in or refuses an absent count first
+            raise ValueError(f"submission {submission.id!r} has no iterations")
         median = baseline.median_iterations
         if iterations == 1:
             return 100.0

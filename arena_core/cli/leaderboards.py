@@ -1,0 +1,361 @@
+"""Commands that rank groups: ``leaderboard`` (with ``--pairwise``) and ``pareto``."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena_core.cli.app import State, command, main, quiet_option, score_all
+from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
+from arena_core.engine.columns import Columns
+from arena_core.io.table import render
+from arena_core.model.errors import ArenaError
+from arena_core.model.records import Evaluation, Submission, Task
+from arena_core.model.serde import to_dict
+from arena_core.stats.leaderboard import GroupRow
+from arena_core.stats.pairwise import ADJUSTMENTS, TESTS, PairRow
+from arena_core.stats.pareto import X_FIELDS, Y_SCORES
+from arena_core.store import SQLiteStore
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Rank what an arena database holds (see `arena ingest`) instead of files.",
+)
+by_option = click.option(
+    "--by",
+    default="tool",
+    show_default=True,
+    metavar="tool|model|tool,model|meta.KEY",
+    help="Group runs by tool, model, both, or a key of the submissions' meta.",
+)
+
+
+def selection_options(function: Any) -> Any:
+    """--task, --category and --where: which runs a leaderboard looks at."""
+    for option in reversed(
+        [
+            click.option("--task", "task_ids", multiple=True, help="Only this task. Repeatable."),
+            click.option("--category", "categories", multiple=True, help="Only tasks of this category. Repeatable."),
+            click.option(
+                "--where",
+                "conditions",
+                multiple=True,
+                metavar="meta.KEY=VALUE",
+                help="Only runs whose submission's meta has KEY equal to VALUE. Repeatable.",
+            ),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+@main.command()
+@inputs()
+@store_option
+@click.option(
+    "--by",
+    default="tool",
+    show_default=True,
+    metavar="tool|model|tool,model|meta.KEY|submission",
+    help="Group runs by tool, model, both or a key of the submissions' meta, or list every submission.",
+)
+@selection_options
+@click.option("--method", help="Aggregator scoring each group (default: leaderboard_method, task_mean).")
+@click.option(
+    "--pool",
+    type=click.Choice(["tasks", "runs"]),
+    help="tasks: each task counts once (task_mean); runs: every run is one sample (pooled).",
+)
+@click.option("--interval", help="Interval method over a group's tasks (default: leaderboard_interval, student_t).")
+@click.option("--pairwise", is_flag=True, help="Also test every two ranked groups on the tasks both ran.")
+@click.option("--test", type=click.Choice(TESTS), default="t", show_default=True, help="Paired test for --pairwise.")
+@click.option("--adjust", type=click.Choice(ADJUSTMENTS), default="holm", show_default=True, help="p-value adjustment.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@quiet_option
+@command
+def leaderboard(
+    state: State,
+    inputs: InputFiles,
+    store_path: Path | None,
+    by: str,
+    task_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    conditions: tuple[str, ...],
+    method: str | None,
+    pool: str | None,
+    interval: str | None,
+    pairwise: bool,
+    test: str,
+    adjust: str,
+    fmt: str,
+    quiet: bool,
+) -> None:
+    """Rank groups by their score over tasks, with intervals, rank ranges and tiers.
+
+    A group's score is, by default, the mean over tasks of its per-task mean overall score, so
+    each task counts once; its 95% interval treats the tasks as the sample. Rank ranges are
+    the best and worst ranks the intervals allow; groups whose ranges overlap share a tier.
+    Groups with fewer than min_tasks_per_group tasks are provisional (*): listed, not ranked.
+    See docs/leaderboards.md.
+
+    \b
+    Examples:
+      arena leaderboard --example
+      arena leaderboard runs.jsonl --tasks tasks.toml --by model --pairwise
+      arena leaderboard --example aider --by model --where meta.benchmark=polyglot
+      arena leaderboard --example --by submission --task debugging-009
+      arena leaderboard --store arena.db --method win_rate
+    """
+    if pool is not None:
+        if method is not None:
+            raise click.UsageError("give --method or --pool, not both")
+        method = "pooled" if pool == "runs" else "task_mean"
+    where = _conditions(conditions)
+    if by == "submission":
+        _submission_board(state, inputs, store_path, task_ids, fmt, quiet)
+        return
+    evaluations, meta, tasks = _evaluations(
+        state, inputs, store_path, task_ids, bool(where) or by.startswith("meta."), quiet
+    )
+    selection: dict[str, Any] = {"tasks": _selected_tasks(tasks, task_ids, categories), "where": where, "meta": meta}
+    arena = state.arena
+    groups = arena.leaderboard(evaluations, by=by, method=method, interval=interval, **selection)
+    pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, **selection) if pairwise else []
+    if fmt == "json":
+        click.echo(json.dumps([_finite(to_dict(row)) for row in (pairs if pairwise else groups)], indent=2))
+        return
+    click.echo(_board(groups, by))
+    method_name = method or arena.config.leaderboard_method
+    aggregator = arena.components.aggregators[method_name]
+    spread = "bootstrap over tasks"
+    if hasattr(aggregator, "units"):
+        unit = getattr(aggregator, "unit", "units")
+        spread = f"{interval or arena.config.leaderboard_interval} over each group's {unit}"
+    click.echo(f"score: {method_name}; 95% CI: {spread}")
+    if any(g.provisional for g in groups):
+        click.echo(f"* provisional: fewer than {arena.config.min_tasks_per_group} tasks (min_tasks_per_group)")
+    if pairwise:
+        click.echo("")
+        click.echo(_matrix(groups, pairs, adjust))
+
+
+def _board(groups: Sequence[GroupRow], by: str) -> str:
+    dims = list(dict.fromkeys(d for g in groups for d in g.means))
+    rows = [
+        [
+            g.rank,
+            g.tier,
+            g.group + (" *" if g.provisional else ""),
+            g.n_runs,
+            g.n_tasks,
+            g.score,
+            f"{g.ci_low:.2f}-{g.ci_high:.2f}",
+            "-" if g.rank_low is None else f"{g.rank_low}-{g.rank_high}",
+            f"{g.coverage:.2f}",
+            *(g.means.get(d) for d in dims),
+        ]
+        for g in groups
+    ]
+    label = "Group" if by.startswith("meta.") else " / ".join(k.capitalize() for k in by.split(","))
+    header = ["Rank", "Tier", label, "Runs", "Tasks", "Score", "95% CI", "Ranks", "Coverage"]
+    return render([*header, *(d.capitalize() for d in dims)], rows)
+
+
+def _matrix(groups: Sequence[GroupRow], pairs: Sequence[PairRow], adjust: str) -> str:
+    """Row group minus column group: mean per-task difference and adjusted p-value (* below 0.05)."""
+    names = [g.group for g in groups if not g.provisional]
+    cell = {}
+    for p in pairs:
+        mark = "*" if p.significant else ""
+        p_text = "n/a" if math.isnan(p.p_adjusted) else f"{p.p_adjusted:.3f}"
+        cell[(p.a, p.b)] = f"{p.difference:+.2f} ({p_text}){mark}"
+        cell[(p.b, p.a)] = f"{-p.difference:+.2f} ({p_text}){mark}"
+    rows = [[a, *(cell.get((a, b), "") for b in names)] for a in names]
+    note = f"row minus column: mean per-task difference (p, {adjust}-adjusted; * significant at 0.05)"
+    return render(["", *names], rows) + "\n" + note
+
+
+@main.command()
+@inputs()
+@by_option
+@selection_options
+@click.option("--x", "x", type=click.Choice(list(X_FIELDS)), default="cost", show_default=True, help="Cost axis.")
+@click.option("--y", "y", type=click.Choice(Y_SCORES), default="correctness", show_default=True, help="Quality axis.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@quiet_option
+@command
+def pareto(
+    state: State,
+    inputs: InputFiles,
+    by: str,
+    task_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    conditions: tuple[str, ...],
+    x: str,
+    y: str,
+    fmt: str,
+    quiet: bool,
+) -> None:
+    """Place each group at its mean cost (or time, or tokens) per run and its mean score, and
+    mark the Pareto front: the groups no other group beats on both at once.
+
+    \b
+    Examples:
+      arena pareto --example aider --by model
+      arena pareto runs.jsonl --tasks tasks.json --by model --x time --y overall
+    """
+    where = _conditions(conditions)
+    subs: Columns | list[Submission]
+    if where or by.startswith("meta."):
+        objects, tasks = read_inputs(state, inputs)
+        subs, meta = objects, {s.id: s.meta for s in objects}
+    else:
+        subs, tasks = read_columns(state, inputs)
+        meta = None
+    evaluations = score_all(state, subs, tasks, quiet)
+    selection: dict[str, Any] = {"tasks": _selected_tasks(tasks, task_ids, categories), "where": where, "meta": meta}
+    points = state.arena.pareto(evaluations, subs, by=by, x=x, y=y, **selection)
+    if fmt == "json":
+        click.echo(json.dumps([_finite(to_dict(p)) for p in points], indent=2))
+        return
+    rows = [
+        [
+            p.group,
+            p.n_tasks,
+            p.x,
+            _range(p.x_low, p.x_high),
+            p.y,
+            _range(p.y_low, p.y_high),
+            "yes" if p.on_front else "",
+            ", ".join(p.dominated_by[:3]) + (f" (+{len(p.dominated_by) - 3})" if len(p.dominated_by) > 3 else ""),
+        ]
+        for p in points
+    ]
+    label = "Group" if by.startswith("meta.") else " / ".join(k.capitalize() for k in by.split(","))
+    header = [label, "Tasks", x.capitalize(), "95% CI", y.capitalize(), "95% CI", "Front", "Dominated by"]
+    click.echo(render(header, rows))
+    unplaced = [p.group for p in points if p.x is None]
+    if unplaced:
+        click.echo(f"not placed (no run measured {X_FIELDS[x]}): {', '.join(unplaced)}")
+
+
+def _range(low: float | None, high: float | None) -> str:
+    return "" if low is None or high is None else f"{low:.2f}-{high:.2f}"
+
+
+def _conditions(conditions: tuple[str, ...]) -> dict[str, str]:
+    where = {}
+    for condition in conditions:
+        key, sep, value = condition.partition("=")
+        if not sep or not key.startswith("meta.") or len(key) == 5:
+            raise click.UsageError(f"--where {condition!r}: expected meta.KEY=VALUE")
+        where[key.removeprefix("meta.")] = value
+    return where
+
+
+def _selected_tasks(tasks: dict[str, Task], task_ids: tuple[str, ...], categories: tuple[str, ...]) -> set[str] | None:
+    if not task_ids and not categories:
+        return None
+    for task_id in task_ids:
+        if task_id not in tasks:
+            raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
+    known = {t.category for t in tasks.values()}
+    for category in categories:
+        if category not in known:
+            raise ArenaError(
+                f"--category {category!r}: no task has it (categories: {', '.join(sorted(map(str, known)))})"
+            )
+    return {
+        t.id
+        for t in tasks.values()
+        if (not task_ids or t.id in task_ids) and (not categories or t.category in categories)
+    }
+
+
+def _evaluations(
+    state: State, inputs: InputFiles, store_path: Path | None, task_ids: tuple[str, ...], with_meta: bool, quiet: bool
+) -> tuple[Sequence[Evaluation], dict[str, Any] | None, dict[str, Task]]:
+    """(evaluations, submission id to meta when asked for, tasks), from the store or the files."""
+    if store_path is not None:
+        evaluations, subs, tasks = _from_store(store_path)
+        return evaluations, {s.id: s.meta for s in subs} if with_meta else None, tasks
+    only = task_ids[0] if len(task_ids) == 1 else None
+    if with_meta:
+        objects, tasks = read_inputs(state, inputs)
+        return score_all(state, objects, tasks, quiet), {s.id: s.meta for s in objects}, tasks
+    records, tasks = read_columns(state, inputs, task_id=only)
+    return score_all(state, records, tasks, quiet), None, tasks
+
+
+def _from_store(path: Path, task_id: str | None = None) -> tuple[list[Evaluation], list[Submission], dict[str, Task]]:
+    if not path.exists():
+        raise ArenaError(f"{path}: no such arena database (create one with `arena ingest`)")
+    store = SQLiteStore(path)
+    with store.transaction(write=False) as tx:
+        ids = [task_id] if task_id else tx.task_ids()
+        evaluations = [e for t in ids for e in tx.evaluations(t)]
+        subs = [s for t in ids for s in tx.submissions(t)]
+        tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+    if not evaluations:
+        raise ArenaError(f"{path}: no evaluations" + (f" for task {task_id!r}" if task_id else ""))
+    return evaluations, subs, tasks
+
+
+def _submission_board(
+    state: State, inputs: InputFiles, store_path: Path | None, task_ids: tuple[str, ...], fmt: str, quiet: bool
+) -> None:
+    """``--by submission``: every submission with its rank in its task and its outlier flags."""
+    if len(task_ids) > 1:
+        raise click.UsageError("--by submission takes at most one --task")
+    task_id = task_ids[0] if task_ids else None
+    if store_path is not None:
+        evaluations, subs, _ = _from_store(store_path, task_id)
+    else:
+        subs, tasks = read_inputs(state, inputs)
+        if task_id is not None:
+            if task_id not in tasks:
+                raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
+            subs = [s for s in subs if s.task_id == task_id]
+        evaluations = list(score_all(state, subs, tasks, quiet))
+    if fmt == "json":
+        click.echo(json.dumps([to_dict(e) for e in evaluations], indent=2))
+        return
+    dims = list(dict.fromkeys(d for e in evaluations for d in e.scores))
+    flags: dict[str, tuple[str, ...]] = {}
+    for tid in {e.task_id for e in evaluations}:
+        for outlier in state.arena.detect_outliers([s for s in subs if s.task_id == tid]):
+            flags[outlier.submission_id] = outlier.flags
+    ordered = sorted(evaluations, key=lambda e: (e.task_id, e.overall_ranking or 0, e.submission_id))
+    rows = [
+        [
+            e.task_id,
+            e.overall_ranking,
+            e.submission_id,
+            e.tool,
+            e.overall_score,
+            *(e.scores.get(d) for d in dims),
+            e.percentile,
+            ", ".join([*(["provisional"] if e.provisional else []), *flags.get(e.submission_id, ())]),
+        ]
+        for e in ordered
+    ]
+    header = ["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dims), "Pctl", "Flags"]
+    click.echo(render(header, rows))
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN floats as ``None``: JSON has no NaN."""
+    if isinstance(value, float):
+        return None if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,196 @@
+"""Paired significance between leaderboard groups, on the tasks both ran.
+
+Two groups are compared on their per-task mean overall scores over the tasks they share: the
+mean difference, a seeded paired-bootstrap interval for it, a two-sided p-value (the paired
+t-test by default, a sign-flip permutation test as the alternative), the p-values adjusted for
+the number of pairs (Holm by default, Benjamini-Hochberg as the option), and the smallest
+difference the test would detect with 80% power on that many shared tasks.
+
+Pairing on tasks removes task difficulty from the comparison: most of the spread of scores
+is between tasks, and a paired test does not pay for it (Inspect AI's and HELM's users ask
+for exactly this). A p-value says whether a difference is distinguishable from task-to-task
+noise, not whether it matters: read it with the difference and its interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import combinations, product
+
+import numpy as np
+from attrs import frozen
+
+from arena_core.model.errors import ValidationError
+from arena_core.stats.tasktable import TaskTable
+
+__all__ = ["ADJUSTMENTS", "TESTS", "PairRow", "adjust", "holm", "minimum_detectable", "pairwise"]
+
+TESTS = ("t", "permutation")
+ADJUSTMENTS = ("holm", "bh")
+#: Resamples of the paired bootstrap and of the random sign flips.
+RESAMPLES = 10_000
+SEED = 20240601
+#: Up to this many shared tasks the sign-flip test enumerates every flip (2**16 of them).
+EXACT_FLIPS = 16
+POWER = 0.8
+
+
+@frozen
+class PairRow:
+    """Group ``a`` against group ``b`` (``a`` ranked above ``b``)."""
+
+    a: str
+    b: str
+    n_tasks: int
+    """Tasks both groups ran: the sample size of the comparison."""
+    difference: float
+    """Mean over the shared tasks of ``a``'s per-task mean minus ``b``'s (NaN with no shared task)."""
+    ci_low: float
+    ci_high: float
+    p_value: float
+    """Two-sided, unadjusted; NaN below 2 shared tasks (not tested, not adjusted)."""
+    p_adjusted: float
+    significant: bool
+    """``p_adjusted`` below 1 - confidence level."""
+    min_detectable: float
+    """The difference detectable at 80% power by the paired t-test at that level."""
+
+
+def pairwise(
+    table: TaskTable,
+    groups: Sequence[int],
+    *,
+    test: str = "t",
+    adjustment: str = "holm",
+    confidence_level: float = 0.95,
+) -> list[PairRow]:
+    """Every pair of ``groups`` (indices into the table, best first), in that order."""
+    if test not in TESTS:
+        raise ValidationError("pairwise", "test", " or ".join(TESTS), test)
+    if adjustment not in ADJUSTMENTS:
+        raise ValidationError("pairwise", "adjustment", " or ".join(ADJUSTMENTS), adjustment)
+    alpha = 1 - confidence_level
+    means = table.means
+    found = []
+    for i, j in combinations(groups, 2):
+        shared = ~np.isnan(means[i]) & ~np.isnan(means[j])
+        found.append((i, j, means[i][shared] - means[j][shared]))
+    p_values = np.array([_p_value(d, test) for _, _, d in found])
+    adjusted = adjust(p_values, adjustment)
+    rows = []
+    for (i, j, d), p, q in zip(found, p_values.tolist(), adjusted.tolist(), strict=True):
+        low, high = _bootstrap(d, confidence_level)
+        rows.append(
+            PairRow(
+                a=table.groups[i],
+                b=table.groups[j],
+                n_tasks=len(d),
+                difference=float(d.mean()) if len(d) else math.nan,
+                ci_low=low,
+                ci_high=high,
+                p_value=p,
+                p_adjusted=q,
+                significant=bool(q < alpha),
+                min_detectable=minimum_detectable(d, alpha),
+            )
+        )
+    return rows
+
+
+def _p_value(differences: np.ndarray, test: str) -> float:
+    n = len(differences)
+    if n < 2:
+        return math.nan
+    if np.all(differences == differences[0]):  # no spread: the t statistic is 0/0 or infinite
+        return 1.0 if differences[0] == 0 else 0.0
+    if test == "t":
+        from scipy.stats import ttest_1samp  # SciPy's import takes a second: only when asked
+
+        return float(ttest_1samp(differences, 0.0).pvalue)
+    observed = abs(differences.mean())
+    if n <= EXACT_FLIPS:
+        signs = np.array(list(product((1.0, -1.0), repeat=n)))
+        return float(np.mean(np.abs(signs @ differences / n) >= observed - 1e-12))
+    signs = np.random.default_rng(SEED).choice((1.0, -1.0), size=(RESAMPLES, n))
+    extreme = int(np.sum(np.abs(signs @ differences / n) >= observed - 1e-12))
+    return (1 + extreme) / (1 + RESAMPLES)
+
+
+def _bootstrap(differences: np.ndarray, confidence_level: float) -> tuple[float, float]:
+    n = len(differences)
+    if n < 2:
+        return math.nan, math.nan
+    draws = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
+    means = differences[draws].mean(axis=1)
+    alpha = (1 - confidence_level) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+def adjust(p_values: np.ndarray, method: str) -> np.ndarray:
+    """p-values adjusted for multiple comparisons (NaN entries are left out and stay NaN):
+    ``holm`` controls the family-wise error rate, ``bh`` (SciPy's Benjamini-Hochberg) the
+    false discovery rate."""
+    out = np.full(len(p_values), math.nan)
+    tested = ~np.isnan(p_values)
+    if tested.any():
+        if method == "holm":
+            out[tested] = holm(p_values[tested])
+        else:
+            from scipy.stats import false_discovery_control
+
+            out[tested] = false_discovery_control(p_values[tested], method="bh")
+    return out
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjustment: the k-th smallest p-value times (m - k + 1), made monotone
+    and capped at 1."""
+    m = len(p_values)
+    order = np.argsort(p_values, kind="stable")
+    stepped = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p_values[order]))
+    out = np.empty(m)
+    out[order] = stepped
+    return out
+
+
+def minimum_detectable(differences: np.ndarray, alpha: float, power: float = POWER) -> float:
+    """The true mean difference the two-sided paired t-test at level ``alpha`` detects with
+    probability ``power``, given the spread of these differences and their number (the
+    noncentral t distribution, solved exactly). NaN below 2 tasks; 0 with no spread."""
+    n = len(differences)
+    if n < 2:
+        return math.nan
+    spread = float(np.std(differences, ddof=1))
+    if spread == 0:
+        return 0.0
+    from scipy.integrate import quad
+    from scipy.optimize import brentq
+    from scipy.stats import chi2, nct, norm
+    from scipy.stats import t as student_t
+
+    df = n - 1
+    critical = float(student_t.ppf(1 - alpha / 2, df))
+
+    def reach(noncentrality: float) -> float:
+        """P(|T| > critical) for T noncentral t; SciPy's closed form returns NaN in places for
+        few degrees of freedom, where the mixture over the chi-square is integrated instead."""
+        value = float(nct.sf(critical, df, noncentrality) + nct.cdf(-critical, df, noncentrality))
+        if math.isfinite(value):
+            return value
+
+        def given(v: float) -> float:
+            scale = critical * math.sqrt(v / df)
+            return float((norm.sf(scale - noncentrality) + norm.cdf(-scale - noncentrality)) * chi2.pdf(v, df))
+
+        return float(quad(given, 0.0, math.inf)[0])
+
+    def shortfall(noncentrality: float) -> float:
+        return reach(noncentrality) - power
+
+    upper = 10.0
+    while shortfall(upper) < 0:  # with few tasks the critical value is far out
+        upper *= 2
+    noncentrality = float(brentq(shortfall, 0.0, upper))
+    return noncentrality * spread / math.sqrt(n)

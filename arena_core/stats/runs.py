@@ -1,0 +1,153 @@
+"""Evaluations as leaderboard runs: each one's group label, task, scores and coverage.
+
+A group is named by ``tool``, ``model``, ``tool,model`` (``TOOL / MODEL``) or ``meta.KEY``
+(a key of the submissions' ``meta``, which evaluations do not carry: the caller hands the
+submissions' meta over). An :class:`~arena_core.engine.results.EvaluationBatch` is read on its
+arrays, without building an evaluation per submission.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from arena_core.engine.columns import factorize
+from arena_core.engine.results import EvaluationBatch
+from arena_core.model.errors import ValidationError
+from arena_core.model.records import Evaluation
+from arena_core.model.serde import structure
+from arena_core.stats.tasktable import Runs
+
+if TYPE_CHECKING:
+    from arena_core.engine.scoring import Scorer
+
+__all__ = ["UNKNOWN", "check_by", "gather_runs", "runs_of"]
+
+#: The label of a run whose tool, model or meta value is absent.
+UNKNOWN = "(unknown)"
+
+
+def check_by(by: str) -> list[str]:
+    """The keys ``by`` names, or a ValidationError saying what it may be."""
+    if by in ("tool", "model", "tool,model") or (by.startswith("meta.") and len(by) > 5 and "," not in by):
+        return by.split(",")
+    raise ValidationError("leaderboard", "by", "'tool', 'model', 'tool,model' or 'meta.KEY'", by)
+
+
+def gather_runs(
+    scorer: Scorer,
+    evaluations: Iterable[Evaluation | Mapping[str, Any]] | None,
+    store: Any,
+    by: str,
+    **selection: Any,
+) -> Runs:
+    """:func:`runs_of` the evaluations given or, with ``store``, of every evaluation it holds
+    (and, when grouping or selecting by meta, its submissions' meta)."""
+    check_by(by)
+    chosen: Sequence[Evaluation]
+    if store is not None:
+        if evaluations is not None:
+            raise ValueError("give evaluations or store=, not both")
+        with store.transaction(write=False) as tx:
+            chosen = [e for task_id in tx.task_ids() for e in tx.evaluations(task_id)]
+            if selection.get("meta") is None and (by.startswith("meta.") or selection.get("where")):
+                selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
+    elif evaluations is None:
+        raise ValueError("give evaluations or store=")
+    elif isinstance(evaluations, EvaluationBatch):
+        chosen = evaluations
+    else:
+        chosen = [structure(e, Evaluation) for e in evaluations]
+    return runs_of(scorer, chosen, by, **selection)
+
+
+def runs_of(
+    scorer: Scorer,
+    evaluations: Sequence[Evaluation],
+    by: str,
+    meta: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    tasks: Collection[str] | None = None,
+    where: Mapping[str, str] | None = None,
+) -> Runs:
+    """The evaluations as runs grouped by ``by``; ``meta`` maps submission ids to their meta
+    (needed for ``meta.KEY`` and ``where``; a submission missing from it is ``(unknown)``).
+
+    :param tasks: keep only the runs of these tasks.
+    :param where: keep only the runs whose submission's ``meta`` has each KEY equal to VALUE
+        (compared as text).
+    """
+    runs = _runs(scorer, evaluations, by, meta)
+    if tasks is None and not where:
+        return runs
+    ids = runs.ids
+    keep = np.ones(len(ids), dtype=bool)
+    if tasks is not None:
+        wanted = set(tasks)
+        keep &= np.fromiter((t in wanted for t in runs.tasks), dtype=bool, count=len(ids))
+    for key, value in (where or {}).items():
+        column = _column(f"meta.{key}", [], [], ids, meta)
+        keep &= np.array([v == value for v in column], dtype=bool)
+    return runs.select(keep)
+
+
+def _runs(
+    scorer: Scorer, evaluations: Sequence[Evaluation], by: str, meta: Mapping[str, Mapping[str, Any]] | None
+) -> Runs:
+    keys = check_by(by)
+    if isinstance(evaluations, EvaluationBatch):
+        columns = [_column(key, evaluations.tools, evaluations.models, evaluations.ids, meta) for key in keys]
+        return Runs(
+            list(evaluations.ids),
+            _labels(columns),
+            list(evaluations.task_ids),
+            np.asarray(evaluations.overall, dtype=float),
+            {d: np.asarray(evaluations.scores[d], dtype=float) for d in evaluations.dimensions()},
+            np.asarray(evaluations.coverage, dtype=float),
+        )
+    ids = [e.submission_id for e in evaluations]
+    tools = [e.tool for e in evaluations]
+    models = [e.model for e in evaluations]
+    columns = [_column(key, tools, models, ids, meta) for key in keys]
+    dimensions = list(dict.fromkeys(d for e in evaluations for d in e.scores))
+    return Runs(
+        ids,
+        _labels(columns),
+        [e.task_id for e in evaluations],
+        np.array([e.overall_score for e in evaluations], dtype=float),
+        {d: np.array([e.scores.get(d, np.nan) for e in evaluations], dtype=float) for d in dimensions},
+        np.array(
+            [scorer.coverage(e.filled, e.weight_profile) if e.coverage is None else e.coverage for e in evaluations],
+            dtype=float,
+        ),
+    )
+
+
+def _column(
+    key: str,
+    tools: Sequence[str | None],
+    models: Sequence[str | None],
+    ids: Sequence[str],
+    meta: Mapping[str, Mapping[str, Any]] | None,
+) -> Sequence[str | None]:
+    if key == "tool":
+        return tools
+    if key == "model":
+        return models
+    if meta is None:
+        raise ValidationError("leaderboard", key, "the submissions' meta to read it from (none was given)", None)
+    name = key.removeprefix("meta.")
+    values = [meta.get(i, {}).get(name) for i in ids]
+    return [None if v is None else str(v) for v in values]
+
+
+def _labels(columns: list[Sequence[str | None]]) -> list[str]:
+    """A label per run: each key's value (``(unknown)`` when absent), joined with `` / ``;
+    each column factorized first, as a million runs hold a handful of names."""
+    if len(columns) == 1:
+        codes, distinct = factorize(columns[0])
+        names = np.array([value or UNKNOWN for value in distinct], dtype=object)
+        return names[codes].tolist() if len(distinct) else []
+    return [" / ".join(value or UNKNOWN for value in row) for row in zip(*columns, strict=True)]

@@ -1,0 +1,135 @@
+"""Runs grouped by group and task: the table every leaderboard statistic is computed from.
+
+A leaderboard compares groups (tools, models, ...) that ran different numbers of runs on
+different tasks. Pooling every run as one sample weighs a group by how often it ran, and a
+single lucky run looks as certain as 500; so every statistic here starts from the per-task
+mean of each group (a ``groups x tasks`` matrix, NaN where a group did not run a task) and
+treats tasks, not runs, as the sample.
+
+Runs are summed in a fixed order (group, task, score), so the order in which evaluations
+arrive never changes a figure, as ``math.fsum`` guaranteed before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from attrs import frozen
+
+from arena_core.engine.columns import factorize
+
+__all__ = ["Runs", "TaskTable"]
+
+
+@frozen
+class Runs:
+    """One row per evaluation: its submission, group, task, overall score, dimension scores and coverage."""
+
+    ids: Sequence[str]
+    groups: Sequence[str]
+    tasks: Sequence[str]
+    overall: np.ndarray
+    dimensions: Mapping[str, np.ndarray]
+    """Dimension to score per run, NaN where the dimension was left out."""
+    coverage: np.ndarray
+    """Share of the overall weight each run's measured figures carry (0-1)."""
+
+    def select(self, keep: np.ndarray) -> Runs:
+        """The runs where ``keep`` is true."""
+        rows = np.flatnonzero(keep).tolist()
+        return Runs(
+            [self.ids[i] for i in rows],
+            [self.groups[i] for i in rows],
+            [self.tasks[i] for i in rows],
+            self.overall[rows],
+            {d: v[rows] for d, v in self.dimensions.items()},
+            self.coverage[rows],
+        )
+
+
+@frozen
+class TaskTable:
+    """Per group and task: the number of runs and the sums of their scores.
+
+    Groups are sorted by name and tasks by id, so the table of a set of runs does not depend
+    on their order.
+    """
+
+    groups: list[str]
+    tasks: list[str]
+    counts: np.ndarray
+    """``(groups, tasks)`` number of runs."""
+    sums: np.ndarray
+    """``(groups, tasks)`` sum of the runs' overall scores."""
+    run_group: np.ndarray
+    """Group index of each run, runs sorted by (group, task, score)."""
+    run_task: np.ndarray
+    run_score: np.ndarray
+    dimension_means: Mapping[str, np.ndarray]
+    """Dimension to ``(groups, tasks)`` mean over the runs that measured it (NaN: none did)."""
+    coverage_means: np.ndarray
+    """``(groups, tasks)`` mean coverage of the runs."""
+
+    @classmethod
+    def of(cls, runs: Runs) -> TaskTable:
+        group_codes, group_names = _sorted_codes(runs.groups)
+        task_codes, task_ids = _sorted_codes(runs.tasks)
+        order = np.lexsort((runs.overall, task_codes, group_codes))
+        g, t, score = group_codes[order], task_codes[order], runs.overall[order]
+        shape = (len(group_names), len(task_ids))
+        cell = g * shape[1] + t
+        counts = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
+        sums = np.bincount(cell, weights=score, minlength=counts.size).reshape(shape)
+        return cls(
+            group_names,
+            task_ids,
+            counts,
+            sums,
+            g,
+            t,
+            score,
+            {d: _cell_means(cell, values[order], shape) for d, values in runs.dimensions.items()},
+            _cell_means(cell, runs.coverage[order], shape),
+        )
+
+    @property
+    def present(self) -> np.ndarray:
+        """``(groups, tasks)``: true where the group ran the task."""
+        return self.counts > 0
+
+    @property
+    def means(self) -> np.ndarray:
+        """``(groups, tasks)`` per-task mean overall score, NaN where the group did not run the task."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.present, self.sums / np.maximum(self.counts, 1), np.nan)
+
+    def task_means(self, group: int) -> np.ndarray:
+        """The group's per-task mean scores, over the tasks it ran (in task order)."""
+        row = self.means[group]
+        measured: np.ndarray = row[~np.isnan(row)]
+        return measured
+
+    def runs_of(self, group: int) -> np.ndarray:
+        """The overall scores of the group's runs."""
+        scores: np.ndarray = self.run_score[self.run_group == group]
+        return scores
+
+
+def _sorted_codes(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """(code per value, distinct values sorted): codes follow the sorted order."""
+    codes, distinct = factorize(values)
+    order = sorted(range(len(distinct)), key=distinct.__getitem__)
+    renumber = np.empty(len(distinct), dtype=np.int64)
+    renumber[order] = np.arange(len(distinct))
+    return renumber[codes], [distinct[i] for i in order]
+
+
+def _cell_means(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Mean of ``values`` per cell over the values that are not NaN (NaN where none is)."""
+    measured = ~np.isnan(values)
+    size = shape[0] * shape[1]
+    counts = np.bincount(cell[measured], minlength=size)
+    sums = np.bincount(cell[measured], weights=values[measured], minlength=size)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(shape)

@@ -1,0 +1,137 @@
+"""Leaderboard aggregators: the task mean, the pooled mean, the mean win rate, Bradley-Terry.
+
+Each scores every group for every row of task weights at once (see
+:class:`arena_core.model.protocols.Aggregator`): a row of ones is the estimate, a row of
+multinomial counts one bootstrap resample of the tasks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from attrs import frozen
+
+from arena_core import hookimpl
+from arena_core.stats.tasktable import TaskTable
+
+
+def _weighted_mean(values: np.ndarray, present: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``(resamples, groups)``: per group, the mean of ``values`` over its present tasks, each
+    task counted as often as its weight (NaN where no present task was drawn)."""
+    filled = np.where(present, values, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scores: np.ndarray = (weights @ filled.T) / (weights @ present.T.astype(float))
+    return scores
+
+
+class TaskMean:
+    """The mean over tasks of the group's per-task mean score: each task counts once, however
+    many runs the group has on it (the default)."""
+
+    name = "task_mean"
+    unit = "per-task means"
+    description = "mean over tasks of the group's per-task mean overall score (each task counts once)"
+
+    def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
+        return _weighted_mean(table.means, table.present, weights)
+
+    def units(self, table: TaskTable, group: int) -> np.ndarray:
+        return table.task_means(group)
+
+
+class PooledMean:
+    """The mean of every run of the group, as one pool: a task with many runs weighs more
+    (what leaderboards computed before task means; ``--pool runs``)."""
+
+    name = "pooled"
+    unit = "runs"
+    description = "mean of every run of the group, pooled (a task with more runs weighs more)"
+
+    def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scores: np.ndarray = (weights @ table.sums.T) / (weights @ table.counts.T.astype(float))
+        return scores
+
+    def units(self, table: TaskTable, group: int) -> np.ndarray:
+        return table.runs_of(group)
+
+
+def _outcomes(table: TaskTable) -> np.ndarray:
+    """``(tasks, groups, groups)``: 1 where the row group's per-task mean beats the column
+    group's, 0.5 for a tie, 0 for a loss or where either did not run the task."""
+    means = table.means.T  # (tasks, groups)
+    a, b = means[:, :, None], means[:, None, :]
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(a) | np.isnan(b), 0.0, (a > b) + 0.5 * (a == b))
+
+
+class MeanWinRate:
+    """HELM's mean win rate, as a percentage: on each task, the share of the other groups that
+    ran it whose mean score the group beats (a tie counts half), averaged over tasks. A task
+    only one group ran says nothing and is left out."""
+
+    name = "win_rate"
+    description = "HELM's mean win rate: share of other groups beaten per task (ties half), averaged over tasks"
+
+    def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
+        outcomes = _outcomes(table)
+        present = table.present.T  # (tasks, groups)
+        opponents = present.sum(axis=1, keepdims=True) - 1
+        wins = outcomes.sum(axis=2) - 0.5 * present  # a group ties itself
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(present & (opponents > 0), 100.0 * wins / np.maximum(opponents, 1), np.nan)
+        return _weighted_mean(np.nan_to_num(rate).T, ~np.isnan(rate).T, weights)
+
+
+@frozen
+class BradleyTerry:
+    """Bradley-Terry strengths fitted by maximum likelihood to per-task pairwise outcomes
+    (which group's per-task mean is higher; a tie is half a win each), on Chatbot Arena's Elo
+    scale: ``1000 + 400 * log10(strength)``, strengths normalised to a geometric mean of 1.
+
+    ``prior`` adds that many games, all ties, between each group and a reference of strength 1,
+    so a group that never lost (or never won) still gets a finite strength; 0 fits the plain
+    likelihood. Fitted by Hunter's (2004) minorisation-maximisation iteration.
+    """
+
+    name: str = "bradley_terry"
+    prior: float = 1.0
+    tolerance: float = 1e-10
+    max_iterations: int = 10_000
+    description = "Bradley-Terry strengths from per-task pairwise outcomes, on an Elo scale (1000 = average)"
+
+    def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
+        outcomes = _outcomes(table).reshape(len(table.tasks), -1)
+        groups = len(table.groups)
+        wins = (weights @ outcomes).reshape(-1, groups, groups)  # (resamples, groups, groups)
+        played = (weights @ table.present.T.astype(float)) > 0  # a group with no drawn task has no score
+        strengths = self.fit(wins)
+        with np.errstate(divide="ignore"):
+            logs = np.log10(strengths)
+        logs = np.where(played, logs, np.nan)
+        centred = logs - np.nanmean(np.where(played, logs, np.nan), axis=1, keepdims=True)
+        ratings: np.ndarray = 1000.0 + 400.0 * centred
+        return ratings
+
+    def fit(self, wins: np.ndarray) -> np.ndarray:
+        """Strengths ``(resamples, groups)`` maximising the likelihood of ``wins[r, i, j]``
+        (games ``i`` won against ``j``), with the prior's games against the reference."""
+        games = wins + wins.transpose(0, 2, 1)
+        won = wins.sum(axis=2) + self.prior / 2
+        strengths = np.ones(wins.shape[:2])
+        for _ in range(self.max_iterations):
+            pair = strengths[:, :, None] + strengths[:, None, :]
+            denominator = (games / pair).sum(axis=2) + self.prior / (strengths + 1.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                updated = np.where(denominator > 0, won / denominator, strengths)
+            if self.prior == 0:
+                updated = updated / np.exp(np.mean(np.log(np.maximum(updated, 1e-300)), axis=1, keepdims=True))
+            change = np.max(np.abs(np.log(np.maximum(updated, 1e-300)) - np.log(np.maximum(strengths, 1e-300))))
+            strengths = updated
+            if change < self.tolerance:
+                break
+        return strengths
+
+
+@hookimpl
+def arena_register_aggregators() -> list[object]:
+    return [TaskMean(), PooledMean(), MeanWinRate(), BradleyTerry()]
