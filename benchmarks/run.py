@@ -15,7 +15,8 @@ Prints, each measured here and now (best of several repeats where a figure is a 
      of ``benchmarks/reference.py`` started from the same dicts, each in a child process (time,
      and peak memory above the dicts themselves), for 1,000 tasks and for tasks of 10 submissions;
   5-7. the command line on a JSON Lines file, ``compare``, and the pipeline's batch latency as
-     its store grows (``benchmarks/paths.py``).
+     its store grows (``benchmarks/paths.py``);
+  8. the ``sandbox`` runner's cost per command against ``local`` (``benchmarks/sandbox.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import paths
+
+import sandbox
 
 STAMP = "2026-01-01T00:00:00+00:00"
 
@@ -212,6 +215,7 @@ def main() -> None:
     paths.command_line(tasks, per_task)
     paths.comparing(tasks, per_task)
     paths.pipeline(*((5, 50, 5) if args.tiny else (20, 500, 50)))
+    sandbox.overhead(5 if args.tiny else 50)
 
 
 def dicts_section(tasks: int, per_task: int) -> None:

@@ -15,17 +15,18 @@ lists of arguments (no shell), and run through the configured command runner.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
+import re2
 
 from arena_core import hookimpl
 from arena_core.engine.batch import Batch, CheckColumn
 from arena_core.io.junit import read_junit
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import CriterionResult, Submission, SuccessCriterion, Task
+from arena_core.workspace.bounded import compile_sources
 from arena_core.workspace.confined import Workspace
 
 _NO_RESULTS = "the submission reports no test results (tests_passed and tests_total, or correctness)"
@@ -252,7 +253,10 @@ class TestsPass:
 
 class FileContains:
     """Passes when the workspace file ``file_path`` matches the regular expression ``pattern``
-    (Python syntax, searched anywhere, ``^``/``$`` per line)."""
+    (searched anywhere, ``^``/``$`` per line), matched by RE2: linear in the file's size
+    whatever the pattern, so no file can make a check take quadratic or exponential time.
+    RE2's syntax is Python's without backreferences and lookaround, which a task's pattern is
+    refused for when the task is loaded."""
 
     type = "file_contains"
     parameters = ("file_path", "pattern")
@@ -273,23 +277,35 @@ class FileContains:
         self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task
     ) -> CriterionResult:
         pattern = self._pattern(criterion, task)
+        source = _param(criterion, task, "pattern", str, "a regular expression")
         path = _param(criterion, task, "file_path", str, "the path of the file to search")
         found = pattern.search(workspace.read_text(path)) is not None
-        return CriterionResult.of(found, "" if found else f"file {path!r} has no match for {pattern.pattern!r}")
+        return CriterionResult.of(found, "" if found else f"file {path!r} has no match for {source!r}")
 
-    def _pattern(self, criterion: SuccessCriterion, task: Task) -> re.Pattern[str]:
+    def _pattern(self, criterion: SuccessCriterion, task: Task) -> Any:
         source = _param(criterion, task, "pattern", str, "a regular expression")
+        options = re2.Options()
+        options.log_errors = False
         try:
-            return re.compile(source, re.MULTILINE)
-        except re.error as exc:
-            _bad(criterion, task, "pattern", f"a valid regular expression ({exc})", source)
-            raise  # unreachable: _bad raises
+            return re2.compile(f"(?m){source}", options)
+        except re2.error as exc:
+            reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+            reason = reason.replace("(?m)", "")  # the multi-line flag is ours, not the task's
+            _bad(
+                criterion,
+                task,
+                "pattern",
+                f"a regular expression RE2 accepts, no backreferences or lookaround ({reason})",
+                source,
+            )
 
 
 class CodeCompiles:
     """Passes when the workspace's code compiles: by default every Python file matching
-    ``paths`` (default ``["**/*.py"]``) is byte-compiled in-process (compiling runs none of
-    the code); with ``command``, that command must exit with status 0."""
+    ``paths`` (default ``["**/*.py"]``) is byte-compiled in a child process bounded by
+    ``command_timeout`` and ``command_memory_limit`` (compiling runs none of the code, but a
+    hostile file can make the compiler take minutes and gigabytes); with ``command``, that
+    command must exit with status 0."""
 
     type = "code_compiles"
     parameters = ("paths", "command", "timeout")
@@ -315,14 +331,12 @@ class CodeCompiles:
         files = [f for pattern in patterns for f in workspace.files(pattern)]
         if not files:
             return CriterionResult("", "not_checkable", 0.0, reason=f"no file matches {patterns}")
-        for relative in dict.fromkeys(files):
-            try:
-                compile(workspace.read_text(relative), relative, "exec", dont_inherit=True)
-            except SyntaxError as exc:
-                return CriterionResult.of(False, f"{relative}:{exc.lineno}: {exc.msg}")
-            except (ValueError, RecursionError, MemoryError) as exc:
-                return CriterionResult.of(False, f"{relative}: {type(exc).__name__}: {exc}")
-        return CriterionResult.of(True)
+        sources = [(relative, workspace.read_text(relative)) for relative in dict.fromkeys(files)]
+        settings = workspace.settings
+        failure = compile_sources(
+            sources, timeout=_timeout(criterion, task) or settings.timeout, memory_limit=settings.memory_limit
+        )
+        return CriterionResult.of(failure is None, failure or "")
 
     def _patterns(self, criterion: SuccessCriterion, task: Task) -> Sequence[str]:
         value = criterion.params.get("paths", ["**/*.py"])

@@ -4,26 +4,31 @@ environment.
 It is not a sandbox. The command runs as the host's user, can read what that user can read,
 use the network, and write outside the workspace. What it does guarantee: no shell (the task's
 argument list is executed as is), the workspace as working directory, an environment without
-the host's variables, the whole process group killed at the timeout, and at most
-``output_limit`` bytes of output kept (the rest is read and discarded, so a chatty command
-neither blocks nor fills memory). Hosts that score untrusted submissions should register a
-runner that executes in a container or sandbox (see ``docs/hooks/arena_register_command_runners.md``).
+the host's variables, and at most ``output_limit`` bytes of output kept (the rest is read and
+discarded, so a chatty command neither blocks nor fills memory). When the command ends, at its
+timeout or by itself, its process group is killed and so is every process that still carries
+the run's mark in its environment (a daemon that left the group by ``setsid``), so files are
+checked only once nothing the command started is left to change them. A daemon that clears
+its environment escapes that; the ``sandbox`` runner's PID namespace does not let it. Hosts that
+score untrusted submissions use ``command_runner = "sandbox"`` (docs/security.md).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from arena_core import hookimpl
 from arena_core.workspace.confined import CommandResult
+from arena_core.workspace.processes import run_collecting
 
-_CHUNK = 65_536
+#: The environment variable that marks every process of one run (see :func:`kill_marked`).
+RUN_MARK = "ARENA_RUN_MARK"
 
 
 class LocalRunner:
@@ -34,49 +39,45 @@ class LocalRunner:
     def run(
         self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float, output_limit: int
     ) -> CommandResult:
-        start = time.monotonic()
-        try:
-            process = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=os.name == "posix",
-            )
-        except OSError as exc:
-            return CommandResult(
-                None, "", time.monotonic() - start, error=f"cannot run {argv[0]!r}: {exc.strerror or exc}"
-            )
-        kept = bytearray()
-        dropped = [0]
+        mark = secrets.token_hex(16)
 
-        def drain() -> None:
-            assert process.stdout is not None
-            while chunk := process.stdout.read1(_CHUNK):  # type: ignore[attr-defined]
-                room = output_limit - len(kept)
-                kept.extend(chunk[:room])
-                dropped[0] += max(0, len(chunk) - max(room, 0))
-
-        reader = threading.Thread(target=drain, daemon=True)
-        reader.start()
-        timed_out = False
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill(process)
+        def finish(process: subprocess.Popen[bytes]) -> None:
+            _kill(process)  # after a normal exit too: what the command started must not outlive it
             process.wait()
-        reader.join(timeout=5)  # a grandchild holding the pipe open must not hold up checking
-        output = bytes(kept).decode("utf-8", errors="replace")
-        return CommandResult(
-            None if timed_out else process.returncode,
-            output,
-            time.monotonic() - start,
-            timed_out=timed_out,
-            truncated=dropped[0] > 0,
+            kill_marked(mark)
+
+        return run_collecting(
+            argv, cwd=cwd, env={**env, RUN_MARK: mark}, timeout=timeout, output_limit=output_limit, finish=finish
         )
+
+
+def kill_marked(mark: str) -> int:
+    """SIGKILL every process whose environment carries ``RUN_MARK=mark`` (Linux: read from
+    ``/proc``), until none is left; the number killed. Elsewhere, nothing (0)."""
+    needle = f"{RUN_MARK}={mark}".encode()
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    killed = 0
+    for _ in range(20):  # a fork bomb forks while we kill: a few rounds empty it
+        found = []
+        for entry in proc.iterdir():
+            if entry.name.isdigit():
+                try:
+                    if needle in (entry / "environ").read_bytes().split(b"\0"):
+                        found.append(int(entry.name))
+                except OSError:
+                    continue
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        time.sleep(0.01)
+    return killed
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

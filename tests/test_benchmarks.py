@@ -25,6 +25,7 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
         "5. the command line on a",
         "6. compare of two profiles",
         "7. the pipeline:",
+        "8. the sandbox runner:",
     ):
         assert section in printed, printed
     assert len(re.findall(r"against the NumPy reference from the same dicts", printed)) == 2
@@ -32,3 +33,6 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
     assert len(re.findall(r"arena (score -o out.jsonl|leaderboard) +[\d.]+ s = +[\d.]+x the reference", printed)) == 2
     assert re.search(r"= [\d.]+x one NumPy reference scoring", printed)
     assert re.search(r"last three / first three \(medians\): [\d.]+x", printed)
+    assert re.search(r"sandbox [\d.]+ ms per command \(medians\): [+-][\d.]+ ms, [\d.]+x local", printed) or (
+        "   skipped: command_runner 'sandbox'" in printed
+    )

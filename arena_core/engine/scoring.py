@@ -52,11 +52,16 @@ class Scorer:
                 components.command_runners[config.command_runner]
             except UnknownComponentError as exc:
                 raise UnknownComponentError(f"command_runner: {exc}") from None
+        check = getattr(runner, "check", None)
+        if check is not None:  # a runner that cannot confine here says why, before anything runs
+            check()
         self._workspaces = WorkspaceSettings(
             runner,
             config.command_timeout,
             config.command_output_limit,
-            Path(config.workspace_root) if config.workspace_root else None,
+            # Never the whole filesystem: unset, the root is where the operator runs arena-core.
+            Path(config.workspace_root) if config.workspace_root else Path.cwd(),
+            config.command_memory_limit,
         )
         for profile_name in config.category_profiles.values():
             if profile_name not in self.profiles:

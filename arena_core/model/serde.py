@@ -10,8 +10,9 @@ dropped, so a record passes through untouched.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, NewType, TypeVar
 
 import cattrs
 from cattrs.errors import ClassValidationError, IterableValidationError
@@ -79,6 +80,32 @@ def _structure_mapping(value: Any, _: type) -> dict[str, Any]:
     return dict(value)
 
 
+#: Bytes, given as a whole number or a size such as ``"512M"`` (sizes in the configuration).
+ByteSize = NewType("ByteSize", int)
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+SIZE_EXPECTED = 'a number of bytes or a size such as "512M" or "2G"'
+
+
+def parse_size(value: Any) -> int | None:
+    """Bytes from a positive whole number or a size string (``"512M"``, ``"2G"``, ``"64k"``,
+    ``"1GiB"``); ``None`` when ``value`` is neither."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value > 0 else None
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGTkmgt]?)(?:i?[Bb])?\s*", value)
+        if match and float(match[1]) > 0:
+            return int(float(match[1]) * _UNITS[match[2].upper()])
+    return None
+
+
+def _structure_size(value: Any, _: type) -> int:
+    size = parse_size(value)
+    if size is None:
+        raise _FieldError(SIZE_EXPECTED, value)
+    return size
+
+
+converter.register_structure_hook(ByteSize, _structure_size)
 converter.register_structure_hook(int, _structure_int)
 converter.register_structure_hook(float, _structure_float)
 converter.register_structure_hook(str, _structure_str)

@@ -43,6 +43,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "difficulty": "arena_plugins.difficulty",
     "intervals": "arena_plugins.intervals",
     "runners": "arena_plugins.runners",
+    "sandbox": "arena_plugins.sandbox",
     "importers": "arena_plugins.importers",
     "aggregators": "arena_plugins.aggregators",
 }

@@ -27,6 +27,7 @@ from typing import Protocol, runtime_checkable
 from attrs import frozen
 
 from arena_core.model.errors import ArenaError
+from arena_core.workspace.reading import ConfinedFileError, confined_files, is_confined_file, read_confined
 
 __all__ = [
     "CommandResult",
@@ -39,8 +40,6 @@ __all__ = [
     "scrubbed_environment",
 ]
 
-#: Directories never searched for files to check (tool caches and dependencies, not the work).
-SKIPPED_DIRECTORIES = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv", ".tox"})
 #: A ref must look like one: no leading dash (it would be read as an option), no spaces.
 _REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_./@^~{}+-]*$")
 
@@ -128,7 +127,10 @@ class WorkspaceSettings:
     timeout: float = 60.0
     output_limit: int = 65_536
     root: Path | None = None
-    """When set, every workspace must lie inside it; relative workspace paths are taken from it."""
+    """Every workspace must lie inside it; relative workspace paths are taken from it (the
+    engine always sets one: the working directory when the configuration names none)."""
+    memory_limit: int = 1 << 30
+    """Bytes of memory bounded work on the workspace's files (compiling) may use."""
 
 
 class Workspace:
@@ -155,42 +157,40 @@ class Workspace:
             raise WorkspaceError(f"path {relative!r} is absolute; criterion paths are relative to the workspace")
         if ".." in re.split(r"[\\/]", relative):
             raise WorkspaceError(f"path {relative!r} leaves the workspace ('..' is not allowed)")
-        target = (self.root / relative).resolve()
+        try:
+            target = (self.root / relative).resolve()
+        except OSError:  # a link changing under our feet
+            raise WorkspaceError(f"path {relative!r} cannot be resolved") from None
         if not target.is_relative_to(self.root):
-            raise WorkspaceError(
-                f"path {relative!r} resolves outside the workspace (a symlink leads to {str(target)!r})"
-            )
+            raise WorkspaceError(f"path {relative!r} resolves outside the workspace (through a symbolic link)")
         return target
 
     def is_file(self, relative: str) -> bool:
-        return self.path(relative).is_file()
+        """Whether ``relative`` is a regular file of the workspace that checks may read (see
+        :mod:`arena_core.workspace.reading`)."""
+        self.path(relative)
+        try:
+            return is_confined_file(self.root, relative)
+        except ConfinedFileError as exc:
+            raise WorkspaceError(str(exc)) from None
 
     def read_text(self, relative: str, limit: int = 10_000_000) -> str:
-        """The file's text (UTF-8, undecodable bytes replaced), refused beyond ``limit`` bytes."""
-        target = self.path(relative)
-        if not target.is_file():
-            raise WorkspaceError(f"file {relative!r} does not exist in the workspace")
-        size = target.stat().st_size
-        if size > limit:
-            raise WorkspaceError(f"file {relative!r} is {size:,} bytes, over the {limit:,}-byte limit for checking")
-        return target.read_bytes().decode("utf-8", errors="replace")
+        """The file's text (UTF-8, undecodable bytes replaced), refused beyond ``limit`` bytes,
+        read without following symlinks (see :mod:`arena_core.workspace.reading`)."""
+        self.path(relative)
+        try:
+            return read_confined(self.root, relative, limit).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            raise WorkspaceError(f"file {relative!r} does not exist in the workspace") from None
+        except ConfinedFileError as exc:
+            raise WorkspaceError(str(exc)) from None
 
     def files(self, pattern: str = "**/*") -> Iterator[str]:
         """Relative paths of the regular files matching the glob ``pattern`` (see
-        :func:`glob_pattern`), in sorted order, skipping
-        tool directories (``.git``, ``node_modules``, ...) and symlinks that lead out."""
-        found = []
-        for directory, subdirs, names in os.walk(self.root, followlinks=False):
-            subdirs[:] = [d for d in subdirs if d not in SKIPPED_DIRECTORIES]
-            for name in names:
-                relative = Path(directory, name).relative_to(self.root).as_posix()
-                if glob_pattern(pattern).fullmatch(relative):
-                    try:
-                        if self.path(relative).is_file():
-                            found.append(relative)
-                    except WorkspaceError:
-                        continue
-        yield from sorted(found)
+        :func:`glob_pattern`), in sorted order, skipping tool directories (``.git``,
+        ``node_modules``, ...) and symlinks."""
+        matcher = glob_pattern(pattern)
+        yield from (relative for relative in confined_files(self.root) if matcher.fullmatch(relative))
 
     def run(
         self, argv: Sequence[str], *, timeout: float | None = None, env: Mapping[str, str] | None = None
