@@ -46,6 +46,7 @@ def _row(record: Mapping[str, Any], dimensions: Sequence[str]) -> list[object]:
         record["weight_profile"],
         record["difficulty"],
         ";".join(f"{k}={v}" for k, v in record.get("filled", {}).items()),
+        record.get("coverage", 1.0),
     ]
 
 
@@ -70,6 +71,7 @@ def _header(dimensions: Sequence[str]) -> list[str]:
         "weight_profile",
         "difficulty",
         "filled",
+        "coverage",
     ]
 
 
@@ -124,13 +126,21 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
             r["overall_score"],
             *(r.get(f"{d}_score") for d in dimensions),
             r.get("percentile"),
+            r.get("coverage", 1.0),
         ]
         for r in records
     ]
-    out.write(
-        render(["Task", "Rank", "Submission", "Tool", "Overall", *(d.capitalize() for d in dimensions), "Pctl"], rows)
-        + "\n"
-    )
+    header = [
+        "Task",
+        "Rank",
+        "Submission",
+        "Tool",
+        "Overall",
+        *(d.capitalize() for d in dimensions),
+        "Pctl",
+        "Coverage",
+    ]
+    out.write(render(header, rows) + "\n")
 
 
 def _write_parquet(evaluations: Sequence[Evaluation], out: IO[str]) -> None:
