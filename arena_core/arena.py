@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,6 @@ from arena_core.engine.records import columns_from_records
 from arena_core.engine.scoring import Scorer
 from arena_core.engine.tables import columns_from_table, table_of
 from arena_core.model import provenance
-from arena_core.model.errors import ValidationError
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each, structure_strict
@@ -28,7 +28,7 @@ from arena_core.stats import quality
 from arena_core.stats.bias import BiasFinding, detect_bias
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
-from arena_core.stats.pareto import X_FIELDS, Y_SCORES, ParetoPoint, pareto
+from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
 from arena_core.stats.quality import Outlier
 from arena_core.stats.runs import gather_runs
 from arena_core.stats.tasktable import TaskTable
@@ -86,6 +86,8 @@ class Arena:
         )
         self.components: Components = collect(self.plugin_manager, self.config)
         self.scorer = Scorer(self.components, self.config)
+        if plugin_manager is None:  # a worker can rebuild this Arena from its configuration
+            self.scorer.remote_job = partial(_evaluate_on_worker, self.config, profile, autoload, blocked)
         #: The baseline used below 5 submissions when a task has no default of its own.
         self.default_baseline: Baseline = configured_default(self.config.default_baseline)
         self._structure = structure_strict if self.config.strict else structure
@@ -232,10 +234,7 @@ class Arena:
         """Each group's mean ``x`` (``cost``, ``time`` or ``tokens`` per run, from ``submissions``)
         against its mean ``y`` (``correctness`` or ``overall`` score), and the Pareto front:
         ``arena pareto`` (see :mod:`arena_core.stats.pareto`)."""
-        if x not in X_FIELDS:
-            raise ValidationError("pareto", "x", " or ".join(X_FIELDS), x)
-        if y not in Y_SCORES:
-            raise ValidationError("pareto", "y", " or ".join(Y_SCORES), y)
+        check_axes(x, y)
         if not isinstance(submissions, Columns):
             submissions = Columns.from_submissions(structure_each(submissions, self.structure_submission))
         figure = dict(zip(submissions.ids, submissions.numeric[X_FIELDS[x]].tolist(), strict=True))
@@ -370,6 +369,29 @@ class Arena:
 
 #: Family to the method that is its batch form.
 _BATCH_FORMS = {"metrics": "score_batch", "checkers": "check_batch", "difficulty_adjusters": "adjust_batch"}
+
+
+#: Arenas built on a worker process, by the configuration they were built from.
+_WORKER_ARENAS: dict[str, Arena] = {}
+
+
+def _evaluate_on_worker(
+    config: ScoringConfig,
+    profile: str,
+    autoload: bool | None,
+    blocked: tuple[str, ...],
+    submission: Submission,
+    task: Task,
+    baseline: Baseline,
+    evaluated_at: str,
+) -> Evaluation:
+    """One submission scored on a check executor's worker, by an Arena built there once from the
+    same configuration (the worker's installed plugins: the same versions on every machine)."""
+    key = repr((config, profile, autoload, blocked))
+    arena = _WORKER_ARENAS.get(key)
+    if arena is None:
+        arena = _WORKER_ARENAS[key] = Arena(config, autoload=autoload, blocked=blocked, profile=profile)
+    return arena.scorer.evaluate(submission, task, baseline, evaluated_at)
 
 
 def _has_batch_form(component: Any, method: str) -> bool:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from arena_core.config.settings import ScoringConfig
     from arena_core.model.protocols import (
         Aggregator,
+        CheckExecutor,
         CriterionChecker,
         DifficultyAdjuster,
         Importer,
@@ -209,6 +210,26 @@ def arena_register_aggregators(config: ScoringConfig, options: Any) -> Sequence[
         registration hook).
     :param options: this plugin's ``[plugins.NAME]`` table (see :func:`arena_plugin_options`).
     :return: the plugin's aggregators; duplicate names raise
+        :class:`~arena_core.model.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.4
+    """
+
+
+@hookspec
+def arena_register_check_executors(config: ScoringConfig, options: Any) -> Sequence[CheckExecutor]:
+    """Register check executors: where the checks of submissions with workspaces run.
+
+    An executor has a unique ``name`` and ``start(workers)`` returning a
+    :class:`concurrent.futures.Executor` (see :class:`arena_core.model.protocols.CheckExecutor`);
+    ``check_executor`` in the configuration (or ``arena score --executor NAME``) picks one.
+    Built in: ``threads`` (the default: ``check_concurrency`` threads in this process) and
+    ``dask`` (a Dask cluster: ``dask_scheduler``, or a local cluster when it is empty; the
+    ``distributed`` extra).
+
+    :param config: the configuration the Arena is built with.
+    :param options: this plugin's ``[plugins.NAME]`` table (see :func:`arena_plugin_options`).
+    :return: the plugin's executors; duplicate names raise
         :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.4

@@ -16,7 +16,8 @@ Prints, each measured here and now (best of several repeats where a figure is a 
      and peak memory above the dicts themselves), for 1,000 tasks and for tasks of 10 submissions;
   5-7. the command line on a JSON Lines file, ``compare``, and the pipeline's batch latency as
      its store grows (``benchmarks/paths.py``);
-  8. the ``sandbox`` runner's cost per command against ``local`` (``benchmarks/sandbox.py``).
+  8. the ``sandbox`` runner's cost per command against ``local``, and 9. workspace checks per
+     second on threads and on a local Dask cluster (``benchmarks/sandbox.py``).
 """
 
 from __future__ import annotations
@@ -216,6 +217,7 @@ def main() -> None:
     paths.comparing(tasks, per_task)
     paths.pipeline(*((5, 50, 5) if args.tiny else (20, 500, 50)))
     sandbox.overhead(5 if args.tiny else 50)
+    sandbox.executors(10 if args.tiny else 200)
 
 
 def dicts_section(tasks: int, per_task: int) -> None:

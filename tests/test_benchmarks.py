@@ -26,6 +26,7 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
         "6. compare of two profiles",
         "7. the pipeline:",
         "8. the sandbox runner:",
+        "9. check executors:",
     ):
         assert section in printed, printed
     assert len(re.findall(r"against the NumPy reference from the same dicts", printed)) == 2
@@ -35,4 +36,7 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
     assert re.search(r"last three / first three \(medians\): [\d.]+x", printed)
     assert re.search(r"sandbox [\d.]+ ms per command \(medians\): [+-][\d.]+ ms, [\d.]+x local", printed) or (
         "   skipped: command_runner 'sandbox'" in printed
+    )
+    assert re.search(r"dask \(a local cluster of 2 workers, started in the run\) [\d.]+ workspaces/s", printed) or (
+        "   skipped: dask is not installed" in printed
     )

@@ -140,6 +140,34 @@ def test_hook_arena_register_aggregators() -> None:
     assert [r.group for r in arena.leaderboard(evaluations, method="task_mean")] == ["b", "a"]
 
 
+def test_hook_arena_register_check_executors(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    started = []
+
+    class Counting:
+        """Threads, counting the batches it was started for and the jobs it got."""
+
+        name = "counting"
+        local = True
+
+        def start(self, workers):
+            started.append(workers)
+            return ThreadPoolExecutor(max_workers=workers)
+
+    class Plugin:
+        @hookimpl
+        def arena_register_check_executors(self):
+            return [Counting()]
+
+    arena = _arena_with(Plugin(), {"check_executor": "counting", "check_concurrency": 3, "workspace_root": str(tmp_path)})
+    task = {"id": "t", "success_criteria": [{"type": "file_exists", "file_path": "a.txt"}]}
+    (tmp_path / "a.txt").write_text("")
+    runs = [{**SUB, "id": f"s{i}", "task_id": "t", "workspace": str(tmp_path)} for i in range(4)]
+    assert [e.criteria[0].status for e in arena.evaluate_many(runs, {"t": task})] == ["passed"] * 4
+    assert started == [3]
+
+
 def test_hook_arena_register_command_runners(tmp_path: Path) -> None:
     from arena_core.workspace.confined import CommandResult
 
@@ -331,5 +359,5 @@ def test_hook_arena_plugin_options(baseline: dict) -> None:
 
 
 def test_the_architecture_page_counts_the_hooks() -> None:
-    words = {9: "nine", 10: "ten", 11: "eleven"}
+    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
     assert f"arena-core has {words[len(HOOKS)]} hooks" in (DOCS / "architecture.md").read_text()

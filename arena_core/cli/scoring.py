@@ -25,6 +25,11 @@ from arena_core.model.serde import to_dict
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write here instead of stdout (the file appears only when scoring succeeded).",
 )
+@click.option(
+    "--executor",
+    metavar="NAME",
+    help="Where workspace checks run: threads, dask, or a plugin's (default: check_executor).",
+)
 @quiet_option
 @command
 def score(
@@ -32,6 +37,7 @@ def score(
     inputs: InputFiles,
     fmt: str,
     output: Path | None,
+    executor: str | None,
     quiet: bool,
 ) -> None:
     """Score every submission: one evaluation per submission, in input order.
@@ -42,7 +48,9 @@ def score(
       arena score runs.csv --tasks tasks.json --format csv -o scores.csv
       arena score runs.parquet --tasks tasks.json --format parquet -o scores.parquet
       arena score --example --format table
+      arena score runs.jsonl --tasks tasks.json --executor dask -o scores.jsonl
     """
+    state.executor = executor
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
     subs, tasks = read_columns(state, inputs)

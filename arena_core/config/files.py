@@ -68,6 +68,8 @@ HELP: dict[str, str] = {
     "command_max_file_size": 'Largest file a sandboxed command may write (bytes or a size such as "256M").',
     "command_max_processes": "Processes a sandboxed command may run at once.",
     "check_concurrency": "Submissions whose workspaces are checked at the same time.",
+    "check_executor": "Where workspace checks run: threads (default) or dask.",
+    "dask_scheduler": 'Dask scheduler address for check_executor = "dask" (empty: a local cluster).',
     "workspace_root": "Every submission's workspace must lie inside this directory (unset: the working directory).",
 }
 _TABLES = {"metrics", "category_profiles", "difficulty_adjusters", "weights", "missing", "default_baseline", "plugins"}

@@ -168,7 +168,12 @@ class ScoringConfig:
     """Processes and threads a sandboxed command may run at once (default 128)."""
     """Bytes of a command's output kept for the evaluation's reason; the rest is discarded."""
     check_concurrency: int = field(default=4, validator=_at_least_one)
-    """Submissions whose workspaces are checked at the same time."""
+    """Submissions whose workspaces are checked at the same time (threads, or local Dask workers)."""
+    check_executor: str = "threads"
+    """Name of the registered check executor: ``threads`` (default) or ``dask``."""
+    dask_scheduler: str = ""
+    """The Dask scheduler's address for ``check_executor = "dask"`` (``tcp://host:8786``);
+    empty: a local cluster of ``check_concurrency`` worker processes."""
     workspace_root: str | None = None
     """Every submission's workspace must lie inside this directory (relative workspace paths
     are taken from it); a workspace elsewhere is refused. Unset, it is the working directory

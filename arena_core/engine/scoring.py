@@ -8,8 +8,7 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from arena_core.config.settings import ScoringConfig
@@ -52,6 +51,17 @@ class Scorer:
                 components.command_runners[config.command_runner]
             except UnknownComponentError as exc:
                 raise UnknownComponentError(f"command_runner: {exc}") from None
+        #: Where the checks of submissions with workspaces run (``check_executor``); ``None``
+        #: when the default's plugin is blocked: checks then run one at a time, here.
+        self.check_executor = components.check_executors.get(config.check_executor)
+        if self.check_executor is None and config.check_executor != "threads":
+            try:
+                components.check_executors[config.check_executor]
+            except UnknownComponentError as exc:
+                raise UnknownComponentError(f"check_executor: {exc}") from None
+        #: For an executor that is not ``local``: a picklable ``(submission, task, baseline,
+        #: evaluated_at) -> Evaluation`` that rebuilds this Arena on the worker (set by the Arena).
+        self.remote_job: Callable[[Submission, Task, Baseline, str], Evaluation] | None = None
         check = getattr(runner, "check", None)
         if check is not None:  # a runner that cannot confine here says why, before anything runs
             check()
@@ -329,8 +339,20 @@ class Scorer:
         workers = self.config.check_concurrency
         if workers == 1 or len(items) < 2 or not any(s.workspace is not None for s, _, _ in items):
             return [one(item) for item in items]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check") as pool:
-            return list(pool.map(one, items))
+        executor = self.check_executor
+        if executor is None:
+            return [one(item) for item in items]
+        if getattr(executor, "local", False):
+            with executor.start(workers) as pool:
+                return list(pool.map(one, items))
+        if self.remote_job is None:
+            raise ArenaError(
+                f"check_executor {executor.name!r} rebuilds the Arena on its workers from the configuration, "
+                "which an Arena given its own plugin manager cannot be"
+            )
+        with executor.start(workers) as pool:
+            futures = [pool.submit(self.remote_job, s, t, b, evaluated_at) for s, t, b in items]
+            return [future.result() for future in futures]
 
     def required_fields(self, profile: WeightProfile) -> dict[str, list[str]]:
         """Field to the metrics of ``profile`` that refuse a submission without it (policy ``error``)."""

@@ -133,6 +133,21 @@ class Aggregator(Protocol):
 
 
 @runtime_checkable
+class CheckExecutor(Protocol):
+    """Where the checks of submissions with workspaces run (``check_executor``).
+
+    ``start(workers)`` returns a :class:`concurrent.futures.Executor`, used as a context
+    manager (leaving it shuts the executor down). An executor whose ``local`` attribute is true
+    runs jobs in this process (threads) and gets closures; any other gets picklable jobs, each a
+    function that builds its own ``Arena`` from the configuration on the worker, once.
+    """
+
+    name: str
+
+    def start(self, workers: int) -> Any: ...
+
+
+@runtime_checkable
 class Importer(Protocol):
     """Reads the files a harness wrote (``arena import NAME``, ``--from NAME``) into submissions.
 

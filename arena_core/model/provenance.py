@@ -55,10 +55,15 @@ def arena_core_version() -> str:
 #: Settings added after digests were first recorded: they enter the digest only when set, so a
 #: configuration that does not use them keeps the digest it always had.
 _ADDED_LATER = ("disabled_components", "plugins")
+#: Settings that say where and how fast checks run, never what they compute: not in the digest,
+#: so the same scoring on threads or on a cluster has one digest.
+_NOT_SCORING = ("check_concurrency", "check_executor", "dask_scheduler")
 
 
 def config_digest(config: ScoringConfig) -> str:
     settings = attrs.asdict(config)
+    for name in _NOT_SCORING:
+        del settings[name]
     for name in _ADDED_LATER:
         if not settings[name]:
             del settings[name]

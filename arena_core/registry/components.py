@@ -24,6 +24,7 @@ from arena_core.model.errors import (
 )
 from arena_core.model.protocols import (
     Aggregator,
+    CheckExecutor,
     CriterionChecker,
     DifficultyAdjuster,
     Importer,
@@ -76,6 +77,9 @@ FAMILIES: dict[str, Family[Any]] = {
     ),
     "importers": Family("importer", "arena_register_importers", "name", lambda c: isinstance(c, Importer)),
     "aggregators": Family("aggregator", "arena_register_aggregators", "name", lambda c: isinstance(c, Aggregator)),
+    "check_executors": Family(
+        "check executor", "arena_register_check_executors", "name", lambda c: isinstance(c, CheckExecutor)
+    ),
 }
 
 
@@ -156,6 +160,7 @@ class Components:
     command_runners: Registry[CommandRunner]
     importers: Registry[Importer]
     aggregators: Registry[Aggregator]
+    check_executors: Registry[CheckExecutor]
 
     def by_plugin(self, *, disabled: bool = False) -> dict[str, dict[str, list[str]]]:
         """Plugin name -> family -> names it registered (with ``disabled``: the names of its

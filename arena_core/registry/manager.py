@@ -46,6 +46,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "sandbox": "arena_plugins.sandbox",
     "importers": "arena_plugins.importers",
     "aggregators": "arena_plugins.aggregators",
+    "executors": "arena_plugins.executors",
 }
 
 

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 import numpy as np
 from attrs import frozen
 
+from arena_core.model.errors import ValidationError
 from arena_core.stats.tasktable import Runs, TaskTable
 
-__all__ = ["X_FIELDS", "Y_SCORES", "ParetoPoint", "pareto"]
+__all__ = ["X_FIELDS", "Y_SCORES", "ParetoPoint", "check_axes", "pareto"]
 
 #: ``--x`` to the submission field it averages.
 X_FIELDS = {"cost": "estimated_cost", "time": "execution_time", "tokens": "total_tokens"}
@@ -82,6 +83,14 @@ def pareto(runs: Runs, x_values: np.ndarray, y: str, confidence_level: float = 0
             )
         )
     return sorted(rows, key=lambda r: (not r.on_front, r.x if r.on_front and r.x is not None else 0.0, -r.y, r.group))
+
+
+def check_axes(x: str, y: str) -> None:
+    """Refuse axes that are not :data:`X_FIELDS` and :data:`Y_SCORES`, naming the choices."""
+    if x not in X_FIELDS:
+        raise ValidationError("pareto", "x", " or ".join(X_FIELDS), x)
+    if y not in Y_SCORES:
+        raise ValidationError("pareto", "y", " or ".join(Y_SCORES), y)
 
 
 def _dominates(a: Sequence[float], b: Sequence[float]) -> bool:
