@@ -11,15 +11,9 @@ from pathlib import Path
 import pytest
 
 from arena_core import Arena, ValidationError
+from conftest import BASELINE as B
 from arena_core.config.files import load_config
 
-B = {
-    "min_tokens": 1000, "median_tokens": 5000, "max_tokens": 10000,
-    "min_tool_calls": 2, "median_tool_calls": 10, "max_tool_calls": 30,
-    "min_execution_time": 60, "median_execution_time": 300, "max_execution_time": 1800,
-    "min_cost": 0.01, "median_cost": 0.05, "max_cost": 0.20,
-    "median_iterations": 3,
-}
 RUN = {"id": "s", "total_tokens": 5500, "tool_calls": 16, "execution_time": 930.0, "estimated_cost": 0.105}
 AIDER = Path(__file__).parent.parent / "arena_core" / "examples" / "aider"
 REAL = Path(__file__).parent / "data" / "aider-leaderboards"
