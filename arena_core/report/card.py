@@ -1,0 +1,171 @@
+"""Score cards: every number behind one submission's overall score, enough to redo it by hand.
+
+A card lists the submission's raw figures and the baseline values they were normalised
+against; each dimension's metric (its registered algorithm), its unrounded score and the
+weight applied; the parts of composite metrics with their own algorithms and weights; what was
+filled in or left out; the difficulty adjustment; each criterion's verdict; and the
+provenance. The overall score is ``round(adjust(sum(score * weight)), 2)``, where ``adjust`` is
+the difficulty's (``min(100, score * factor)`` for the spec's, ``score * factor / top`` when
+rescaled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from arena_core.arena import Arena
+from arena_core.engine.composite import WeightedSum
+from arena_core.engine.rounding import round_scalar
+from arena_core.engine.telemetry import Guarded
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
+from arena_core.model.serde import to_dict
+
+__all__ = ["FIGURE_BASELINE", "cards_for", "recompute", "render_card", "score_card"]
+
+#: Each figure, with the baseline values its metrics normalise against.
+FIGURE_BASELINE = {
+    "total_tokens": ("min_tokens", "median_tokens", "max_tokens"),
+    "tool_calls": ("min_tool_calls", "median_tool_calls", "max_tool_calls"),
+    "iterations": ("median_iterations",),
+    "execution_time": ("min_execution_time", "median_execution_time", "max_execution_time"),
+    "estimated_cost": ("min_cost", "median_cost", "max_cost"),
+}
+
+
+def score_card(
+    arena: Arena, submission: Submission, task: Task, baseline: Baseline, evaluation: Evaluation
+) -> dict[str, Any]:
+    """The card of ``evaluation``, which ``arena`` made from ``submission``, ``task`` and ``baseline``."""
+    scorer = arena.scorer
+    profile = scorer.profile_for(task)
+    algorithms = scorer.algorithms()
+    dimensions: list[dict[str, Any]] = []
+    for dimension in profile.weights:
+        metric = scorer.metric(dimension)
+        result = metric.score(submission, task, baseline)
+        value = result if result is None or isinstance(result, (int, float)) else result.value
+        dimensions.append(
+            {
+                "dimension": dimension,
+                "algorithm": algorithms[dimension],
+                "score": None if value is None else float(value),
+                "rounded": evaluation.scores.get(dimension),
+                "weight": evaluation.weights.get(dimension, 0.0),
+                "profile_weight": profile.weights[dimension],
+                "filled": evaluation.filled.get(dimension),
+                "parts": _parts(metric, result, algorithms, evaluation.filled),
+            }
+        )
+    unadjusted = float(sum(d["score"] * d["weight"] for d in dimensions if d["score"] is not None))
+    adjuster = scorer.adjuster_for(task)
+    difficulty: dict[str, Any] | None = None
+    if adjuster is not None:
+        difficulty = {
+            "name": adjuster.name,
+            "factor": getattr(adjuster, "factor", None),
+            "top": getattr(adjuster, "top", None),
+        }
+    return {
+        "submission_id": submission.id,
+        "task_id": task.id,
+        "tool": submission.tool,
+        "model": submission.model,
+        "figures": {f: getattr(submission, f) for f in FIGURE_BASELINE},
+        "baseline": {
+            "submission_count": baseline.submission_count,
+            "defaulted": list(baseline.defaulted),
+            **{f: {k: getattr(baseline, k) for k in keys} for f, keys in FIGURE_BASELINE.items()},
+        },
+        "weight_profile": profile.name,
+        "dimensions": dimensions,
+        "unadjusted": unadjusted,
+        "difficulty": difficulty,
+        "overall_score": evaluation.overall_score,
+        "coverage": evaluation.coverage,
+        "filled": dict(evaluation.filled),
+        "criteria": [to_dict(c) for c in evaluation.criteria],
+        "rank": evaluation.overall_ranking,
+        "provenance": to_dict(evaluation.provenance) if evaluation.provenance is not None else None,
+    }
+
+
+def _parts(metric: Any, result: Any, algorithms: Mapping[str, str], filled: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The parts of a composite metric: slot, algorithm, unrounded score, weight within it."""
+    inner = metric.inner if isinstance(metric, Guarded) else metric
+    if not isinstance(inner, WeightedSum):
+        return []
+    scores = {} if result is None or isinstance(result, (int, float)) else dict(result.parts)
+    return [
+        {
+            "part": slot,
+            "algorithm": algorithms.get(slot, slot),
+            "score": scores.get(slot),
+            "weight": weight,
+            "filled": filled.get(slot),
+        }
+        for slot, weight in inner.parts.items()
+    ]
+
+
+def recompute(card: Mapping[str, Any]) -> float:
+    """The overall score from the card's numbers alone, as a reader would redo it."""
+    total = float(sum(d["score"] * d["weight"] for d in card["dimensions"] if d["score"] is not None))
+    difficulty = card["difficulty"]
+    if difficulty is not None and difficulty["factor"] is not None:
+        total = (
+            total * difficulty["factor"] / difficulty["top"]
+            if difficulty["top"]
+            else min(100.0, total * difficulty["factor"])
+        )
+    return round_scalar(total, 2)
+
+
+def render_card(card: Mapping[str, Any]) -> str:
+    """The card as terminal text."""
+    lines = [f"Score card: {card['submission_id']} on {card['task_id']} (tool {card['tool']}, model {card['model']})"]
+    lines.append(f"Overall {card['overall_score']:.2f}  rank {card['rank']}  coverage {card['coverage']}")
+    lines.append(
+        f"Baseline of {card['baseline']['submission_count']} submissions; from the default: "
+        f"{', '.join(card['baseline']['defaulted']) or 'nothing'}"
+    )
+    for figure, value in card["figures"].items():
+        against = ", ".join(f"{k} {v:g}" for k, v in card["baseline"][figure].items())
+        lines.append(f"  {figure:<15} {'-' if value is None else f'{value:g}':>12}   against {against}")
+    lines.append(f"Weights: profile {card['weight_profile']}")
+    for d in card["dimensions"]:
+        score = "left out" if d["score"] is None else f"{d['score']:.4f}"
+        note = f" ({d['filled']})" if d["filled"] else ""
+        lines.append(f"  {d['dimension']:<12} {d['algorithm']:<28} {score:>10} x {d['weight']:.4f}{note}")
+        for part in d["parts"]:
+            part_score = "left out" if part["score"] is None else f"{part['score']:.4f}"
+            part_note = f" ({part['filled']})" if part["filled"] else ""
+            lines.append(
+                f"    {part['part']:<22} {part['algorithm']:<28} {part_score:>10} x {part['weight']}{part_note}"
+            )
+    lines.append(f"Sum {card['unadjusted']:.4f}")
+    if card["difficulty"]:
+        d = card["difficulty"]
+        rule = f"x {d['factor']} / {d['top']}" if d["top"] else f"min(100, x {d['factor']})"
+        lines.append(f"Difficulty {d['name']}: {rule} -> {recompute(card):.2f}")
+    for c in card["criteria"]:
+        lines.append(
+            f"Criterion {c['type']}: {c['status']} (credit {c['credit']:g}){': ' + c['reason'] if c.get('reason') else ''}"
+        )
+    return "\n".join(lines)
+
+
+def cards_for(
+    arena: Arena, submissions: Sequence[Submission], tasks: Mapping[str, Task], ids: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The cards of the submissions named by ``ids``, each scored with its task's baseline as
+    ``evaluate_many`` computes it (the baseline of the task's submissions)."""
+    evaluations = {e.submission_id: e for e in arena.evaluate_many(list(submissions), tasks)}
+    out = []
+    for ident in ids:
+        submission = next(s for s in submissions if s.id == ident)
+        task = tasks[str(submission.task_id)]
+        peers = [s for s in submissions if s.task_id == submission.task_id]
+        baseline = arena.compute_baseline(task.id, peers, task=task)
+        out.append(score_card(arena, submission, task, baseline, evaluations[ident]))
+    return out
