@@ -1,9 +1,19 @@
 """The ``arena`` command: ``app`` defines the group and what every command shares; each other
 module adds its commands to the group when imported."""
 
-from arena_core.cli import cards, comparing, configuration, examples, importing, leaderboards, plugins, scoring, storing
+from arena_core.cli import (
+    comparing,
+    configuration,
+    examples,
+    importing,
+    leaderboards,
+    plugins,
+    reports,
+    scoring,
+    storing,
+)
 from arena_core.cli.app import main
 
 __all__ = ["main"]
 # Imported for their commands, which they register on ``main``.
-del cards, comparing, configuration, examples, importing, leaderboards, plugins, scoring, storing
+del comparing, configuration, examples, importing, leaderboards, plugins, reports, scoring, storing

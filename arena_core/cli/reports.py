@@ -1,8 +1,9 @@
-"""The ``card`` command: every number behind one submission's overall score."""
+"""Reports for people: ``card`` (every number behind one overall score) and ``report`` (a static site)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -10,6 +11,7 @@ from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card
+from arena_core.report.site import write_site
 
 
 @main.command()
@@ -36,3 +38,29 @@ def card(state: State, submission_id: str, inputs: InputFiles, fmt: str) -> None
         raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
     [found] = cards_for(state.arena, subs, tasks, [submission_id])
     click.echo(json.dumps(found, indent=2) if fmt == "json" else render_card(found))
+
+
+@main.command()
+@inputs()
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path, file_okay=False), required=True, help="The site's folder."
+)
+@click.option("--by", default="tool", show_default=True, metavar="tool|model|tool,model", help="Group runs by.")
+@command
+def report(state: State, inputs: InputFiles, output: Path, by: str) -> None:
+    """Write the leaderboard as a static site: an index (groups with intervals, the Pareto chart
+    of correctness against cost, paired differences), a page per task and a score card per
+    submission. Self-contained: it opens from the file system with no network.
+
+    \b
+    Examples:
+      arena report --example -o site/
+      arena -p robust report --example aider --by model -o aider-site/
+    """
+    if by not in ("tool", "model", "tool,model"):
+        raise click.UsageError(f"--by {by!r}: expected tool, model or tool,model")
+    if state.arena.config.baseline_scope != "task":
+        raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
+    subs, tasks = read_inputs(state, inputs)
+    pages = write_site(state.arena, subs, tasks, output, by=by)
+    click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

@@ -1,0 +1,246 @@
+"""A leaderboard as a static site: an index, a page per task and a score card per submission.
+
+Every page is self-contained (inline CSS and SVG; no script, font or link that fetches
+anything) and opens from the file system. The charts are drawn as SVG by hand: a whisker per
+group and one scatter plot do not earn a plotting library, and SVG text stays searchable.
+Everything comes from the Python API: ``Arena.leaderboard``, ``Arena.pairwise``,
+``Arena.pareto`` and the score cards.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from arena_core.arena import Arena
+from arena_core.model.records import Submission, Task
+from arena_core.report.card import cards_for, recompute, render_card
+from arena_core.stats.leaderboard import GroupRow
+from arena_core.stats.pairwise import PairRow
+from arena_core.stats.pareto import ParetoPoint
+
+__all__ = ["write_site"]
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1rem auto;max-width:72rem;padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{padding:.25rem .5rem;border-bottom:1px solid #ddd}
+td.n{text-align:right;font-variant-numeric:tabular-nums}tr.provisional{color:#888}
+.scroll{overflow-x:auto}svg text{font-size:11px}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}
+"""
+
+
+def write_site(
+    arena: Arena, submissions: Sequence[Submission], tasks: Mapping[str, Task], folder: Path, *, by: str = "tool"
+) -> list[Path]:
+    """Write the site into ``folder`` (created); the paths of the pages written."""
+    evaluations = arena.evaluate_many(list(submissions), tasks)
+    board = arena.leaderboard(evaluations, by=by)
+    pairs = arena.pairwise(evaluations, by=by)
+    points = arena.pareto(evaluations, submissions, by=by, x="cost", y="correctness")
+    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, [s.id for s in submissions])}
+    labels = {g: _label(c, by) for g, c in cards.items()}
+    best: dict[str, str] = {}
+    for ident, _ in sorted(cards.items(), key=lambda kv: -kv[1]["overall_score"]):
+        best.setdefault(labels[ident], ident)
+    (folder / "tasks").mkdir(parents=True, exist_ok=True)
+    (folder / "cards").mkdir(exist_ok=True)
+    written = [_write(folder / "index.html", "Leaderboard", _index(board, pairs, points, best, tasks, by))]
+    for task in tasks.values():
+        mine = [c for c in cards.values() if c["task_id"] == task.id]
+        written.append(_write(folder / "tasks" / f"{_slug(task.id)}.html", f"Task {task.id}", _task_page(task, mine)))
+    for ident, card in cards.items():
+        body = _card_page(card)
+        written.append(_write(folder / "cards" / f"{_slug(ident)}.html", f"Score card {ident}", body))
+    return written
+
+
+def _label(card: Mapping[str, Any], by: str) -> str:
+    parts = [card.get(key) or "(unknown)" for key in by.split(",")]
+    return " / ".join(parts)
+
+
+def _slug(name: str) -> str:
+    return quote(name, safe="").replace("%", "_")
+
+
+def _write(path: Path, title: str, body: str) -> Path:
+    depth = "../" if path.parent.name in ("tasks", "cards") else ""
+    page = (
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{escape(title)}</title>'
+        f'<style>{_STYLE}</style></head><body><p><a href="{depth}index.html">Leaderboard</a></p>'
+        f"<h1>{escape(title)}</h1>{body}</body></html>\n"
+    )
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return '<td class="n">-</td>'
+    if isinstance(value, float):
+        return f'<td class="n">{value:.2f}</td>'
+    if isinstance(value, int):
+        return f'<td class="n">{value}</td>'
+    return f"<td>{value}</td>"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], classes: Sequence[str] = ()) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join(
+        f'<tr class="{classes[i] if i < len(classes) else ""}">' + "".join(_cell(v) for v in row) + "</tr>"
+        for i, row in enumerate(rows)
+    )
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+def _whisker(row: GroupRow) -> str:
+    """The score and its interval on a 0-100 axis."""
+
+    def x(v: float) -> float:
+        return 5 + 190 * max(0.0, min(100.0, v)) / 100
+
+    return (
+        f'<svg width="200" height="14" role="img" aria-label="{row.ci_low:.1f} to {row.ci_high:.1f}">'
+        f'<line x1="{x(row.ci_low):.1f}" x2="{x(row.ci_high):.1f}" y1="7" y2="7" stroke="#555"/>'
+        f'<circle cx="{x(row.score):.1f}" cy="7" r="3.5" fill="#1f6feb"/></svg>'
+    )
+
+
+def _index(
+    board: Sequence[GroupRow],
+    pairs: Sequence[PairRow],
+    points: Sequence[ParetoPoint],
+    best: Mapping[str, str],
+    tasks: Mapping[str, Task],
+    by: str,
+) -> str:
+    dims = list(dict.fromkeys(d for g in board for d in g.means))
+    rows = [
+        [
+            g.rank,
+            g.tier,
+            f'<a href="cards/{_slug(best[g.group])}.html">{escape(g.group)}</a>' + (" *" if g.provisional else ""),
+            g.n_runs,
+            g.n_tasks,
+            g.score,
+            _whisker(g),
+            "-" if g.rank_low is None else f"{g.rank_low}-{g.rank_high}",
+            g.coverage,
+            *(g.means.get(d) for d in dims),
+        ]
+        for g in board
+    ]
+    classes = ["provisional" if g.provisional else "" for g in board]
+    header = ["Rank", "Tier", escape(by), "Runs", "Tasks", "Score", "95% CI", "Ranks", "Coverage", *dims]
+    matrix = _table(
+        ["Pair", "Tasks", "Difference", "p (adjusted)", "Detectable"],
+        [[f"{escape(p.a)} vs {escape(p.b)}", p.n_tasks, p.difference, p.p_adjusted, p.min_detectable] for p in pairs],
+    )
+    task_links = "".join(f'<li><a href="tasks/{_slug(t)}.html">{escape(t)}</a></li>' for t in tasks)
+    return (
+        _table(header, rows, classes)
+        + "<p>Each group's name links to the score card of its best run; * marks provisional groups.</p>"
+        + "<h2>Correctness against cost</h2>"
+        + _pareto_svg(points)
+        + "<h2>Paired differences</h2>"
+        + matrix
+        + f"<h2>Tasks</h2><ul>{task_links}</ul>"
+    )
+
+
+def _pareto_svg(points: Sequence[ParetoPoint]) -> str:
+    """Mean correctness against mean cost per run, one labelled point per placed group, the
+    front joined by a line."""
+    placed = [p for p in points if p.x is not None]
+    if not placed:
+        return "<p>No group measured its cost.</p>"
+    width, height, pad = 640, 360, 50
+    costs = [p.x for p in placed if p.x is not None]
+    top = max(costs) or 1.0
+
+    def sx(v: float) -> float:  # room on the right for the labels
+        return pad + (width - 2 * pad - 120) * v / top
+
+    def sy(v: float) -> float:
+        return height - pad - (height - 2 * pad) * v / 100
+
+    front = sorted((p for p in placed if p.on_front), key=lambda p: p.x or 0.0)
+    line = " ".join(f"{sx(p.x or 0.0):.1f},{sy(p.y):.1f}" for p in front)
+    dots = "".join(
+        f'<g class="point"><circle cx="{sx(p.x or 0.0):.1f}" cy="{sy(p.y):.1f}" r="4" '
+        f'fill="{"#1f6feb" if p.on_front else "#999"}"/><text x="{sx(p.x or 0.0) + 6:.1f}" y="{sy(p.y) - 4:.1f}">'
+        f"{escape(p.group)}</text></g>"
+        for p in placed
+    )
+    return (
+        f'<svg class="pareto" width="{width}" height="{height}" role="img" aria-label="Pareto front">'
+        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#333"/>'
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#333"/>'
+        f'<text x="{width / 2}" y="{height - 10}">mean cost per run ($)</text>'
+        f'<text x="{pad}" y="{height - pad + 14}">0</text><text x="{sx(top):.1f}" y="{height - pad + 14}">{top:.2f}</text>'
+        f'<text x="5" y="{pad - 10}">correctness</text><text x="{pad - 28}" y="{sy(100) + 4:.1f}">100</text>'
+        f'<polyline points="{line}" fill="none" stroke="#1f6feb"/>{dots}</svg>'
+    )
+
+
+def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
+    if not cards:
+        return "<p>No runs.</p>"
+    baseline = cards[0]["baseline"]
+    defaulted = set(baseline["defaulted"])
+    figures = _table(
+        ["Figure", "Baseline (min / median / max)"],
+        [
+            [
+                escape(figure) + (" (default)" if figure in defaulted else ""),
+                " / ".join(f"{v:g}" for v in values.values()),
+            ]
+            for figure, values in baseline.items()
+            if isinstance(values, dict)
+        ],
+    )
+    ranked = sorted(cards, key=lambda c: (c["rank"] or 0, c["submission_id"]))
+    runs = _table(
+        ["Rank", "Run", "Tool", "Model", "Overall", "Coverage"],
+        [
+            [
+                c["rank"],
+                f'<a href="../cards/{_slug(c["submission_id"])}.html">{escape(c["submission_id"])}</a>',
+                escape(str(c["tool"])),
+                escape(str(c["model"])),
+                c["overall_score"],
+                c["coverage"],
+            ]
+            for c in ranked
+        ],
+    )
+    criteria: dict[str, list[int]] = {}
+    for card in cards:
+        for c in card["criteria"]:
+            tally = criteria.setdefault(c["type"], [0, 0])
+            tally[0] += c["status"] == "passed"
+            tally[1] += 1
+    rates = _table(["Criterion", "Passed", "Runs"], [[escape(k), v[0], v[1]] for k, v in criteria.items()])
+    return (
+        f"<p>Category {escape(str(task.category))}, difficulty {escape(str(task.difficulty))}; baseline of "
+        f"{baseline['submission_count']} runs (figures marked default come from the default baseline).</p>"
+        + figures
+        + "<h2>Runs</h2>"
+        + runs
+        + "<h2>Criteria</h2>"
+        + rates
+    )
+
+
+def _card_page(card: Mapping[str, Any]) -> str:
+    return (
+        f'<p class="overall">Overall score <strong>{card["overall_score"]:.2f}</strong> '
+        f"(recomputed from the numbers below: {recompute(card):.2f}); "
+        f'<a href="../tasks/{_slug(card["task_id"])}.html">task {escape(card["task_id"])}</a></p>'
+        f"<pre>{escape(render_card(card))}</pre>"
+    )
