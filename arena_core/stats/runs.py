@@ -144,10 +144,21 @@ def _column(
 
 
 def _labels(columns: list[Sequence[str | None]]) -> list[str]:
-    """A label per run: each key's value (``(unknown)`` when absent), joined with `` / ``;
-    each column factorized first, as a million runs hold a handful of names."""
-    if len(columns) == 1:
-        codes, distinct = factorize(columns[0])
-        names = np.array([value or UNKNOWN for value in distinct], dtype=object)
-        return names[codes].tolist() if len(distinct) else []
-    return [" / ".join(value or UNKNOWN for value in row) for row in zip(*columns, strict=True)]
+    """A label per run: each key's value (``(unknown)`` when absent), joined with `` / ``.
+    Each column is factorized first and the pairs combined as codes, so a million runs are
+    labelled by their handful of distinct names and pairs, never joined row by row."""
+    combined = np.zeros(len(columns[0]), dtype=np.int64)
+    distincts = []
+    for column in columns:
+        codes, distinct = factorize(column)
+        combined = combined * max(len(distinct), 1) + codes
+        distincts.append(distinct)
+    codes, pairs = factorize(combined.tolist())
+    names = []
+    for pair in pairs:
+        parts = []
+        for distinct in reversed(distincts):
+            pair, index = divmod(pair, len(distinct))
+            parts.append(distinct[index] or UNKNOWN)
+        names.append(" / ".join(reversed(parts)))
+    return np.array(names, dtype=object)[codes].tolist() if names else []
