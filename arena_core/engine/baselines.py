@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from arena_core.engine.telemetry import ZERO_MEANS_MISSING
 from arena_core.model.errors import ValidationError, closest
 from arena_core.model.records import DEFAULT_BASELINE, Baseline, Submission, Task
 
@@ -107,7 +108,7 @@ def _partial(submissions: Sequence[Submission]) -> tuple[str, ...]:
     out = []
     for figure in FIGURES:
         values = [getattr(s, figure) for s in submissions]
-        lacking = sum(v is None or (figure in ("execution_time", "estimated_cost") and v == 0) for v in values)
+        lacking = sum(v is None or (figure in ZERO_MEANS_MISSING and v == 0) for v in values)
         if 0 < lacking < len(values):
             out.append(figure)
     return tuple(out)

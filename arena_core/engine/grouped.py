@@ -13,6 +13,7 @@ from arena_core.engine.columns import (
     order_within_groups,
 )
 from arena_core.engine.rounding import round_exact
+from arena_core.engine.telemetry import ZERO_MEANS_MISSING
 from arena_core.model.records import Baseline
 
 
@@ -55,7 +56,7 @@ def group_baselines(
     lacking = {}
     for figure in FIGURES:
         values = columns.numeric[figure]
-        missing = np.isnan(values) | ((values == 0) if figure in ("execution_time", "estimated_cost") else False)
+        missing = np.isnan(values) | ((values == 0) if figure in ZERO_MEANS_MISSING else False)
         lacking[figure] = np.bincount(groups[missing], minlength=count)
     partial = [tuple(f for f in FIGURES if 0 < lacking[f][code] < sizes[code]) for code in range(count)]
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
