@@ -156,16 +156,26 @@ def render_card(card: Mapping[str, Any]) -> str:
 
 
 def cards_for(
-    arena: Arena, submissions: Sequence[Submission], tasks: Mapping[str, Task], ids: Sequence[str]
+    arena: Arena,
+    submissions: Sequence[Submission],
+    tasks: Mapping[str, Task],
+    ids: Sequence[str],
+    evaluations: Sequence[Evaluation] | None = None,
 ) -> list[dict[str, Any]]:
-    """The cards of the submissions named by ``ids``, each scored with its task's baseline as
-    ``evaluate_many`` computes it (the baseline of the task's submissions)."""
-    evaluations = {e.submission_id: e for e in arena.evaluate_many(list(submissions), tasks)}
+    """The cards of the submissions named by ``ids``, each with its task's baseline as
+    ``evaluate_many`` computes it (the baseline of the task's submissions, computed once per
+    task). ``evaluations``: those ``evaluate_many`` already gave for ``submissions``."""
+    if evaluations is None:
+        evaluations = arena.evaluate_many(list(submissions), tasks)
+    by_id = {e.submission_id: e for e in evaluations}
+    submission_of = {s.id: s for s in submissions}
+    baselines: dict[str, Baseline] = {}
     out = []
     for ident in ids:
-        submission = next(s for s in submissions if s.id == ident)
+        submission = submission_of[ident]
         task = tasks[str(submission.task_id)]
-        peers = [s for s in submissions if s.task_id == submission.task_id]
-        baseline = arena.compute_baseline(task.id, peers, task=task)
-        out.append(score_card(arena, submission, task, baseline, evaluations[ident]))
+        if task.id not in baselines:
+            peers = [s for s in submissions if s.task_id == task.id]
+            baselines[task.id] = arena.compute_baseline(task.id, peers, task=task)
+        out.append(score_card(arena, submission, task, baselines[task.id], by_id[ident]))
     return out

@@ -41,7 +41,8 @@ def write_site(
     board = arena.leaderboard(evaluations, by=by)
     pairs = arena.pairwise(evaluations, by=by)
     points = arena.pareto(evaluations, submissions, by=by, x="cost", y="correctness")
-    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, [s.id for s in submissions])}
+    every = [s.id for s in submissions]
+    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, every, evaluations)}
     labels = {g: _label(c, by) for g, c in cards.items()}
     best: dict[str, str] = {}
     for ident, _ in sorted(cards.items(), key=lambda kv: -kv[1]["overall_score"]):
