@@ -18,6 +18,7 @@ from attrs import frozen
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
 from arena_core.model.records import DIMENSIONS, Evaluation
+from arena_core.stats.tasktable import cell_means, measured_mean
 
 __all__ = ["Side", "SubmissionDeltas", "GroupMeans", "top_k_ids"]
 
@@ -178,20 +179,10 @@ class GroupMeans:
     def __init__(self, codes: np.ndarray, count: int, task_codes: np.ndarray) -> None:
         tasks = int(task_codes.max()) + 1 if len(task_codes) else 0
         self._cells = codes * tasks + task_codes
-        self._size = count * tasks
         self._shape = (count, tasks)
         self.count = count
 
     def of(self, values: np.ndarray) -> list[float]:
         """Per group, the exactly rounded mean (``math.fsum``) of its per-task means (NaN when
         it has no value)."""
-        measured = ~np.isnan(values)
-        counts = np.bincount(self._cells[measured], minlength=self._size)
-        sums = np.bincount(self._cells[measured], weights=values[measured], minlength=self._size)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cells = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(self._shape)
-        out = []
-        for row in cells:
-            present = row[~np.isnan(row)]
-            out.append(math.fsum(present.tolist()) / len(present) if len(present) else math.nan)
-        return out
+        return [measured_mean(row) for row in cell_means(self._cells, values, self._shape)]

@@ -22,7 +22,7 @@ from attrs import frozen
 
 from arena_core.engine.ranking import competition_ranks
 from arena_core.model.protocols import Aggregator, IntervalMethod
-from arena_core.stats.tasktable import TaskTable
+from arena_core.stats.tasktable import TaskTable, measured_mean
 
 __all__ = ["GroupRow", "RESAMPLES", "SEED", "leaderboard", "rank_intervals", "task_bootstrap", "tiers"]
 
@@ -103,9 +103,9 @@ def leaderboard(
                 rank_high=None if i is None else int(worst[i]),
                 tier=None if i is None else tier_of[i],
                 provisional=bool(provisional[g]),
-                coverage=_task_mean(table.coverage_means[g]),
+                coverage=measured_mean(table.coverage_means[g]),
                 means={
-                    d: m for d, values in table.dimension_means.items() if not math.isnan(m := _task_mean(values[g]))
+                    d: m for d, values in table.dimension_means.items() if not math.isnan(m := measured_mean(values[g]))
                 },
             )
         )
@@ -147,8 +147,3 @@ def tiers(best: np.ndarray, worst: np.ndarray) -> list[int]:
         reach = max(reach, int(worst[i]))
         tier[i] = current
     return tier
-
-
-def _task_mean(values: np.ndarray) -> float:
-    measured = values[~np.isnan(values)]
-    return math.fsum(measured.tolist()) / len(measured) if len(measured) else math.nan

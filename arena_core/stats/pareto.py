@@ -17,7 +17,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.model.errors import ValidationError
-from arena_core.stats.tasktable import Runs, TaskTable
+from arena_core.stats.tasktable import Runs, TaskTable, measured_mean
 
 __all__ = ["X_FIELDS", "Y_SCORES", "ParetoPoint", "check_axes", "pareto"]
 
@@ -60,10 +60,10 @@ def pareto(runs: Runs, x_values: np.ndarray, y: str, confidence_level: float = 0
     for g, group in enumerate(table.groups):
         x_tasks, y_tasks = xs[g][~np.isnan(xs[g])], ys[g][~np.isnan(ys[g])]
         points.append((group, int(table.present[g].sum()), x_tasks, y_tasks))
-    placed = [(name, _mean(xt), _mean(yt)) for name, _, xt, yt in points if len(xt) and len(yt)]
+    placed = [(name, measured_mean(xt), measured_mean(yt)) for name, _, xt, yt in points if len(xt) and len(yt)]
     rows = []
     for name, n_tasks, x_tasks, y_tasks in points:
-        x, y_mean = _mean(x_tasks), _mean(y_tasks)
+        x, y_mean = measured_mean(x_tasks), measured_mean(y_tasks)
         dominated = sorted(
             (other for other in placed if other[0] != name and len(x_tasks) and _dominates(other[1:], (x, y_mean))),
             key=lambda o: (-o[2], o[1], o[0]),
@@ -98,10 +98,6 @@ def _dominates(a: Sequence[float], b: Sequence[float]) -> bool:
     return a[0] <= b[0] and a[1] >= b[1] and (a[0] < b[0] or a[1] > b[1])
 
 
-def _mean(values: np.ndarray) -> float:
-    return math.fsum(values.tolist()) / len(values) if len(values) else math.nan
-
-
 def _t_bound(values: np.ndarray, confidence_level: float, side: int) -> float | None:
     """One end of the Student-t interval of the mean of ``values`` (not clipped: costs are not
     scores); ``None`` below 2 values."""
@@ -110,4 +106,4 @@ def _t_bound(values: np.ndarray, confidence_level: float, side: int) -> float | 
     from scipy.stats import t as student_t
 
     half = float(student_t.ppf((1 + confidence_level) / 2, len(values) - 1)) * float(np.std(values, ddof=1))
-    return _mean(values) + side * half / math.sqrt(len(values))
+    return measured_mean(values) + side * half / math.sqrt(len(values))

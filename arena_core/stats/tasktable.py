@@ -12,6 +12,7 @@ arrive never changes a figure, as ``math.fsum`` guaranteed before.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ from attrs import frozen
 
 from arena_core.engine.columns import factorize
 
-__all__ = ["Runs", "TaskTable"]
+__all__ = ["Runs", "TaskTable", "cell_means", "measured_mean"]
 
 
 @frozen
@@ -89,8 +90,8 @@ class TaskTable:
             g,
             t,
             score,
-            {d: _cell_means(cell, values[order], shape) for d, values in runs.dimensions.items()},
-            _cell_means(cell, runs.coverage[order], shape),
+            {d: cell_means(cell, values[order], shape) for d, values in runs.dimensions.items()},
+            cell_means(cell, runs.coverage[order], shape),
         )
 
     @property
@@ -125,7 +126,7 @@ def _sorted_codes(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     return renumber[codes], [distinct[i] for i in order]
 
 
-def _cell_means(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+def cell_means(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """Mean of ``values`` per cell over the values that are not NaN (NaN where none is)."""
     measured = ~np.isnan(values)
     size = shape[0] * shape[1]
@@ -133,3 +134,10 @@ def _cell_means(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int]) ->
     sums = np.bincount(cell[measured], weights=values[measured], minlength=size)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(shape)
+
+
+def measured_mean(values: np.ndarray) -> float:
+    """The exactly rounded mean (``math.fsum``) of the values that are not NaN; NaN when none
+    is: a group's mean over the tasks it has a value for."""
+    measured = values[~np.isnan(values)]
+    return math.fsum(measured.tolist()) / len(measured) if len(measured) else math.nan
