@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         Metric,
     )
     from arena_core.model.records import Evaluation, WeightProfile
+    from arena_core.store.drift import BaselineDrift, RankDrift
     from arena_core.store.pipeline import BatchResult
     from arena_core.workspace.confined import CommandRunner
 
@@ -319,4 +320,23 @@ def arena_batch_completed(result: BatchResult) -> None:
     :return: nothing; return values are ignored. Every implementation is called.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def arena_drift_detected(alerts: Sequence[BaselineDrift | RankDrift]) -> None:
+    """Called after a batch commits when it moved the arena beyond the configured thresholds,
+    after ``arena_batch_completed``; not called for a batch that moved nothing that far.
+
+    Use it to tell an operator that a published leaderboard changed under its readers: a task's
+    baseline median moved by more than ``drift_threshold`` (its later runs are now scored against
+    a different yardstick), or the leaderboard's top ``drift_top_k`` tools changed or reordered.
+    ``arena ingest`` prints the same alerts.
+
+    :param alerts: :class:`~arena_core.store.drift.BaselineDrift` (key, figure, before, after,
+        the baseline versions) and :class:`~arena_core.store.drift.RankDrift` (the top tools
+        before and after), in the order the batch found them; ``str()`` of each is one line.
+    :return: nothing; return values are ignored. Every implementation is called.
+
+    .. versionadded:: 0.5
     """

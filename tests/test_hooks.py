@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import statistics
 import re
 from pathlib import Path
 
@@ -291,6 +292,41 @@ def test_hook_arena_batch_completed() -> None:
     assert heard == [result] and result.baselines["t"].submission_count == 6
 
 
+def test_hook_arena_drift_detected() -> None:
+    """Called after the commit with what moved; not called for a batch that moved nothing far."""
+    import asyncio
+
+    from arena_core.store import MemoryStore
+    from arena_core.store.drift import BaselineDrift
+
+    heard: list = []
+
+    class Listener:
+        @hookimpl
+        def arena_batch_completed(self, result):
+            heard.append("batch")
+
+        @hookimpl
+        def arena_drift_detected(self, alerts):
+            heard.append(list(alerts))
+
+    arena, store = _arena_with(Listener()), MemoryStore()
+    asyncio.run(arena.process_batch(RUNS, store=store, tasks={"t": {"id": "t"}}))
+    assert heard == ["batch"]  # the first baseline replaces none: nothing drifted
+    same = [{**r, "id": f"again-{r['id']}"} for r in RUNS]
+    asyncio.run(arena.process_batch(same, store=store))
+    assert heard == ["batch", "batch"]  # same figures again: the medians stay
+    tenfold = [{**r, "id": f"big-{r['id']}", "total_tokens": 10 * r["total_tokens"]} for r in RUNS * 3]
+    tenfold = [{**r, "id": f"{r['id']}-{i}"} for i, r in enumerate(tenfold)]
+    result = asyncio.run(arena.process_batch(tenfold, store=store))
+    assert heard[:3] == ["batch", "batch", "batch"] and heard[3] == list(result.drift)
+    [moved] = heard[3]
+    assert isinstance(moved, BaselineDrift) and moved.figure == "median_tokens"
+    everyone = [r["total_tokens"] for r in RUNS * 2 + tenfold]
+    assert (moved.before, moved.after) == (3500.0, statistics.median(everyone)) == (3500.0, 15000.0)
+    assert (moved.from_version, moved.to_version) == (2, 3)
+
+
 @pytest.mark.parametrize("hook", HOOKS)
 def test_every_hook_has_a_test(hook: str) -> None:
     assert f"test_hook_{hook}" in globals(), f"no test_hook_{hook} in tests/test_hooks.py"
@@ -359,5 +395,5 @@ def test_hook_arena_plugin_options(baseline: dict) -> None:
 
 
 def test_the_architecture_page_counts_the_hooks() -> None:
-    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
+    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen"}
     assert f"arena-core has {words[len(HOOKS)]} hooks" in (DOCS / "architecture.md").read_text()

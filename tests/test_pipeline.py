@@ -44,9 +44,10 @@ def test_one_batch_on_an_empty_store_equals_evaluate_many(arena: Arena, store: S
     expected = arena.evaluate_many(SUBS, TASK_MAP)
 
     def strip(ev):
-        return {k: v for k, v in to_dict(ev).items() if k != "evaluated_at"}
+        return {k: v for k, v in to_dict(ev).items() if k not in ("evaluated_at", "baseline_version")}
 
     assert [strip(e) for e in result.evaluations] == [strip(e) for e in expected]
+    assert {e.baseline_version for e in result.evaluations} == {1}  # scored against the first baselines stored
     assert {o.submission_id for o in result.outliers} == {s["id"] for s in SUBS if s.get("meta", {}).get("planted_outlier")}
     assert set(result.baselines) == set(TASK_MAP)
 
@@ -384,7 +385,7 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
                                    (e.submission_id, e.task_id, json.dumps(to_dict(e))))
     migrated = SQLiteStore(old)
     with sqlite3.connect(old) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
     assert snapshot(migrated) == snapshot(reference)
     run(arena, SUBS[24:], reference)
     run(arena, SUBS[24:], migrated)
@@ -396,6 +397,6 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 
     path = tmp_path / "new.db"
     with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA user_version = 3")
-    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 3; this one reads up to 2\)"):
+        connection.execute("PRAGMA user_version = 4")
+    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 4; this one reads up to 3\)"):
         SQLiteStore(path)

@@ -284,7 +284,7 @@ def _evaluations(
 ) -> tuple[Sequence[Evaluation], dict[str, Any] | None, dict[str, Task]]:
     """(evaluations, submission id to meta when asked for, tasks), from the store or the files."""
     if store_path is not None:
-        evaluations, subs, tasks = _from_store(store_path)
+        evaluations, subs, tasks = stored_arena(store_path)
         return evaluations, {s.id: s.meta for s in subs} if with_meta else None, tasks
     only = task_ids[0] if len(task_ids) == 1 else None
     if with_meta:
@@ -294,7 +294,7 @@ def _evaluations(
     return score_all(state, records, tasks, quiet), None, tasks
 
 
-def _from_store(path: Path, task_id: str | None = None) -> tuple[list[Evaluation], list[Submission], dict[str, Task]]:
+def stored_arena(path: Path, task_id: str | None = None) -> tuple[list[Evaluation], list[Submission], dict[str, Task]]:
     if not path.exists():
         raise ArenaError(f"{path}: no such arena database (create one with `arena ingest`)")
     store = SQLiteStore(path)
@@ -316,7 +316,7 @@ def _submission_board(
         raise click.UsageError("--by submission takes at most one --task")
     task_id = task_ids[0] if task_ids else None
     if store_path is not None:
-        evaluations, subs, _ = _from_store(store_path, task_id)
+        evaluations, subs, _ = stored_arena(store_path, task_id)
     else:
         subs, tasks = read_inputs(state, inputs)
         if task_id is not None:

@@ -9,9 +9,11 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.leaderboards import stored_arena
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card
 from arena_core.report.site import write_site
+from arena_core.store import SQLiteStore
 
 
 @main.command()
@@ -46,21 +48,39 @@ def card(state: State, submission_id: str, inputs: InputFiles, fmt: str) -> None
     "-o", "--output", type=click.Path(path_type=Path, file_okay=False), required=True, help="The site's folder."
 )
 @click.option("--by", default="tool", show_default=True, metavar="tool|model|tool,model", help="Group runs by.")
+@click.option(
+    "--store",
+    "store_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Report what an arena database holds (see `arena ingest`), with its history, instead of files.",
+)
 @command
-def report(state: State, inputs: InputFiles, output: Path, by: str) -> None:
-    """Write the leaderboard as a static site: an index (groups with intervals, the Pareto chart
-    of correctness against cost, paired differences), a page per task and a score card per
-    submission. Self-contained: it opens from the file system with no network.
+def report(state: State, inputs: InputFiles, output: Path, by: str, store_path: Path | None) -> None:
+    """Write the leaderboard as a static site: an index (groups with intervals, sortable columns,
+    Pareto charts of correctness against cost and time, paired differences), a page per task
+    and a score card per submission; with --store, a history page as well. Self-contained: it
+    opens from the file system with no network.
+
+    With --store, the stored submissions are scored afresh against baselines of everything
+    stored (as a file of the same runs would be); the history page shows the scores as stored.
 
     \b
     Examples:
       arena report --example -o site/
       arena -p robust report --example aider --by model -o aider-site/
+      arena report --store arena.db -o site/
     """
     if by not in ("tool", "model", "tool,model"):
         raise click.UsageError(f"--by {by!r}: expected tool, model or tool,model")
     if state.arena.config.baseline_scope != "task":
         raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
-    subs, tasks = read_inputs(state, inputs)
-    pages = write_site(state.arena, subs, tasks, output, by=by)
+    store = None
+    if store_path is not None:
+        if inputs.submissions or inputs.example or inputs.tasks:
+            raise click.UsageError("give SUBMISSIONS (or --example) or --store, not both")
+        _, subs, tasks = stored_arena(store_path)
+        store = SQLiteStore(store_path)
+    else:
+        subs, tasks = read_inputs(state, inputs)
+    pages = write_site(state.arena, subs, tasks, output, by=by, store=store)
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

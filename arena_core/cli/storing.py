@@ -1,14 +1,22 @@
-"""``arena ingest``: the stored pipeline from the command line."""
+"""``arena ingest`` and ``arena history``: the stored pipeline from the command line."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.io.table import printable, render
+from arena_core.model.errors import ArenaError
+from arena_core.model.records import Baseline
+from arena_core.model.serde import to_dict
 from arena_core.store import SQLiteStore
+from arena_core.store.drift import MEDIANS
+from arena_core.store.history import Standing, baseline_history, group_history
 
 
 @main.command()
@@ -56,3 +64,76 @@ def ingest(
         f"Stored {len(result.evaluations)} evaluations for {task_count} tasks in {store_path}; "
         f"{len(result.outliers)} flagged for review"
     )
+    for alert in result.drift:
+        click.echo(f"drift: {printable(str(alert))}", err=True)
+
+
+@main.command()
+@click.option(
+    "--store",
+    "store_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    required=True,
+    help="The arena database (see `arena ingest`).",
+)
+@click.option("--by", type=click.Choice(["tool", "model", "tool,model"]), default="tool", show_default=True)
+@click.option("--task", "task_ids", multiple=True, help="Only this task. Repeatable.")
+@click.option("--last", type=click.IntRange(min=1), help="Only the last N batches.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@command
+def history(state: State, store_path: Path, by: str, task_ids: tuple[str, ...], last: int | None, fmt: str) -> None:
+    """Show how an arena database moved: each group's score after every stored batch, and every
+    version of each task's baseline.
+
+    Scores are the leaderboard's (leaderboard_method over the evaluations stored up to the
+    batch; "*": provisional). Each stored evaluation names the baseline version it was scored
+    against (baseline_version), so its score re-derives from the version listed here.
+
+    \b
+    Examples:
+      arena history --store arena.db
+      arena history --store arena.db --by model --last 5 --task fix-parser
+    """
+    store = SQLiteStore(store_path)
+    tasks = set(task_ids) or None
+    standings = group_history(state.arena, store, by=by, tasks=tasks, last=last)
+    baselines = baseline_history(store, tasks=tasks)
+    if tasks and not standings and not baselines:
+        raise ArenaError(f"{store_path}: no stored evaluation or baseline of task {', '.join(sorted(tasks))}")
+    if fmt == "json":
+        out = {
+            "batches": [
+                {"batch": s.batch, "evaluated_at": s.evaluated_at, "runs": s.runs, "groups": to_dict(s.groups)}
+                for s in standings
+            ],
+            "baselines": {key.replace("\x1f", " / "): to_dict(versions) for key, versions in baselines.items()},
+        }
+        click.echo(json.dumps(out, indent=2))
+        return
+    click.echo(f"Leaderboard by {by} after each batch ({state.arena.config.leaderboard_method}; #rank, * provisional)")
+    click.echo(_standings(standings))
+    click.echo("")
+    click.echo("Baselines by version (medians; d: from the default baseline)")
+    click.echo(_baselines(baselines))
+
+
+def _standings(standings: Sequence[Standing]) -> str:
+    groups = list(dict.fromkeys(g.group for s in standings for g in s.groups))
+    rows = []
+    for s in standings:
+        cells = {g.group: f"{g.score:.2f} " + ("*" if g.rank is None else f"#{g.rank}") for g in s.groups}
+        rows.append([s.batch, s.evaluated_at[:19].replace("T", " "), s.runs, *(cells.get(g, "-") for g in groups)])
+    return render(["batch", "scored at", "runs", *groups], rows)
+
+
+def _baselines(baselines: dict[str, list[Baseline]]) -> str:
+    rows = []
+    for key, versions in baselines.items():
+        for b in versions:
+            medians = [
+                f"{getattr(b, median):g}" + (" d" if figure in b.defaulted else "")
+                for median, figure in MEDIANS.items()
+            ]
+            stamp = (b.last_updated or "")[:19].replace("T", " ")
+            rows.append([key.replace("\x1f", " / "), b.version, stamp, b.submission_count, *medians])
+    return render(["task", "version", "stored at", "runs", "tokens", "tool calls", "time", "cost", "iterations"], rows)

@@ -49,6 +49,8 @@ HELP: dict[str, str] = {
     "leaderboard_method": "How leaderboard groups are scored: task_mean (default), pooled, win_rate, bradley_terry.",
     "leaderboard_interval": "Interval of a group's score over its tasks: student_t (default), bootstrap, spec.",
     "min_tasks_per_group": "A leaderboard group with fewer tasks is provisional: listed after the ranked ones.",
+    "drift_threshold": "Alert when a stored batch moves a task's baseline median by more than this share (0: off).",
+    "drift_top_k": "Alert when a stored batch changes the leaderboard's top this-many tools or their order (0: off).",
     "baseline_scope": f"Group submissions for dynamic baselines: {', '.join(BASELINE_SCOPES)}.",
     "min_submissions_per_tool": "A tool with fewer submissions on a task is ranked there but marked provisional.",
     "strict": "Refuse records with unknown keys instead of keeping them under 'meta'.",

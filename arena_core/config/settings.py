@@ -71,6 +71,16 @@ def _at_least_one(instance: Any, attribute: Any, value: int) -> None:
         raise ValidationError("configuration", attribute.name, "a whole number >= 1", value)
 
 
+def _at_least_zero(instance: Any, attribute: Any, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValidationError("configuration", attribute.name, "a whole number >= 0 (0: off)", value)
+
+
+def _share(instance: Any, attribute: Any, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValidationError("configuration", attribute.name, "a relative change >= 0, such as 0.25 (0: off)", value)
+
+
 def _mapping(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return {} if value is None else dict(value)
 
@@ -140,6 +150,12 @@ class ScoringConfig:
     (default), ``bootstrap`` (resampling the tasks), ``spec`` or a plugin's."""
     min_tasks_per_group: int = field(default=3, validator=_at_least_one)
     """A leaderboard group that ran fewer tasks than this is provisional: listed, not ranked."""
+    drift_threshold: float = field(default=0.25, validator=_share)
+    """A stored batch that moves a median of a task's baseline by more than this share of its
+    old value (0.25: 25 %) raises a drift alert (``arena_drift_detected``); 0 turns it off."""
+    drift_top_k: int = field(default=3, validator=_at_least_zero)
+    """A stored batch after which the leaderboard's top this-many tools differ, or differ in
+    order, raises a drift alert; 0 turns it off."""
     baseline_scope: str = field(default="task", validator=_scope)
     """Group submissions for dynamic baselines by task (default) or also by tool and/or model."""
     min_submissions_per_tool: int = field(default=3, validator=_at_least_one)
@@ -159,6 +175,7 @@ class ScoringConfig:
     command_timeout: float = field(default=60.0, validator=lambda i, a, v: _positive(a, v))
     """Seconds a criterion command may run before it is killed (a criterion's ``timeout`` overrides)."""
     command_output_limit: int = field(default=65_536, validator=_at_least_one)
+    """Bytes of a command's output kept for the evaluation's reason; the rest is discarded."""
     command_memory_limit: ByteSize = field(default=ByteSize(1 << 30), converter=_memory_size)
     """Bytes of memory a command (and ``code_compiles``' compiler) may use: a number or a size
     such as ``"512M"`` (default 1 GiB). The ``sandbox`` runner enforces it."""
@@ -166,7 +183,6 @@ class ScoringConfig:
     """The largest file a sandboxed command may write, in bytes or as a size (default 256 MiB)."""
     command_max_processes: int = field(default=128, validator=_at_least_one)
     """Processes and threads a sandboxed command may run at once (default 128)."""
-    """Bytes of a command's output kept for the evaluation's reason; the rest is discarded."""
     check_concurrency: int = field(default=4, validator=_at_least_one)
     """Submissions whose workspaces are checked at the same time (threads, or local Dask workers)."""
     check_executor: str = "threads"

@@ -55,9 +55,9 @@ def arena_core_version() -> str:
 #: Settings added after digests were first recorded: they enter the digest only when set, so a
 #: configuration that does not use them keeps the digest it always had.
 _ADDED_LATER = ("disabled_components", "plugins")
-#: Settings that say where and how fast checks run, never what they compute: not in the digest,
-#: so the same scoring on threads or on a cluster has one digest.
-_NOT_SCORING = ("check_concurrency", "check_executor", "dask_scheduler")
+#: Settings that say where and how fast checks run, or when to raise alerts, never what is
+#: computed: not in the digest, so the same scoring on threads or on a cluster has one digest.
+_NOT_SCORING = ("check_concurrency", "check_executor", "dask_scheduler", "drift_threshold", "drift_top_k")
 
 
 def config_digest(config: ScoringConfig) -> str:

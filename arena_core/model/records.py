@@ -214,6 +214,9 @@ class Baseline:
     partial: tuple[str, ...] = field(default=(), converter=_as_tuple)
     """Figures that some (not all) of the submissions lack: the ``comparable`` missing-telemetry
     policy leaves their metrics out for every submission of the group."""
+    version: int | None = None
+    """Which of its key's stored baselines this is: 1 for the first a store kept, one more for
+    each that replaced it (a store keeps them all); ``None`` for a baseline never stored."""
 
     def __attrs_post_init__(self) -> None:
         for family in ("tokens", "tool_calls", "execution_time", "cost"):
@@ -333,6 +336,9 @@ class Evaluation:
     coverage: float | None = 1.0
     """Share of the profile's weight whose metrics were measured (0-1; a part of a composite
     carries its share of the composite's weight); ``None`` when not recorded."""
+    baseline_version: int | None = None
+    """The :attr:`Baseline.version` the scores were computed against, when the pipeline scored
+    them from a store: with it, a stored score re-derives after later batches moved the baseline."""
     provenance: Provenance | None = field(default=None, eq=False)
     """The profile, algorithms and plugin versions that produced the scores (shared by every
     evaluation of one Arena). Not part of equality: two evaluations with the same scores are

@@ -187,6 +187,8 @@ def _unstructure_evaluation(ev: Evaluation) -> dict[str, Any]:
         out["filled"] = dict(ev.filled)
     if ev.coverage != 1.0 and ev.coverage is not None:
         out["coverage"] = ev.coverage
+    if ev.baseline_version is not None:
+        out["baseline_version"] = ev.baseline_version
     if ev.provenance is not None:
         out["provenance"] = converter.unstructure(ev.provenance)
     return out
@@ -211,6 +213,7 @@ _EVALUATION_KEYS = frozenset(
         "provisional",
         "filled",
         "coverage",
+        "baseline_version",
         "provenance",
     )
 )
@@ -249,6 +252,7 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
         provisional=_structure_bool(value.get("provisional", False), bool),
         filled=(filled := _structure_mapping(value.get("filled", {}), dict)),
         coverage=_structure_float(value["coverage"], float) if "coverage" in value else (None if filled else 1.0),
+        baseline_version=_structure_int(value["baseline_version"], int) if "baseline_version" in value else None,
         provenance=converter.structure(value["provenance"], Provenance) if "provenance" in value else None,
     )
 

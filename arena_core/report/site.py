@@ -1,10 +1,12 @@
-"""A leaderboard as a static site: an index, a page per task and a score card per submission.
+"""A leaderboard as a static site: an index, a page per task, a score card per submission and,
+from a store, the arena's history.
 
-Every page is self-contained (inline CSS and SVG; no script, font or link that fetches
-anything) and opens from the file system. The charts are drawn as SVG by hand: a whisker per
-group and one scatter plot do not earn a plotting library, and SVG text stays searchable.
-Everything comes from the Python API: ``Arena.leaderboard``, ``Arena.pairwise``,
-``Arena.pareto`` and the score cards.
+Every page is self-contained (inline CSS, SVG and one small inline script that sorts tables;
+no font, script or link that fetches anything) and opens from the file system. The charts are
+drawn as SVG by hand: a whisker per group and two scatter plots do not earn a plotting
+library, and SVG text stays searchable. Everything comes from the Python API:
+``Arena.leaderboard``, ``Arena.pairwise``, ``Arena.pareto``, the score cards and
+:mod:`arena_core.store.history`.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from arena_core.report.card import cards_for, recompute, render_card
 from arena_core.stats.leaderboard import GroupRow
 from arena_core.stats.pairwise import PairRow
 from arena_core.stats.pareto import ParetoPoint
+from arena_core.store import Store
+from arena_core.store.history import Standing, baseline_history, group_history
 
 __all__ = ["write_site"]
 
@@ -30,17 +34,57 @@ body{font-family:system-ui,sans-serif;margin:1rem auto;max-width:72rem;padding:0
 table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{padding:.25rem .5rem;border-bottom:1px solid #ddd}
 td.n{text-align:right;font-variant-numeric:tabular-nums}tr.provisional{color:#888}
 .scroll{overflow-x:auto}svg text{font-size:11px}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}
+th{cursor:pointer;user-select:none}th[data-order=asc]::after{content:" \\25B2"}th[data-order=desc]::after{content:" \\25BC"}
+"""
+#: Sorts a table by the column whose header is clicked (numbers as numbers, "-" last); a page
+#: opened as ``index.html#sort=-6`` starts with its first table sorted by column 6, descending.
+_SCRIPT = """
+function sortTable(table, column, descending) {
+  var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  function key(row) {
+    var text = row.cells[column] ? row.cells[column].textContent.trim() : "";
+    var number = parseFloat(text);
+    return isNaN(number) ? [text === "-" ? 2 : 1, text] : [0, number];
+  }
+  rows.sort(function (a, b) {
+    var x = key(a), y = key(b);
+    if (x[0] !== y[0]) return x[0] - y[0];
+    var order = x[0] === 0 ? x[1] - y[1] : String(x[1]).localeCompare(String(y[1]));
+    return descending ? -order : order;
+  });
+  rows.forEach(function (row) { body.appendChild(row); });
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, i) {
+    if (i === column) th.setAttribute("data-order", descending ? "desc" : "asc"); else th.removeAttribute("data-order");
+  });
+}
+Array.prototype.forEach.call(document.querySelectorAll("table"), function (table) {
+  Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, column) {
+    th.addEventListener("click", function () { sortTable(table, column, th.getAttribute("data-order") === "asc"); });
+  });
+});
+var wanted = /^#sort=(-?)(\\d+)$/.exec(location.hash);
+if (wanted && document.querySelector("table")) sortTable(document.querySelector("table"), +wanted[2], wanted[1] === "-");
 """
 
 
 def write_site(
-    arena: Arena, submissions: Sequence[Submission], tasks: Mapping[str, Task], folder: Path, *, by: str = "tool"
+    arena: Arena,
+    submissions: Sequence[Submission],
+    tasks: Mapping[str, Task],
+    folder: Path,
+    *,
+    by: str = "tool",
+    store: Store | None = None,
 ) -> list[Path]:
-    """Write the site into ``folder`` (created); the paths of the pages written."""
+    """Write the site into ``folder`` (created); the paths of the pages written.
+
+    :param store: the store the submissions come from: adds a history page (the leaderboard
+        after each stored batch, and every baseline version).
+    """
     evaluations = arena.evaluate_many(list(submissions), tasks)
     board = arena.leaderboard(evaluations, by=by)
     pairs = arena.pairwise(evaluations, by=by)
-    points = arena.pareto(evaluations, submissions, by=by, x="cost", y="correctness")
+    charts = {x: arena.pareto(evaluations, submissions, by=by, x=x, y="correctness") for x in ("cost", "time")}
     every = [s.id for s in submissions]
     cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, every, evaluations)}
     labels = {g: _label(c, by) for g, c in cards.items()}
@@ -49,7 +93,11 @@ def write_site(
         best.setdefault(labels[ident], ident)
     (folder / "tasks").mkdir(parents=True, exist_ok=True)
     (folder / "cards").mkdir(exist_ok=True)
-    written = [_write(folder / "index.html", "Leaderboard", _index(board, pairs, points, best, tasks, by))]
+    index = _index(board, pairs, charts, best, tasks, by, store is not None)
+    written = [_write(folder / "index.html", "Leaderboard", index)]
+    if store is not None:
+        body = _history_page(group_history(arena, store, by=by), baseline_history(store))
+        written.append(_write(folder / "history.html", "History", body))
     for task in tasks.values():
         mine = [c for c in cards.values() if c["task_id"] == task.id]
         written.append(_write(folder / "tasks" / f"{_slug(task.id)}.html", f"Task {task.id}", _task_page(task, mine)))
@@ -74,7 +122,7 @@ def _write(path: Path, title: str, body: str) -> Path:
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{escape(title)}</title>'
         f'<style>{_STYLE}</style></head><body><p><a href="{depth}index.html">Leaderboard</a></p>'
-        f"<h1>{escape(title)}</h1>{body}</body></html>\n"
+        f"<h1>{escape(title)}</h1>{body}<script>{_SCRIPT}</script></body></html>\n"
     )
     path.write_text(page, encoding="utf-8")
     return path
@@ -115,10 +163,11 @@ def _whisker(row: GroupRow) -> str:
 def _index(
     board: Sequence[GroupRow],
     pairs: Sequence[PairRow],
-    points: Sequence[ParetoPoint],
+    charts: Mapping[str, Sequence[ParetoPoint]],
     best: Mapping[str, str],
     tasks: Mapping[str, Task],
     by: str,
+    history: bool,
 ) -> str:
     dims = list(dict.fromkeys(d for g in board for d in g.means))
     rows = [
@@ -146,20 +195,24 @@ def _index(
     return (
         _table(header, rows, classes)
         + "<p>Each group's name links to the score card of its best run; * marks provisional groups.</p>"
+        + "<p>Click a column's header to sort by it.</p>"
         + "<h2>Correctness against cost</h2>"
-        + _pareto_svg(points)
+        + _pareto_svg(charts["cost"], "mean cost per run ($)")
+        + "<h2>Correctness against time</h2>"
+        + _pareto_svg(charts["time"], "mean time per run (s)")
         + "<h2>Paired differences</h2>"
         + matrix
+        + ('<p><a href="history.html">History: the leaderboard after each stored batch</a></p>' if history else "")
         + f"<h2>Tasks</h2><ul>{task_links}</ul>"
     )
 
 
-def _pareto_svg(points: Sequence[ParetoPoint]) -> str:
-    """Mean correctness against mean cost per run, one labelled point per placed group, the
-    front joined by a line."""
+def _pareto_svg(points: Sequence[ParetoPoint], axis: str) -> str:
+    """Mean correctness against a mean figure per run (``axis`` names it), one labelled point
+    per placed group, the front joined by a line."""
     placed = [p for p in points if p.x is not None]
     if not placed:
-        return "<p>No group measured its cost.</p>"
+        return f"<p>No group measured the {escape(axis)}.</p>"
     width, height, pad = 640, 360, 50
     costs = [p.x for p in placed if p.x is not None]
     top = max(costs) or 1.0
@@ -182,10 +235,44 @@ def _pareto_svg(points: Sequence[ParetoPoint]) -> str:
         f'<svg class="pareto" width="{width}" height="{height}" role="img" aria-label="Pareto front">'
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#333"/>'
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#333"/>'
-        f'<text x="{width / 2}" y="{height - 10}">mean cost per run ($)</text>'
+        f'<text x="{width / 2}" y="{height - 10}">{escape(axis)}</text>'
         f'<text x="{pad}" y="{height - pad + 14}">0</text><text x="{sx(top):.1f}" y="{height - pad + 14}">{top:.2f}</text>'
         f'<text x="5" y="{pad - 10}">correctness</text><text x="{pad - 28}" y="{sy(100) + 4:.1f}">100</text>'
         f'<polyline points="{line}" fill="none" stroke="#1f6feb"/>{dots}</svg>'
+    )
+
+
+def _history_page(standings: Sequence[Standing], baselines: Mapping[str, Sequence[Any]]) -> str:
+    groups = list(dict.fromkeys(g.group for s in standings for g in s.groups))
+    rows = []
+    for s in standings:
+        cells = {g.group: f"{g.score:.2f} " + ("*" if g.rank is None else f"#{g.rank}") for g in s.groups}
+        rows.append(
+            [s.batch, escape(s.evaluated_at[:19].replace("T", " ")), s.runs, *(cells.get(g, "-") for g in groups)]
+        )
+    versions = [
+        [
+            escape(key.replace("\x1f", " / ")),
+            b.version,
+            escape((b.last_updated or "")[:19].replace("T", " ")),
+            b.submission_count,
+            b.median_tokens,
+            b.median_execution_time,
+            b.median_cost,
+            escape(", ".join(b.defaulted)),
+        ]
+        for key, kept in baselines.items()
+        for b in kept
+    ]
+    return (
+        "<p>The leaderboard over the evaluations stored up to each batch (#rank; * provisional). Each stored "
+        "evaluation names the baseline version it was scored against.</p>"
+        + _table(["Batch", "Scored at", "Runs", *(escape(g) for g in groups)], rows)
+        + "<h2>Baselines by version</h2>"
+        + _table(
+            ["Task", "Version", "Stored at", "Runs", "Median tokens", "Median time", "Median cost", "Defaulted"],
+            versions,
+        )
     )
 
 

@@ -23,7 +23,7 @@ from arena_core.stats.tasktable import Runs
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
 
-__all__ = ["UNKNOWN", "check_by", "gather_runs", "runs_of"]
+__all__ = ["UNKNOWN", "check_by", "gather_runs", "group_labels", "runs_of"]
 
 #: The label of a run whose tool, model or meta value is absent.
 UNKNOWN = "(unknown)"
@@ -101,7 +101,7 @@ def _runs(
         columns = [_column(key, evaluations.tools, evaluations.models, evaluations.ids, meta) for key in keys]
         return Runs(
             list(evaluations.ids),
-            _labels(columns),
+            group_labels(columns),
             list(evaluations.task_ids),
             np.asarray(evaluations.overall, dtype=float),
             {d: np.asarray(evaluations.scores[d], dtype=float) for d in evaluations.dimensions()},
@@ -114,7 +114,7 @@ def _runs(
     dimensions = list(dict.fromkeys(d for e in evaluations for d in e.scores))
     return Runs(
         ids,
-        _labels(columns),
+        group_labels(columns),
         [e.task_id for e in evaluations],
         np.array([e.overall_score for e in evaluations], dtype=float),
         {d: np.array([e.scores.get(d, np.nan) for e in evaluations], dtype=float) for d in dimensions},
@@ -143,7 +143,7 @@ def _column(
     return [None if v is None else str(v) for v in values]
 
 
-def _labels(columns: list[Sequence[str | None]]) -> list[str]:
+def group_labels(columns: list[Sequence[str | None]]) -> list[str]:
     """A label per run: each key's value (``(unknown)`` when absent), joined with `` / ``.
     Each column is factorized first and the pairs combined as codes, so a million runs are
     labelled by their handful of distinct names and pairs, never joined row by row."""

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import attrs
+
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 
 __all__ = ["MemoryStore"]
@@ -16,6 +18,7 @@ class _Tables:
     def __init__(self) -> None:
         self.tasks: dict[str, Task] = {}
         self.baselines: dict[str, Baseline] = {}
+        self.baseline_versions: dict[str, tuple[Baseline, ...]] = {}
         self.submissions: dict[str, Submission] = {}
         self.evaluations: dict[str, Evaluation] = {}
 
@@ -37,7 +40,20 @@ class _MemoryTransaction:
         return self._t.baselines.get(key)
 
     def put_baseline(self, key: str, baseline: Baseline) -> None:
+        kept = self._t.baseline_versions.get(key, ())
+        if baseline.version is None:
+            baseline = attrs.evolve(baseline, version=max((b.version or 0 for b in kept), default=0) + 1)
         self._t.baselines[key] = baseline
+        self._t.baseline_versions[key] = (*(b for b in kept if b.version != baseline.version), baseline)
+
+    def baseline_keys(self) -> list[str]:
+        return sorted(self._t.baseline_versions)
+
+    def baseline_versions(self, key: str) -> list[Baseline]:
+        return sorted(self._t.baseline_versions.get(key, ()), key=lambda b: b.version or 0)
+
+    def get_baseline_version(self, key: str, version: int) -> Baseline | None:
+        return next((b for b in self._t.baseline_versions.get(key, ()) if b.version == version), None)
 
     def submissions(self, task_id: str) -> list[Submission]:
         return [s for s in self._t.submissions.values() if s.task_id == task_id]
@@ -67,7 +83,7 @@ class MemoryStore:
                 yield _MemoryTransaction(self._tables)
                 return
             working = copy.copy(self._tables)
-            for name in ("tasks", "baselines", "submissions", "evaluations"):
+            for name in ("tasks", "baselines", "baseline_versions", "submissions", "evaluations"):
                 setattr(working, name, dict(getattr(self._tables, name)))
             yield _MemoryTransaction(working)
             self._tables = working

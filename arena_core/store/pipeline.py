@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 from attrs import frozen
 
@@ -23,6 +24,7 @@ from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each
 from arena_core.stats.quality import Outlier, outliers_in_columns
+from arena_core.store.drift import BaselineDrift, RankDrift, baseline_drift, group_means, rank_drift, top_groups
 from arena_core.store.standings import rank_task, submission_columns
 
 if TYPE_CHECKING:
@@ -41,7 +43,10 @@ class BatchResult:
     outliers: tuple[Outlier, ...]
     """Submissions of the batch flagged for manual review (judged against all of their task's submissions)."""
     baselines: Mapping[str, Baseline]
-    """The baselines stored after the batch, by key (task id, or task and group)."""
+    """The baselines stored after the batch, by key (task id, or task and group), each with its version."""
+    drift: tuple[BaselineDrift | RankDrift, ...] = ()
+    """What the batch moved beyond the configured thresholds (``drift_threshold``,
+    ``drift_top_k``): handed to ``arena_drift_detected`` after the commit."""
 
 
 def baseline_key(submission: Submission, scope: str) -> str:
@@ -102,30 +107,40 @@ def run_batch(
     results: list[Evaluation] = [None] * len(subs)  # type: ignore[list-item]
     outliers: list[Outlier] = []
     baselines: dict[str, Baseline] = {}
+    alerts: list[BaselineDrift | RankDrift] = []
+    top_k, min_tasks = arena.config.drift_top_k, arena.config.min_tasks_per_group
     with store.transaction() as tx:
+        top_before = top_groups(group_means(tx), top_k, min_tasks) if top_k else ()
         for task in given.values():
             tx.put_task(task)
         for task_id, indices in by_task.items():
             task = _task(tx, task_id, given, subs[indices[0]])
             arena.scorer.check_task(task)
             batch = [subs[i] for i in indices]
-            fresh, task_outliers, task_baselines = _run_task(arena, tx, task, batch, stamp, replace)
+            fresh, task_outliers, task_baselines, moved = _run_task(arena, tx, task, batch, stamp, replace)
             for i, ev in zip(indices, fresh, strict=True):
                 results[i] = ev
             outliers += task_outliers
             baselines.update(task_baselines)
-    result = BatchResult(tuple(results), tuple(outliers), baselines)
+            alerts += moved
+        if top_k and (reordered := rank_drift(top_before, top_groups(group_means(tx), top_k, min_tasks))):
+            alerts.append(reordered)
+    result = BatchResult(tuple(results), tuple(outliers), baselines, tuple(alerts))
     for ev in result.evaluations:  # 7. notification, after the commit
         arena.plugin_manager.hook.arena_evaluation_completed(evaluation=ev)
     arena.plugin_manager.hook.arena_batch_completed(result=result)
+    if result.drift:
+        arena.plugin_manager.hook.arena_drift_detected(alerts=list(result.drift))
     return result
 
 
 def _run_task(
     arena: Arena, tx: Transaction, task: Task, batch: list[Submission], stamp: str, replace: bool
-) -> tuple[list[Evaluation], list[Outlier], dict[str, Baseline]]:
+) -> tuple[list[Evaluation], list[Outlier], dict[str, Baseline], list[BaselineDrift]]:
     """Steps 2-6 for one task's submissions of the batch: their evaluations (ranked among all
-    of the task's), the outliers among them, and the baselines stored after them."""
+    of the task's, each naming the baseline version it was scored against), the outliers among
+    them, the baselines stored after them (each the next version of its key) and the medians
+    those moved beyond ``drift_threshold``."""
     scope = arena.config.baseline_scope
     batch_ids = {s.id for s in batch}
     on_record = submission_columns(tx, task.id)  # read once: checked for re-submissions, then kept
@@ -162,15 +177,23 @@ def _run_task(
         )
     )
     batch_keys = [keys[c] for c in key_codes[len(everyone.ids) - len(batch) :].tolist()]
-    retrieved = {key: tx.get_baseline(key) or computed[key] for key in dict.fromkeys(batch_keys)}
+    stored = {key: tx.get_baseline(key) for key in dict.fromkeys(batch_keys)}
+    # Without a stored baseline, the batch is scored against the one stored after it: version 1.
+    retrieved = {key: b or attrs.evolve(computed[key], version=1) for key, b in stored.items()}
     scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp)  # 3.
+    scored = [attrs.evolve(e, baseline_version=retrieved[k].version) for e, k in zip(scored, batch_keys, strict=True)]
     found = [o for o in outliers_in_columns(everyone) if o.submission_id in batch_ids]  # 4.
     for s in batch:
         tx.put_submission(s)
     ranked = rank_task(tx, task.id, scored, arena.config.min_submissions_per_tool)  # 5. ranking update
-    for key in retrieved:  # 6. baseline update
-        tx.put_baseline(key, computed[key])
-    return ranked, found, {key: computed[key] for key in retrieved}
+    updated, moved = {}, []
+    threshold = arena.config.drift_threshold
+    for key, previous in stored.items():  # 6. baseline update: the next version of each
+        updated[key] = attrs.evolve(computed[key], version=(previous.version or 0) + 1 if previous else 1)
+        tx.put_baseline(key, updated[key])
+        if previous is not None and threshold:
+            moved += baseline_drift(key, previous, updated[key], threshold)
+    return ranked, found, updated, moved
 
 
 def _score(

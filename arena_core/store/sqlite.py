@@ -15,6 +15,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import attrs
 import numpy as np
 import orjson
 
@@ -28,9 +29,10 @@ __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
 
-#: The schema's version, kept in ``PRAGMA user_version``. Version 1 (before figures, scores and
-#: standings had columns of their own) is migrated when opened; a newer one is refused.
-SCHEMA_VERSION = 2
+#: The schema's version, kept in ``PRAGMA user_version``. Versions 1 (before figures, scores and
+#: standings had columns of their own) and 2 (before baseline versions, history columns and
+#: per-tool sums) are migrated when opened; a newer one is refused.
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -42,14 +44,26 @@ CREATE TABLE IF NOT EXISTS evaluations (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, task_id TEXT NOT NULL,
     data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id);
+CREATE TABLE IF NOT EXISTS baseline_versions (
+    key TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, version));
+CREATE TABLE IF NOT EXISTS group_cells (task_id TEXT NOT NULL, tool TEXT, total REAL NOT NULL, runs INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS group_cells_task ON group_cells (task_id);
 """
 
-#: Columns version 2 adds: what a batch reads of the stored submissions (its baselines and
-#: outlier rules) and of the stored evaluations (its ranking), so it never parses stored JSON.
+#: Columns versions 2 and 3 add: what a batch reads of the stored submissions (its baselines and
+#: outlier rules) and of the stored evaluations (its ranking), and what the history reads of
+#: them, so neither parses stored JSON.
 _FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
 _ADDED = {
     "submissions": [("tool", "TEXT"), ("model", "TEXT"), *((f, "REAL") for f in _FIGURES)],
-    "evaluations": [("tool", "TEXT"), ("overall_score", "REAL"), ("provisional", "INTEGER")],
+    "evaluations": [
+        ("tool", "TEXT"),
+        ("overall_score", "REAL"),
+        ("provisional", "INTEGER"),
+        ("model", "TEXT"),
+        ("evaluated_at", "TEXT"),
+        ("baseline_version", "INTEGER"),
+    ],
 }
 _INDEXES = "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score);"
 #: An evaluation with its rank and percentile derived from the task's stored scores: the
@@ -71,11 +85,19 @@ def _figures(submission: Submission) -> tuple[Any, ...]:
 
 def _evaluation_row(evaluation: Evaluation) -> tuple[Any, ...]:
     """The evaluation's JSON without its rank and percentile, which are derived when it is read,
-    then its tool, score and provisional mark."""
+    then the values of its columns."""
     data = to_dict(evaluation)
     data.pop("overall_ranking", None)
     data.pop("percentile", None)
-    return (orjson.dumps(data).decode(), evaluation.tool, evaluation.overall_score, int(evaluation.provisional))
+    return (
+        orjson.dumps(data).decode(),
+        evaluation.tool,
+        evaluation.overall_score,
+        int(evaluation.provisional),
+        evaluation.model,
+        evaluation.evaluated_at,
+        evaluation.baseline_version,
+    )
 
 
 def _evaluation(data: str, provisional: int, rank: int, below: int, count: int) -> Evaluation:
@@ -84,9 +106,15 @@ def _evaluation(data: str, provisional: int, rank: int, below: int, count: int) 
     return structure(record, Evaluation)
 
 
+def _baseline(data: str, version: int) -> Baseline:
+    return attrs.evolve(structure(orjson.loads(data), Baseline), version=version)
+
+
 class _SQLiteTransaction:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._c = connection
+        self._touched: set[str] = set()
+        """Tasks whose evaluations changed: their per-tool sums are refreshed before they are read."""
 
     def _one(self, sql: str, key: str, cls: type[T]) -> T | None:
         row = self._c.execute(sql, (key,)).fetchone()
@@ -105,7 +133,32 @@ class _SQLiteTransaction:
         return self._one("SELECT data FROM baselines WHERE key = ?", key, Baseline)
 
     def put_baseline(self, key: str, baseline: Baseline) -> None:
-        self._c.execute("INSERT OR REPLACE INTO baselines (key, data) VALUES (?, ?)", (key, _dump(baseline)))
+        """Store ``baseline`` as the current one for ``key`` and keep it among the key's versions
+        (as version ``baseline.version``, or the next one when it has none)."""
+        if baseline.version is None:
+            latest = self._c.execute("SELECT MAX(version) FROM baseline_versions WHERE key = ?", (key,)).fetchone()[0]
+            baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
+        data = _dump(baseline)
+        self._c.execute("INSERT OR REPLACE INTO baselines (key, data) VALUES (?, ?)", (key, data))
+        self._c.execute(
+            "INSERT OR REPLACE INTO baseline_versions (key, version, data) VALUES (?, ?, ?)",
+            (key, baseline.version, data),
+        )
+
+    def baseline_keys(self) -> list[str]:
+        """Every key a baseline was stored under."""
+        return [row[0] for row in self._c.execute("SELECT DISTINCT key FROM baseline_versions ORDER BY key")]
+
+    def baseline_versions(self, key: str) -> list[Baseline]:
+        """Every baseline stored under ``key``, oldest first."""
+        rows = self._c.execute("SELECT data, version FROM baseline_versions WHERE key = ? ORDER BY version", (key,))
+        return [_baseline(*row) for row in rows]
+
+    def get_baseline_version(self, key: str, version: int) -> Baseline | None:
+        row = self._c.execute(
+            "SELECT data, version FROM baseline_versions WHERE key = ? AND version = ?", (key, version)
+        ).fetchone()
+        return None if row is None else _baseline(*row)
 
     def submissions(self, task_id: str) -> list[Submission]:
         rows = self._c.execute("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", (task_id,))
@@ -149,6 +202,28 @@ class _SQLiteTransaction:
             + ", ".join(f"{n} = excluded.{n}" for n in _ADDED_NAMES["evaluations"]),
             (evaluation.submission_id, evaluation.task_id, *_evaluation_row(evaluation)),
         )
+        self._touched.add(evaluation.task_id)
+
+    def group_means(self) -> list[tuple[str | None, float, int]]:
+        """Per tool: the mean over tasks of its per-task mean overall score, and its number of
+        tasks, from the per-tool sums of each task (refreshed for the tasks this transaction
+        changed): a read of one row per task and tool, not of every evaluation."""
+        for task_id in self._touched:
+            self._c.execute("DELETE FROM group_cells WHERE task_id = ?", (task_id,))
+            self._c.execute(f"INSERT INTO group_cells {_CELLS} WHERE task_id = ? GROUP BY tool", (task_id,))
+        self._touched.clear()
+        rows = self._c.execute("SELECT tool, AVG(total / runs), COUNT(*) FROM group_cells GROUP BY tool")
+        return [(tool, float(mean), int(n)) for tool, mean, n in rows]
+
+    def evaluation_columns(self) -> dict[str, list[Any]]:
+        """Every stored evaluation's submission id, task, tool, model, overall score, time of
+        evaluation and baseline version, first stored first, without parsing a stored record."""
+        names = ("submission_id", "task_id", "tool", "model", "overall_score", "evaluated_at", "baseline_version")
+        rows = self._c.execute(f"SELECT {', '.join(names)} FROM evaluations ORDER BY seq").fetchall()
+        return {
+            name: list(values)
+            for name, values in zip(names, zip(*rows, strict=True) if rows else [()] * 7, strict=True)
+        }
 
     def scores(self, task_id: str) -> Scores:
         """The task's stored scores, tools and provisional marks, without parsing a stored record."""
@@ -165,6 +240,8 @@ class _SQLiteTransaction:
         )
 
 
+#: A task's per-tool sums of overall scores, from its stored evaluations.
+_CELLS = "SELECT task_id, tool, SUM(overall_score), COUNT(*) FROM evaluations"
 _ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in _ADDED.items()}
 _MARKS = {table: ", ".join("?" * len(names)) for table, names in _ADDED_NAMES.items()}
 
@@ -190,6 +267,8 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
                         connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
             _fill(connection)
             connection.execute(_INDEXES)
+            connection.execute("DELETE FROM group_cells")
+            connection.execute(f"INSERT INTO group_cells {_CELLS} GROUP BY task_id, tool")
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         connection.execute("ROLLBACK")
@@ -198,8 +277,10 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
 
 
 def _fill(connection: sqlite3.Connection) -> None:
-    """Version 1 to 2: each stored record's figures, tool, score and provisional mark into their
-    columns (the stored rank and percentile stay in the record, and are overridden when read)."""
+    """Versions 1 and 2 to 3: each stored record's figures, tool, score, provisional mark, model,
+    time and baseline version into their columns (the stored rank and percentile stay in the
+    record, and are overridden when read); each stored baseline becomes version 1 of its key
+    (the baselines it replaced were not kept, and the evaluations scored before name none)."""
     subs = connection.execute("SELECT id, data FROM submissions").fetchall()
     connection.executemany(
         f"UPDATE submissions SET {', '.join(f'{n} = ?' for n in _ADDED_NAMES['submissions'])} WHERE id = ?",
@@ -207,12 +288,29 @@ def _fill(connection: sqlite3.Connection) -> None:
     )
     evaluations = connection.execute("SELECT submission_id, data FROM evaluations").fetchall()
     connection.executemany(
-        "UPDATE evaluations SET tool = ?, overall_score = ?, provisional = ? WHERE submission_id = ?",
+        "UPDATE evaluations SET tool = ?, overall_score = ?, provisional = ?, model = ?, evaluated_at = ?, "
+        "baseline_version = ? WHERE submission_id = ?",
         [
-            (record.get("tool"), record["overall_score"], int(record.get("provisional", False)), ident)
+            (
+                record.get("tool"),
+                record["overall_score"],
+                int(record.get("provisional", False)),
+                record.get("model"),
+                record.get("evaluated_at"),
+                record.get("baseline_version"),
+                ident,
+            )
             for ident, record in _records(evaluations)
         ],
     )
+    kept = {row[0] for row in connection.execute("SELECT key FROM baseline_versions")}
+    baselines = [
+        (key, record.setdefault("version", 1), json.dumps(record))
+        for key, record in _records(connection.execute("SELECT key, data FROM baselines").fetchall())
+        if key not in kept
+    ]
+    connection.executemany("UPDATE baselines SET data = ? WHERE key = ?", [(data, key) for key, _, data in baselines])
+    connection.executemany("INSERT INTO baseline_versions (key, version, data) VALUES (?, ?, ?)", baselines)
 
 
 def _records(rows: list[tuple[str, str]]) -> Iterator[tuple[str, dict[str, Any]]]:

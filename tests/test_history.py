@@ -1,0 +1,218 @@
+"""Baseline versions, re-derived scores, the arena's history and drift alerts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena_core import Arena, ArenaError
+from arena_core.examples import SUBMISSIONS, TASKS
+from arena_core.io.readers import read_submissions, read_tasks
+from arena_core.store import MemoryStore, SQLiteStore, Store
+from arena_core.store.drift import BaselineDrift, RankDrift, group_means, top_groups
+from arena_core.store.history import baseline_history, group_history, rescore
+
+RUNS = read_submissions(SUBMISSIONS)
+TASK_MAP = read_tasks(TASKS)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    return MemoryStore() if request.param == "memory" else SQLiteStore(tmp_path / "arena.db")
+
+
+def _three_batches(arena: Arena, store: Store) -> list:
+    """The example arena in three batches, each with runs of every task: the baselines move."""
+    return [arena.process(RUNS[k::3], store=store, tasks=TASK_MAP if k == 0 else None) for k in range(3)]
+
+
+def test_every_stored_score_re_derives_from_its_baseline_version(store: Store) -> None:
+    arena = Arena(autoload=False)
+    batches = _three_batches(arena, store)
+    assert {e.baseline_version for e in batches[0].evaluations} == {1}
+    assert {e.baseline_version for e in batches[2].evaluations} == {2}
+    moved = 0
+    with store.transaction(write=False) as tx:
+        current = {t: tx.get_baseline(t) for t in TASK_MAP}
+    for result in batches:
+        for evaluation in result.evaluations:
+            stored, again = rescore(arena, store, evaluation.task_id, evaluation.submission_id)
+            assert stored.baseline_version == evaluation.baseline_version
+            assert (again.overall_score, again.scores) == (stored.overall_score, stored.scores)
+            submission = next(r for r in RUNS if r.id == evaluation.submission_id)
+            today = arena.evaluate(submission, TASK_MAP[evaluation.task_id], current[evaluation.task_id])
+            moved += today.overall_score != stored.overall_score
+    assert moved > 100  # against today's baseline most scores differ: the versions are what re-derives them
+
+
+def test_every_replaced_baseline_is_kept(store: Store) -> None:
+    arena = Arena(autoload=False)
+    batches = _three_batches(arena, store)
+    history = baseline_history(store)
+    assert sorted(history) == sorted(TASK_MAP)
+    for task_id, versions in history.items():
+        assert [b.version for b in versions] == [1, 2, 3]
+        assert versions[-1] == batches[2].baselines[task_id]
+        assert [b.submission_count for b in versions] == [5, 10, 15]
+    assert baseline_history(store, tasks={"backend-002"}).keys() == {"backend-002"}
+
+
+def test_the_history_ends_at_the_leaderboard(store: Store) -> None:
+    arena = Arena(autoload=False)
+    _three_batches(arena, store)
+    standings = group_history(arena, store)
+    assert [(s.batch, s.runs) for s in standings] == [(1, 60), (2, 120), (3, 180)]
+    assert standings[0].evaluated_at < standings[1].evaluated_at < standings[2].evaluated_at
+    final = {g.group: (g.score, g.rank) for g in standings[-1].groups}
+    assert final == {g.group: (g.score, g.rank) for g in arena.leaderboard(store=store)}
+    first = {g.group: g.score for g in standings[0].groups}
+    stored = [e for r in [arena.leaderboard(_first_batch(store))] for e in r]
+    assert first == {g.group: g.score for g in stored}
+    assert [s.batch for s in group_history(arena, store, last=2)] == [2, 3]
+    one = group_history(arena, store, tasks={"backend-002"}, by="model")
+    assert [s.runs for s in one] == [5, 10, 15]
+
+
+def _first_batch(store: Store) -> list:
+    with store.transaction(write=False) as tx:
+        everything = [e for t in tx.task_ids() for e in tx.evaluations(t)]
+    first = min(e.evaluated_at for e in everything)
+    return [e for e in everything if e.evaluated_at == first]
+
+
+def test_group_means_of_the_sqlite_store_match_a_direct_computation(tmp_path: Path) -> None:
+    arena, store, memory = Arena(autoload=False), SQLiteStore(tmp_path / "a.db"), MemoryStore()
+    for target in (store, memory):
+        _three_batches(arena, target)
+        arena.process(RUNS[:10], store=target, replace=True)  # replaced evaluations refresh their sums
+    with store.transaction(write=False) as tx, memory.transaction(write=False) as direct:
+        fast, slow = sorted(group_means(tx)), sorted(group_means(direct))
+    assert [(t, n) for t, _, n in fast] == [(t, n) for t, _, n in slow]
+    assert [m for _, m, _ in fast] == pytest.approx([m for _, m, _ in slow], abs=1e-9)
+
+
+def test_baseline_drift_is_reported_after_the_commit_with_its_versions(store: Store) -> None:
+    arena = Arena({"drift_top_k": 0}, autoload=False)
+    runs = [{"id": f"a{i}", "task_id": "t", "tool": "x", "total_tokens": 10_000, "tool_calls": 10,
+             "execution_time": 100.0, "estimated_cost": 0.1} for i in range(6)]
+    assert arena.process(runs, store=store, tasks={"t": {"id": "t"}}).drift == ()
+    slower = [{**r, "id": f"b{i}", "execution_time": 124.0} for i, r in enumerate(runs * 3)]
+    assert arena.process(slower, store=store).drift == ()  # 100 -> 124: within 25 %
+    slowest = [{**r, "id": f"c{i}", "execution_time": 400.0} for i, r in enumerate(runs * 8)]
+    [alert] = arena.process(slowest, store=store).drift
+    assert alert == BaselineDrift("t", "median_execution_time", 124.0, 400.0, 2, 3)
+    assert alert.change == pytest.approx(400 / 124 - 1)
+    assert str(alert) == "baseline of 't': median_execution_time moved 124 -> 400 (+223%; version 2 -> 3)"
+    quiet = Arena({"drift_threshold": 0, "drift_top_k": 0}, autoload=False)
+    assert quiet.process([{**r, "id": f"d{i}", "execution_time": 9000.0} for i, r in enumerate(runs * 30)],
+                         store=store).drift == ()
+
+
+def test_a_default_baseline_becoming_measured_is_not_drift() -> None:
+    arena, store = Arena({"drift_top_k": 0}, autoload=False), MemoryStore()
+    few = [{"id": f"a{i}", "task_id": "t", "total_tokens": 900, "tool_calls": 2} for i in range(3)]
+    arena.process(few, store=store, tasks={"t": {"id": "t"}})  # 3 runs: the default baseline
+    result = arena.process([{**r, "id": f"b{i}"} for i, r in enumerate(few)], store=store)
+    assert result.baselines["t"].defaulted == ("execution_time", "estimated_cost", "iterations")  # tokens measured
+    assert result.drift == ()  # tokens went from the default 50,000 to 900, but the default is no yardstick
+
+
+def test_rank_drift_when_the_top_reorders(store: Store) -> None:
+    arena = Arena({"drift_threshold": 0, "drift_top_k": 2}, autoload=False)
+    tasks = {f"t{k}": {"id": f"t{k}"} for k in range(3)}
+
+    def runs(prefix: str, scores: dict[str, int], n: int = 2) -> list[dict]:
+        return [{"id": f"{prefix}-{tool}-{t}-{i}", "task_id": t, "tool": tool, "total_tokens": tokens,
+                 "tool_calls": 5, "execution_time": 60.0, "estimated_cost": 0.01}
+                for tool, tokens in scores.items() for t in tasks for i in range(n)]
+
+    first = arena.process(runs("a", {"alpha": 1000, "beta": 5000, "gamma": 20000}), store=store, tasks=tasks)
+    assert first.drift == ()  # no ranked tools before: nothing to reorder
+    with store.transaction(write=False) as tx:
+        assert top_groups(group_means(tx), 2, 3) == ("alpha", "beta")
+    steady = arena.process(runs("b", {"alpha": 1000, "beta": 5000}), store=store)
+    assert steady.drift == ()
+    # gamma's ten new runs per task score 100: its per-task means rise from 82.5 past beta's 96.32
+    [alert] = arena.process(runs("c", {"gamma": 100}, n=10), store=store).drift
+    assert alert == RankDrift(("alpha", "beta"), ("alpha", "gamma"))
+    assert str(alert) == "top 2 tools reordered: alpha, beta -> alpha, gamma"
+
+
+def test_a_failed_batch_raises_no_alert_and_stores_no_version(tmp_path: Path) -> None:
+    arena, store = Arena(autoload=False), SQLiteStore(tmp_path / "a.db")
+    arena.process(RUNS[:60], store=store, tasks=TASK_MAP)
+    bad = [*RUNS[60:120], {"id": "x", "task_id": "nowhere", "total_tokens": 1, "tool_calls": 1}]
+    with pytest.raises(ArenaError, match="nowhere"):
+        arena.process(bad, store=store)
+    assert {len(v) for v in baseline_history(store).values()} == {1}
+
+
+def test_rescore_says_what_it_cannot_do(tmp_path: Path) -> None:
+    arena, store = Arena(autoload=False), SQLiteStore(tmp_path / "a.db")
+    arena.process(RUNS[:30], store=store, tasks=TASK_MAP)
+    with pytest.raises(ArenaError, match="no stored evaluation of submission 'nope' for task 'backend-002'"):
+        rescore(arena, store, "backend-002", "nope")
+
+
+_VERSION_2_DROPPED = ["baseline_versions", "group_cells"]
+
+
+def test_a_version_2_database_gets_versions_and_history_when_opened(tmp_path: Path) -> None:
+    arena, path = Arena(autoload=False), tmp_path / "old.db"
+    arena.process(RUNS[::2], store=SQLiteStore(path), tasks=TASK_MAP)
+    with sqlite3.connect(path) as connection:  # back to what version 2 wrote
+        for table in _VERSION_2_DROPPED:
+            connection.execute(f"DROP TABLE {table}")
+        for column in ("model", "evaluated_at", "baseline_version"):
+            connection.execute(f"ALTER TABLE evaluations DROP COLUMN {column}")
+        rows = connection.execute("SELECT key, data FROM baselines").fetchall()
+        for key, data in rows:
+            record = json.loads(data)
+            del record["version"]
+            connection.execute("UPDATE baselines SET data = ? WHERE key = ?", (json.dumps(record), key))
+        connection.execute("PRAGMA user_version = 2")
+    store = SQLiteStore(path)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert {len(v) for v in baseline_history(store).values()} == {1}
+    later = arena.process(RUNS[1::2], store=store)
+    assert {e.baseline_version for e in later.evaluations} == {1}
+    assert all(len(v) == 2 for v in baseline_history(store).values())
+    assert [s.runs for s in group_history(arena, store)] == [90, 180]
+    stored, again = rescore(arena, store, later.evaluations[0].task_id, later.evaluations[0].submission_id)
+    assert again.overall_score == stored.overall_score
+
+
+def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_ingest_prints_drift_and_history_shows_each_batch(tmp_path: Path) -> None:
+    lines = SUBMISSIONS.read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in records[::2]) + "\n")
+    costly = [{**r, "estimated_cost": r["estimated_cost"] * 3} for r in records[1::2] if "estimated_cost" in r]
+    (tmp_path / "b.jsonl").write_text("\n".join(json.dumps(r) for r in costly) + "\n")
+    first = _arena("ingest", "a.jsonl", "--tasks", str(TASKS), "--store", "arena.db", cwd=tmp_path)
+    assert first.returncode == 0 and "drift:" not in first.stderr, first.stderr
+    second = _arena("ingest", "b.jsonl", "--store", "arena.db", cwd=tmp_path)
+    assert second.returncode == 0, second.stderr
+    alerts = [line for line in second.stderr.splitlines() if line.startswith("drift: ")]
+    assert len([a for a in alerts if "median_cost" in a]) == 12  # every task's median cost doubled
+    assert all("version 1 -> 2" in a for a in alerts if "median_cost" in a)
+    shown = _arena("history", "--store", "arena.db", "--task", "backend-002", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    table = shown.stdout.splitlines()
+    assert table[0] == "Leaderboard by tool after each batch (task_mean; #rank, * provisional)"
+    assert [line.split()[0] for line in table[3:5]] == ["1", "2"] and table[5] == ""
+    assert sum(line.startswith("backend-002") for line in table) == 2
+    data = json.loads(_arena("history", "--store", "arena.db", "--format", "json", cwd=tmp_path).stdout)
+    assert [b["runs"] for b in data["batches"]] == [90, 90 + len(costly)] == [90, 179]  # one run never had a cost
+    assert [v["version"] for v in data["baselines"]["backend-002"]] == [1, 2]
+    missing = _arena("history", "--store", "none.db", cwd=tmp_path)
+    assert missing.returncode == 2 and "none.db" in missing.stderr and "Traceback" not in missing.stderr
