@@ -80,3 +80,22 @@ def test_the_grouped_forms_equal_the_statistics_of_each_group() -> None:
             ix = np.flatnonzero(groups == g)
             for grouped, alone in ((taus[g], kendall_tau_b(a[ix], b[ix])), (rhos[g], spearman_rho(a[ix], b[ix]))):
                 assert (math.isnan(grouped) and math.isnan(alone)) or abs(grouped - alone) < 1e-12, (trial, g)
+
+
+def test_both_grouped_paths_of_tau_b_equal_scipy_per_group() -> None:
+    """Large groups take a SciPy call each; many small groups the merge over all of them. Both
+    give SciPy's tau-b for every group, whichever path the sizes select."""
+    import numpy as np
+
+    from arena_core.stats import rankstats
+
+    rng = np.random.default_rng(11)
+    for count, per_group in ((3, 200), (50, 4), (20, 70)):
+        n = count * per_group
+        groups = rng.permutation(np.repeat(np.arange(count), per_group))
+        a = np.round(rng.normal(size=n), 1)
+        b = np.round(a + rng.normal(size=n), 1)
+        expected = [scipy_stats.kendalltau(a[groups == g], b[groups == g]).statistic for g in range(count)]
+        chosen = rankstats.kendall_tau_b_by_group(groups, count, a, b)
+        merged = rankstats._kendall_tau_b_merged(groups, count, a, b)
+        assert np.allclose(chosen, expected, rtol=0, atol=1e-12) and np.allclose(merged, expected, rtol=0, atol=1e-12)
