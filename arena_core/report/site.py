@@ -220,8 +220,11 @@ def _pareto_svg(points: Sequence[ParetoPoint], axis: str) -> str:
     def sx(v: float) -> float:  # room on the right for the labels
         return pad + (width - 2 * pad - 120) * v / top
 
+    # The correctness axis starts at the tens below the lowest point, so close groups stay apart.
+    bottom = max(0.0, math.floor((min(p.y for p in placed) - 5) / 10) * 10)
+
     def sy(v: float) -> float:
-        return height - pad - (height - 2 * pad) * v / 100
+        return height - pad - (height - 2 * pad) * (v - bottom) / (100 - bottom)
 
     front = sorted((p for p in placed if p.on_front), key=lambda p: p.x or 0.0)
     line = " ".join(f"{sx(p.x or 0.0):.1f},{sy(p.y):.1f}" for p in front)
@@ -236,6 +239,7 @@ def _pareto_svg(points: Sequence[ParetoPoint], axis: str) -> str:
         f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#333"/>'
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#333"/>'
         f'<text x="{width / 2}" y="{height - 10}">{escape(axis)}</text>'
+        f'<text x="{pad - 28}" y="{height - pad + 4}">{bottom:g}</text>'
         f'<text x="{pad}" y="{height - pad + 14}">0</text><text x="{sx(top):.1f}" y="{height - pad + 14}">{top:.2f}</text>'
         f'<text x="5" y="{pad - 10}">correctness</text><text x="{pad - 28}" y="{sy(100) + 4:.1f}">100</text>'
         f'<polyline points="{line}" fill="none" stroke="#1f6feb"/>{dots}</svg>'
