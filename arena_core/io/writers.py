@@ -4,8 +4,8 @@ their spec-shaped dicts."""
 from __future__ import annotations
 
 import csv
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import IO, Any
 
