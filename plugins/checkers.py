@@ -16,6 +16,7 @@ lists of arguments (no shell), and run through the configured command runner.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, NoReturn, TypeVar
 
 import numpy as np
@@ -36,6 +37,9 @@ _UNREPORTED = CriterionResult("tests_pass", "not_checkable", 0.0, reason=_NO_RES
 _NO_WORKSPACE = "needs the submission's workspace; the submission names none"
 #: Replaced, in a command's arguments, by a fresh path outside the workspace for the JUnit report.
 JUNIT_PLACEHOLDER = "{junit_xml}"
+#: Replaced by the path of an empty ``pytest.ini`` outside the workspace: ``-c {empty_ini}`` keeps
+#: the workspace's own pytest configuration out (pytest 9 refuses ``-c /dev/null``).
+EMPTY_INI_PLACEHOLDER = "{empty_ini}"
 
 
 T = TypeVar("T")
@@ -78,6 +82,13 @@ def _run_command(workspace: Workspace, criterion: SuccessCriterion, task: Task) 
     return CriterionResult.of(
         result.succeeded, "" if result.succeeded else result.describe(timeout or workspace.settings.timeout)
     )
+
+
+@lru_cache(maxsize=4096)
+def _failed_at(rate: float) -> CriterionResult:
+    """The ``tests_pass`` verdict for a pass rate below 1, made once per rate: results are
+    frozen, and runs of a task report the same few rates."""
+    return CriterionResult("tests_pass", "failed", rate, reason=f"pass rate {rate:g}")
 
 
 def _not_checkable(batch: Batch, reason: str) -> CheckColumn:
@@ -188,7 +199,8 @@ class TestsPass:
     With a workspace and a ``command``, the command is run there: when its arguments contain
     ``{junit_xml}``, that is replaced by a fresh path outside the workspace and the JUnit
     report written there is read (a report inside the workspace could have been planted by the
-    submission); otherwise the exit status decides (0: all pass). Without either, the
+    submission); otherwise the exit status decides (0: all pass). ``{empty_ini}`` is replaced by
+    an empty ``pytest.ini`` outside the workspace, for ``-c``. Without either, the
     submission's reported results are used (``tests_passed``/``tests_total``, or ``correctness``).
     """
 
@@ -208,7 +220,7 @@ class TestsPass:
             return _UNREPORTED
         if rate >= 1.0:
             return True
-        return CriterionResult(self.type, "failed", rate, reason=f"pass rate {rate:g}")
+        return _failed_at(rate)
 
     def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
         rate = batch.pass_rate()
@@ -224,9 +236,14 @@ class TestsPass:
         if "command" not in criterion.params:
             return self.check(submission, criterion, task)
         argv, timeout = _command(criterion, task), _timeout(criterion, task)
-        report = workspace.scratch() / "junit.xml"
+        scratch = workspace.scratch()
+        report, empty_ini = scratch / "junit.xml", scratch / "pytest.ini"
         wants_report = any(JUNIT_PLACEHOLDER in arg for arg in argv)
-        argv = [arg.replace(JUNIT_PLACEHOLDER, str(report)) for arg in argv]
+        if any(EMPTY_INI_PLACEHOLDER in arg for arg in argv):
+            empty_ini.write_text("[pytest]\n")
+        argv = [
+            arg.replace(JUNIT_PLACEHOLDER, str(report)).replace(EMPTY_INI_PLACEHOLDER, str(empty_ini)) for arg in argv
+        ]
         result = workspace.run(argv, timeout=timeout)
         limit = timeout or workspace.settings.timeout
         if result.timed_out or result.error:

@@ -199,6 +199,18 @@ def test_a_failing_suite_earns_partial_credit_from_the_junit_report(arena: Arena
     assert ev.correctness_score == round((2 / 3 + 1) / 2 * 100, 2)
 
 
+def test_empty_ini_keeps_the_workspace_pytest_configuration_out(arena: Arena, workspace: Path) -> None:
+    """A workspace ``pytest.ini`` that hides every test would make the suite report nothing;
+    ``-c {empty_ini}`` (an empty ``pytest.ini`` outside the workspace) keeps it out."""
+    _suite(workspace, failing=1, passing=2)
+    (workspace / "pytest.ini").write_text("[pytest]\npython_functions = nothing_matches_*\n")
+    hidden = check(arena, workspace, {"type": "tests_pass", "command": PYTEST})
+    assert hidden.criteria[0].reason == "no test ran (0 skipped)"  # the planted file was read
+    kept_out = check(arena, workspace, {"type": "tests_pass", "command": [*PYTEST, "-c", "{empty_ini}", "--rootdir", "."]})
+    assert kept_out.criteria[0].reason == "2 of 3 tests passed (0 skipped)"
+    assert sorted(p.name for p in workspace.iterdir()) == ["README.md", "pytest.ini", "src", "test_solution.py"]
+
+
 def test_without_a_report_the_exit_status_decides(arena: Arena, workspace: Path) -> None:
     _suite(workspace, failing=1, passing=2)
     command = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"]

@@ -250,7 +250,7 @@ class Scorer:
         adjuster = self.adjuster_for(task)
         if metrics is None:
             metrics = self.prepared(baseline, profile) if self.preparing else self._bound
-        scores: dict[str, float] = {}
+        scores: dict[str, float] = {}  # rounded, as the evaluation shows them
         parts: dict[str, float] = {}
         filled: dict[str, str] = {}
         criteria: tuple[CriterionResult, ...] = ()
@@ -286,7 +286,7 @@ class Scorer:
                     f"metric {metric.name!r} ({self._owner(metric)}) scored submission {submission.id!r} "
                     f"{value!r}; expected a score from 0 to 100"
                 )
-            scores[dimension] = value
+            scores[dimension] = round_scalar(value, 2)
             overall += value * weight
         if len(scores) < len(weights):
             if not scores:
@@ -305,7 +305,7 @@ class Scorer:
             submission_id=submission.id,
             task_id=task.id,
             overall_score=round_scalar(adjusted, 2),
-            scores={d: round_scalar(v, 2) for d, v in scores.items()},
+            scores=scores,
             weights=weights,
             weight_profile=profile.name,
             unadjusted_overall_score=round_scalar(overall, 2),
@@ -316,7 +316,7 @@ class Scorer:
             tool=submission.tool,
             model=submission.model,
             filled=filled,
-            coverage=coverage(filled, self.shares(profile.name)),
+            coverage=coverage(filled, self.shares(profile.name)) if filled else 1.0,
             provenance=self.provenance,
         )
 
