@@ -93,7 +93,8 @@ def _failed_at(rate: float) -> CriterionResult:
 
 def _not_checkable(batch: Batch, reason: str) -> CheckColumn:
     """Every row not checkable (the batch path never carries workspaces)."""
-    return CheckColumn(np.zeros(batch.size), np.full(batch.size, 2, dtype=np.int8), lambda row: reason)
+    size = batch.size
+    return CheckColumn(np.zeros(size), np.full(size, 2, dtype=np.int8), lambda row: reason, np.zeros(size, np.int8))
 
 
 def _needs_workspace(criterion: SuccessCriterion) -> CriterionResult:
@@ -190,7 +191,7 @@ class MinFunctionality:
                 return _NO_RESULTS if unknown[row] else "no test passes"
 
         status = np.where(unknown, 2, passed.astype(np.int8))
-        return CheckColumn(passed.astype(float), status, reason)
+        return CheckColumn(passed.astype(float), status, reason, reason_by=rate)
 
 
 class TestsPass:
@@ -228,7 +229,9 @@ class TestsPass:
         passed = rate >= 1.0
         credit = np.where(unknown, 0.0, np.where(passed, 1.0, rate))
         status = np.where(unknown, 2, passed.astype(np.int8))
-        return CheckColumn(credit, status, lambda row: _NO_RESULTS if unknown[row] else f"pass rate {rate[row]:g}")
+        return CheckColumn(
+            credit, status, lambda row: _NO_RESULTS if unknown[row] else f"pass rate {rate[row]:g}", reason_by=rate
+        )
 
     def check_workspace(
         self, workspace: Workspace, submission: Submission, criterion: SuccessCriterion, task: Task

@@ -355,3 +355,24 @@ def test_the_batch_path_depends_on_what_the_tasks_use_and_says_which_path_ran() 
     assert arena.evaluate_many(with_workspace, plain, evaluated_at=STAMP).fallback_reason == (
         "submission 's0' has a workspace to check"
     )
+
+
+def test_verdict_codes_tell_apart_what_the_records_show() -> None:
+    """Rows share a verdict code exactly when (status, credit, reason) are equal, whether the
+    reasons are asked row by row or once per value of ``reason_by``."""
+    import numpy as np
+
+    from arena_core.engine.batch import CheckColumn
+    from arena_core.engine.results import _verdict_codes
+
+    rng = np.random.default_rng(5)
+    status = rng.integers(0, 4, 500).astype(np.int8)
+    credit = np.where(status == 1, 1.0, rng.choice([0.0, 0.25, 0.5], 500))
+    notes = rng.integers(0, 3, 500)
+    reason = lambda row: f"note {notes[row]}"  # noqa: E731
+    for column in (CheckColumn(credit, status, reason), CheckColumn(credit, status, reason, reason_by=notes)):
+        codes, keys = _verdict_codes(column, 100, 400)
+        shown = [keys[c] for c in codes.tolist()]
+        expected = [(int(s), float(c), "" if s == 1 else reason(r)) for r, (s, c) in enumerate(zip(status, credit)) if 100 <= r < 400]
+        assert shown == expected
+        assert len(keys) == len(set(expected))

@@ -43,11 +43,14 @@ class CheckColumn:
     """Per row, an index into :data:`STATUSES`."""
     reason: Callable[[int], str] = lambda row: ""
     """The reason for row ``row`` (only asked for rows that did not pass)."""
+    reason_by: np.ndarray | None = None
+    """Optional: rows with equal values here have equal reasons, so a writer asks ``reason``
+    once per distinct value (a pass rate, say) instead of once per row. ``None``: per row."""
 
     @classmethod
     def of(cls, passed: np.ndarray) -> CheckColumn:
         """Pass/fail verdicts without partial credit or reasons."""
-        return cls(passed.astype(float), passed.astype(np.int8))
+        return cls(passed.astype(float), passed.astype(np.int8), reason_by=np.zeros(len(passed), dtype=np.int8))
 
 
 class Recorder:

@@ -264,22 +264,20 @@ class EvaluationBatch(Sequence[Evaluation]):
         """Per row of ``start:stop``, its criteria's verdicts as
         :func:`~arena_core.model.serde.to_dict` gives them. Within a task, each criterion's
         distinct verdicts are built once, and so is each distinct list of them, shared (read-only)
-        by the rows that have it: most rows of a task read alike. ``encoded``: each list as an
-        ``orjson.Fragment`` of its JSON."""
+        by the rows that have it: most rows of a task read alike. Verdicts are told apart by
+        integer codes (status, credit, and the reason of a row that did not pass), so only the
+        reasons are Python values per row. ``encoded``: each list as an ``orjson.Fragment`` of
+        its JSON."""
         out: list[Any] = [orjson.Fragment(b"[]") if encoded else [] for _ in range(stop - start)]
         for rows, verdicts in self.criteria.values():
             low, high = (int(x) for x in np.searchsorted(rows, [start, stop]))
             if low == high:
                 continue
-            per_criterion: list[list[int]] = []
+            combined = np.zeros(high - low, dtype=np.int64)
             built: list[list[dict[str, Any]]] = []
             for criterion, column in verdicts:
-                status, credit = column.status[low:high], column.credit[low:high]
-                reasons = [""] * (high - low)
-                for local in np.flatnonzero(status != _PASSED).tolist():
-                    reasons[local] = column.reason(low + local)
-                codes, keys = factorize(list(zip(status.tolist(), credit.tolist(), reasons, strict=True)))
-                per_criterion.append(codes.tolist())
+                codes, keys = _verdict_codes(column, low, high)
+                combined = combined * len(keys) + codes
                 built.append(
                     [
                         {
@@ -292,12 +290,18 @@ class EvaluationBatch(Sequence[Evaluation]):
                         for verdict, value, reason in keys
                     ]
                 )
-            lists, distinct = factorize(list(zip(*per_criterion, strict=True)))  # each row's verdicts
-            shown: list[Any] = [[choices[k] for choices, k in zip(built, key, strict=True)] for key in distinct]
+            distinct, lists = np.unique(combined, return_inverse=True)  # each row's verdicts
+            shown: list[Any] = []
+            for key in distinct.tolist():
+                chosen = []
+                for choices in reversed(built):
+                    key, k = divmod(key, len(choices))
+                    chosen.append(choices[k])
+                shown.append(chosen[::-1])
             if encoded:
                 shown = [orjson.Fragment(orjson.dumps(verdicts)) for verdicts in shown]
-            for local, row in enumerate((rows[low:high] - start).tolist()):
-                out[row] = shown[lists[local]]
+            for local, row in zip(lists.tolist(), (rows[low:high] - start).tolist(), strict=True):
+                out[row] = shown[local]
         return out
 
     def _build(self, i: int) -> Evaluation:
@@ -333,6 +337,36 @@ class EvaluationBatch(Sequence[Evaluation]):
             coverage=float(self.coverage[i]),
             provenance=self.provenance,
         )
+
+
+def _verdict_codes(column: CheckColumn, low: int, high: int) -> tuple[np.ndarray, list[tuple[int, float, str]]]:
+    """A code per row of ``low:high`` of a criterion's verdicts, and the (status, credit, reason)
+    of each code: rows alike in status and credit share a code, unless the reasons of those that
+    did not pass differ."""
+    status, credit = column.status[low:high], column.credit[low:high]
+    credits, credit_codes = np.unique(credit, return_inverse=True)
+    key = status.astype(np.int64) * len(credits) + credit_codes
+    failing = np.flatnonzero(status != _PASSED)
+    reasons = [""]
+    if len(failing):
+        if column.reason_by is None:
+            reason_codes, distinct_reasons = factorize([column.reason(low + i) for i in failing.tolist()])
+        else:  # one reason per distinct value, asked of its first row
+            _, first, by_value = np.unique(column.reason_by[low + failing], return_index=True, return_inverse=True)
+            asked = [column.reason(low + i) for i in failing[first].tolist()]
+            text_codes, distinct_reasons = factorize(asked)
+            reason_codes = text_codes[by_value]
+        reason_of = np.zeros(high - low, dtype=np.int64)
+        reason_of[failing] = reason_codes + 1
+        reasons += distinct_reasons
+        key = key * len(reasons) + reason_of
+    distinct, codes = np.unique(key, return_inverse=True)
+    keys = []
+    for value in distinct.tolist():
+        value, reason = divmod(value, len(reasons))
+        verdict, credit_code = divmod(value, len(credits))
+        keys.append((verdict, float(credits[credit_code]), reasons[reason]))
+    return codes, keys
 
 
 def _kept_weights(profile: WeightProfile, present: Sequence[str]) -> dict[str, float]:
