@@ -46,8 +46,9 @@ CREATE TABLE IF NOT EXISTS evaluations (
 CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id);
 CREATE TABLE IF NOT EXISTS baseline_versions (
     key TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, version));
-CREATE TABLE IF NOT EXISTS group_cells (task_id TEXT NOT NULL, tool TEXT, total REAL NOT NULL, runs INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS group_cells_task ON group_cells (task_id);
+CREATE TABLE IF NOT EXISTS group_cells (
+    task_id TEXT NOT NULL, tool TEXT NOT NULL, total REAL NOT NULL, runs INTEGER NOT NULL,
+    PRIMARY KEY (task_id, tool)) WITHOUT ROWID;
 """
 
 #: Columns versions 2 and 3 add: what a batch reads of the stored submissions (its baselines and
@@ -113,8 +114,9 @@ def _baseline(data: str, version: int) -> Baseline:
 class _SQLiteTransaction:
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._c = connection
-        self._touched: set[str] = set()
-        """Tasks whose evaluations changed: their per-tool sums are refreshed before they are read."""
+        self._cell_changes: dict[tuple[str, str], list[float]] = {}
+        """(task, tool or "") to the (sum, count) its stored scores changed by in this transaction,
+        applied to ``group_cells`` before they are read."""
 
     def _one(self, sql: str, key: str, cls: type[T]) -> T | None:
         row = self._c.execute(sql, (key,)).fetchone()
@@ -194,6 +196,11 @@ class _SQLiteTransaction:
         return [_evaluation(*row) for row in rows]
 
     def put_evaluation(self, evaluation: Evaluation) -> None:
+        replaced = self._c.execute(
+            "SELECT task_id, tool, overall_score FROM evaluations WHERE submission_id = ?", (evaluation.submission_id,)
+        ).fetchone()
+        if replaced is not None:
+            self._count(replaced[0], replaced[1], -replaced[2], -1)
         names = ", ".join(_ADDED_NAMES["evaluations"])
         self._c.execute(
             f"INSERT INTO evaluations (submission_id, task_id, data, {names}) "
@@ -202,17 +209,26 @@ class _SQLiteTransaction:
             + ", ".join(f"{n} = excluded.{n}" for n in _ADDED_NAMES["evaluations"]),
             (evaluation.submission_id, evaluation.task_id, *_evaluation_row(evaluation)),
         )
-        self._touched.add(evaluation.task_id)
+        self._count(evaluation.task_id, evaluation.tool, evaluation.overall_score, 1)
+
+    def _count(self, task_id: str, tool: str | None, score: float, runs: int) -> None:
+        change = self._cell_changes.setdefault((task_id, tool or ""), [0.0, 0])
+        change[0] += score
+        change[1] += runs
 
     def group_means(self) -> list[tuple[str | None, float, int]]:
         """Per tool: the mean over tasks of its per-task mean overall score, and its number of
-        tasks, from the per-tool sums of each task (refreshed for the tasks this transaction
-        changed): a read of one row per task and tool, not of every evaluation."""
-        for task_id in self._touched:
-            self._c.execute("DELETE FROM group_cells WHERE task_id = ?", (task_id,))
-            self._c.execute(f"INSERT INTO group_cells {_CELLS} WHERE task_id = ? GROUP BY tool", (task_id,))
-        self._touched.clear()
-        rows = self._c.execute("SELECT tool, AVG(total / runs), COUNT(*) FROM group_cells GROUP BY tool")
+        tasks, from the per-tool sums of each task (kept up to date by every stored evaluation):
+        a read of one row per task and tool, not of every evaluation."""
+        if self._cell_changes:
+            self._c.executemany(
+                "INSERT INTO group_cells (task_id, tool, total, runs) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (task_id, tool) DO UPDATE SET total = total + excluded.total, runs = runs + excluded.runs",
+                [(task_id, tool, total, runs) for (task_id, tool), (total, runs) in self._cell_changes.items()],
+            )
+            self._c.execute("DELETE FROM group_cells WHERE runs = 0")
+            self._cell_changes.clear()
+        rows = self._c.execute("SELECT NULLIF(tool, ''), AVG(total / runs), COUNT(*) FROM group_cells GROUP BY tool")
         return [(tool, float(mean), int(n)) for tool, mean, n in rows]
 
     def evaluation_columns(self) -> dict[str, list[Any]]:
@@ -240,8 +256,8 @@ class _SQLiteTransaction:
         )
 
 
-#: A task's per-tool sums of overall scores, from its stored evaluations.
-_CELLS = "SELECT task_id, tool, SUM(overall_score), COUNT(*) FROM evaluations"
+#: Each task's per-tool sums of overall scores, from its stored evaluations (no tool: "").
+_CELLS = "SELECT task_id, COALESCE(tool, ''), SUM(overall_score), COUNT(*) FROM evaluations GROUP BY task_id, tool"
 _ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in _ADDED.items()}
 _MARKS = {table: ", ".join("?" * len(names)) for table, names in _ADDED_NAMES.items()}
 
@@ -268,7 +284,7 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
             _fill(connection)
             connection.execute(_INDEXES)
             connection.execute("DELETE FROM group_cells")
-            connection.execute(f"INSERT INTO group_cells {_CELLS} GROUP BY task_id, tool")
+            connection.execute(f"INSERT INTO group_cells {_CELLS}")
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         connection.execute("ROLLBACK")
