@@ -204,7 +204,7 @@ def main() -> None:
     (median, p99), same_work, spec_median = single_latency(200 if args.tiny else 20_000)
     print("3. single Arena.evaluate with the built-in plugins (4 criteria, models in)")
     print(
-        f"   median {median:.1f} us (target < 30 us)   p99 {p99:.1f} us   "
+        f"   median {median:.1f} us (target < 15 us)   p99 {p99:.1f} us   "
         f"= {median / (batch / (compared[0] * compared[1]) * 1e6):.0f}x the batch path's cost per submission"
     )
     print(
