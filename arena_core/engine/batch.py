@@ -82,6 +82,9 @@ class Batch:
         self.rows = rows
         """Global row numbers of this batch's rows."""
         self._baselines = baselines
+        """Figure to its value in each baseline of ``baseline_list`` (indexed by ``baseline_codes``):
+        expanded to rows only when a metric asks, a batch's rows at a time."""
+        self._row_baselines: np.ndarray | None = None
         self._tasks = tasks
         self._task_codes = task_codes
         self._recorder = recorder
@@ -107,7 +110,9 @@ class Batch:
 
     def baseline(self, field: str) -> np.ndarray:
         """A baseline figure, per row (each row's own task baseline)."""
-        values: np.ndarray = self._baselines[field][self.rows]
+        if self._row_baselines is None:
+            self._row_baselines = self._baseline_codes[self.rows]  # type: ignore[index]
+        values: np.ndarray = self._baselines[field][self._row_baselines]
         return values
 
     def baseline_groups(self) -> Iterator[tuple[Baseline, np.ndarray]]:

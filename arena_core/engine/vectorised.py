@@ -70,11 +70,10 @@ def evaluate_columns(
     baseline_fields = {
         a.name
         for a in attrs.fields(Baseline)
-        if a.name not in ("task_id", "last_updated", "samples", "defaulted", "partial")
+        if a.name not in ("task_id", "last_updated", "samples", "defaulted", "partial", "version")
     }
-    per_row_baseline = {
-        f: np.array([or_nan(getattr(b, f)) for b in baselines])[baseline_codes] for f in baseline_fields
-    }
+    # One value per baseline, not per row: a million rows would hold 17 figures each (136 MB).
+    per_baseline = {f: np.array([or_nan(getattr(b, f)) for b in baselines]) for f in baseline_fields}
     recorder = Recorder()
     n = columns.size
     overall = np.zeros(n)
@@ -83,7 +82,7 @@ def evaluate_columns(
     profile_of_task, distinct_profiles = factorize_objects(profiles)
     for code, rows in split_by_code(profile_of_task[task_codes]):
         profile = distinct_profiles[code]
-        batch = Batch(columns, rows, per_row_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
+        batch = Batch(columns, rows, per_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
         total = np.zeros(len(rows))
         kept = np.zeros(len(rows))
         measured_count = np.zeros(len(rows), dtype=np.int64)

@@ -91,8 +91,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def compare_scorings(
-    a: tuple[str, Sequence[Evaluation], Provenance],
-    b: tuple[str, Sequence[Evaluation], Provenance],
+    a: tuple[str, Sequence[Evaluation] | Side, Provenance],
+    b: tuple[str, Sequence[Evaluation] | Side, Provenance],
     *,
     top_k: int = 10,
     resamples: int = 2000,
@@ -102,7 +102,8 @@ def compare_scorings(
 ) -> Comparison:
     """Compare scoring B with scoring A of the same submissions, in the same order, on arrays.
 
-    :param a: the profile's name, its evaluations and their provenance.
+    :param a: the profile's name, its evaluations (or their :class:`Side`, all a comparison
+        keeps of them) and their provenance.
     :param top_k: size of the top set whose overlap is reported.
     :param resamples: paired bootstrap resamples for the interval of the mean delta.
     :param seed: the bootstrap's seed; the same inputs and seed give the same report.

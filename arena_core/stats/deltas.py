@@ -36,9 +36,11 @@ class Side:
     """Dimensions first (in :data:`DIMENSIONS` order), then composite parts."""
 
     @classmethod
-    def of(cls, evaluations: Sequence[Evaluation]) -> Side:
+    def of(cls, evaluations: Sequence[Evaluation] | Side) -> Side:
         """Read a batch's columns directly; build them from evaluations otherwise (the
         per-record path: workspaces, or a component without a batch form)."""
+        if isinstance(evaluations, Side):
+            return evaluations
         if isinstance(evaluations, EvaluationBatch):
             table = evaluations.columns()
             scores = {d: np.asarray(table[f"{d}_score"]) for d in DIMENSIONS if f"{d}_score" in table}
