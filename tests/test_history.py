@@ -216,3 +216,23 @@ def test_ingest_prints_drift_and_history_shows_each_batch(tmp_path: Path) -> Non
     assert [v["version"] for v in data["baselines"]["backend-002"]] == [1, 2]
     missing = _arena("history", "--store", "none.db", cwd=tmp_path)
     assert missing.returncode == 2 and "none.db" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_stored_score_card_explains_the_score_with_its_baseline_version(tmp_path: Path) -> None:
+    from arena_core.report.card import recompute
+
+    arena, store = Arena(autoload=False), SQLiteStore(tmp_path / "arena.db")
+    batches = _three_batches(arena, store)
+    first = batches[0].evaluations[0]
+    shown = _arena("card", first.submission_id, "--store", "arena.db", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    card = json.loads(shown.stdout)
+    [version_1] = [b for b in baseline_history(store)[first.task_id] if b.version == 1]
+    current = batches[2].baselines[first.task_id]
+    assert card["baseline_version"] == 1 and card["overall_score"] == first.overall_score
+    assert card["baseline"]["total_tokens"]["median_tokens"] == version_1.median_tokens != current.median_tokens
+    assert round(recompute(card), 2) == first.overall_score  # the stored score, re-derived by hand
+    text = _arena("card", first.submission_id, "--store", "arena.db", cwd=tmp_path).stdout
+    assert "Baseline (stored version 1) of 5 submissions" in text
+    unknown = _arena("card", "nope", "--store", "arena.db", cwd=tmp_path)
+    assert unknown.returncode == 2 and "no stored submission 'nope'" in unknown.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,27 +12,43 @@ from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.leaderboards import stored_arena
 from arena_core.model.errors import ArenaError, closest
-from arena_core.report.card import cards_for, render_card
+from arena_core.report.card import cards_for, render_card, score_card
 from arena_core.report.site import write_site
 from arena_core.store import SQLiteStore
+from arena_core.store.history import stored_baseline
+from arena_core.store.standings import submission_columns
 
 
 @main.command()
 @click.argument("submission_id")
 @inputs()
+@click.option(
+    "--store",
+    "store_path",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Explain the score an arena database holds, against the baseline version it was scored with.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @command
-def card(state: State, submission_id: str, inputs: InputFiles, fmt: str) -> None:
+def card(state: State, submission_id: str, inputs: InputFiles, store_path: Path | None, fmt: str) -> None:
     """Show the score card of SUBMISSION_ID: its figures, the baseline they were normalised
     against, each metric's algorithm and unrounded score, the weights, the difficulty
     adjustment, each criterion's verdict, what was filled in or left out, and the provenance:
-    enough to recompute the overall score by hand.
+    enough to recompute the overall score by hand. With --store, the stored score, explained
+    by the baseline version it was scored against (later batches may have moved the baseline).
 
     \b
     Examples:
       arena card frontend-001/000 --example
       arena card run-42 runs.jsonl --tasks tasks.json --format json
+      arena card run-42 --store arena.db
     """
+    if store_path is not None:
+        if inputs.submissions or inputs.example or inputs.tasks:
+            raise click.UsageError("give SUBMISSIONS (or --example) or --store, not both")
+        found = _stored_card(state, SQLiteStore(store_path), submission_id)
+        click.echo(json.dumps(found, indent=2) if fmt == "json" else render_card(found))
+        return
     subs, tasks = read_inputs(state, inputs)
     ids = [s.id for s in subs]
     if submission_id not in ids:
@@ -40,6 +57,15 @@ def card(state: State, submission_id: str, inputs: InputFiles, fmt: str) -> None
         raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
     [found] = cards_for(state.arena, subs, tasks, [submission_id])
     click.echo(json.dumps(found, indent=2) if fmt == "json" else render_card(found))
+
+
+def _stored_card(state: State, store: SQLiteStore, submission_id: str) -> dict[str, Any]:
+    with store.transaction(write=False) as tx:
+        task_id = next((t for t in tx.task_ids() if submission_id in submission_columns(tx, t).ids), None)
+    if task_id is None:
+        raise ArenaError(f"{store.path}: no stored submission {submission_id!r}")
+    stored, submission, task, baseline = stored_baseline(state.arena, store, task_id, submission_id)
+    return {**score_card(state.arena, submission, task, baseline, stored), "baseline_version": baseline.version}
 
 
 @main.command()

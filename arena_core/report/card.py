@@ -125,8 +125,9 @@ def render_card(card: Mapping[str, Any]) -> str:
     """The card as terminal text."""
     lines = [f"Score card: {card['submission_id']} on {card['task_id']} (tool {card['tool']}, model {card['model']})"]
     lines.append(f"Overall {card['overall_score']:.2f}  rank {card['rank']}  coverage {card['coverage']}")
+    version = f" (stored version {card['baseline_version']})" if card.get("baseline_version") else ""
     lines.append(
-        f"Baseline of {card['baseline']['submission_count']} submissions; from the default: "
+        f"Baseline{version} of {card['baseline']['submission_count']} submissions; from the default: "
         f"{', '.join(card['baseline']['defaulted']) or 'nothing'}"
     )
     for figure, value in card["figures"].items():

@@ -19,7 +19,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.model.errors import ArenaError, ValidationError
-from arena_core.model.records import Baseline, Evaluation
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.runs import check_by, group_labels
 from arena_core.stats.tasktable import Runs, TaskTable
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from arena_core.arena import Arena
     from arena_core.store import Store
 
-__all__ = ["Standing", "baseline_history", "group_history", "rescore"]
+__all__ = ["Standing", "baseline_history", "group_history", "rescore", "stored_baseline"]
 
 _COLUMNS = ("submission_id", "task_id", "tool", "model", "overall_score", "evaluated_at", "baseline_version")
 
@@ -112,10 +112,12 @@ def baseline_history(store: Store, *, tasks: Collection[str] | None = None) -> d
         return {key: versioned.baseline_versions(key) for key in chosen}
 
 
-def rescore(arena: Arena, store: Store, task_id: str, submission_id: str) -> tuple[Evaluation, Evaluation]:
-    """The stored evaluation of a submission, and the submission scored again now against the
-    baseline version that evaluation names: their scores agree however far later batches moved
-    the task's baseline (with the configuration the arena was stored with)."""
+def stored_baseline(
+    arena: Arena, store: Store, task_id: str, submission_id: str
+) -> tuple[Evaluation, Submission, Task, Baseline]:
+    """The stored evaluation of a submission, the submission, its task and the baseline version
+    the evaluation names (with the configuration the arena was stored with): everything a score
+    card needs to explain the stored score."""
     with store.transaction(write=False) as tx:
         stored = next((e for e in tx.evaluations(task_id) if e.submission_id == submission_id), None)
         submission = next((s for s in tx.submissions(task_id) if s.id == submission_id), None)
@@ -131,6 +133,14 @@ def rescore(arena: Arena, store: Store, task_id: str, submission_id: str) -> tup
         baseline = _versioned(tx).get_baseline_version(key, stored.baseline_version)
     if baseline is None:
         raise ArenaError(f"baseline version {stored.baseline_version} of {key!r} is not stored")
+    return stored, submission, task, baseline
+
+
+def rescore(arena: Arena, store: Store, task_id: str, submission_id: str) -> tuple[Evaluation, Evaluation]:
+    """The stored evaluation of a submission, and the submission scored again now against the
+    baseline version that evaluation names: their scores agree however far later batches moved
+    the task's baseline (with the configuration the arena was stored with)."""
+    stored, submission, task, baseline = stored_baseline(arena, store, task_id, submission_id)
     return stored, arena.evaluate(submission, task, baseline)
 
 
