@@ -55,6 +55,7 @@ def test_every_card_page_shows_a_score_its_numbers_recompute(site: Path) -> None
         shown, recomputed = re.search(r"Overall score <strong>([\d.]+)</strong> \(recomputed from the numbers "
                                       r"below: ([\d.]+)\)", page.read_text()).groups()
         assert shown == recomputed, page
+        assert '"config_digest"' in page.read_text() and '"algorithms"' in page.read_text(), page  # its provenance
 
 
 def _distinct_pixels(png: bytes) -> int:

@@ -11,6 +11,7 @@ library, and SVG text stays searchable. Everything comes from the Python API:
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from html import escape
@@ -335,4 +336,6 @@ def _card_page(card: Mapping[str, Any]) -> str:
         f"(recomputed from the numbers below: {recompute(card):.2f}); "
         f'<a href="../tasks/{_slug(card["task_id"])}.html">task {escape(card["task_id"])}</a></p>'
         f"<pre>{escape(render_card(card))}</pre>"
+        "<h2>Provenance</h2><p>The profile, algorithms and plugin versions that made the score.</p>"
+        f"<pre>{escape(json.dumps(card['provenance'], indent=2), quote=False)}</pre>"
     )
