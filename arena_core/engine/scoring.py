@@ -37,6 +37,8 @@ class Scorer:
         self.config = config
         self._bound: dict[str, Metric] = {}
         self._shares: dict[str, dict[str, tuple[str, float]]] = {}
+        self._plans: dict[tuple[str | None, str | None], tuple[WeightProfile, DifficultyAdjuster | None]] = {}
+        """(category, difficulty) to its weight profile and adjuster, found once (a failure is not kept)."""
         #: Recorded on every evaluation; the Arena sets it once the plugins are known.
         self.provenance: Provenance | None = None
         self._binding: list[str] = []
@@ -246,8 +248,10 @@ class Scorer:
                 f"{task.id!r}, the task it is scored on",
                 submission.task_id,
             )
-        profile = self.profile_for(task)
-        adjuster = self.adjuster_for(task)
+        plan = self._plans.get((task.category, task.difficulty))
+        if plan is None:
+            plan = self._plans[task.category, task.difficulty] = (self.profile_for(task), self.adjuster_for(task))
+        profile, adjuster = plan
         if metrics is None:
             metrics = self.prepared(baseline, profile) if self.preparing else self._bound
         scores: dict[str, float] = {}  # rounded, as the evaluation shows them
@@ -301,20 +305,20 @@ class Scorer:
             overall /= kept
             weights = {d: weights[d] / kept for d in scores}
         adjusted = adjuster.adjust(overall) if adjuster is not None else overall
-        return Evaluation(
-            submission_id=submission.id,
-            task_id=task.id,
-            overall_score=round_scalar(adjusted, 2),
-            scores=scores,
-            weights=weights,
-            weight_profile=profile.name,
-            unadjusted_overall_score=round_scalar(overall, 2),
-            evaluated_at=evaluated_at,
-            difficulty=adjuster.name if adjuster is not None else None,
-            metric_scores={p: round_scalar(v, 2) for p, v in parts.items()},
-            criteria=criteria,
-            tool=submission.tool,
-            model=submission.model,
+        return Evaluation(  # the first thirteen fields by position: a keyword each costs a lookup
+            submission.id,
+            task.id,
+            round_scalar(adjusted, 2),
+            scores,
+            weights,
+            profile.name,
+            round_scalar(overall, 2),
+            evaluated_at,
+            adjuster.name if adjuster is not None else None,
+            {p: round_scalar(v, 2) for p, v in parts.items()} if parts else {},
+            criteria,
+            submission.tool,
+            submission.model,
             filled=filled,
             coverage=coverage(filled, self.shares(profile.name)) if filled else 1.0,
             provenance=self.provenance,

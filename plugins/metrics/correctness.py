@@ -43,7 +43,8 @@ class Correctness:
         ):
             results = self._check_in_workspace(submission, task)
         else:
-            results = [self._check(i, c, submission, task) for i, c in enumerate(criteria)]
+            check = self._check
+            results = [check(i, c, submission, task) for i, c in enumerate(criteria)]
         earned = 0.0
         total_weight = 0.0
         for result in results:
