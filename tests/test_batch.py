@@ -376,3 +376,69 @@ def test_verdict_codes_tell_apart_what_the_records_show() -> None:
         expected = [(int(s), float(c), "" if s == 1 else reason(r)) for r, (s, c) in enumerate(zip(status, credit)) if 100 <= r < 400]
         assert shown == expected
         assert len(keys) == len(set(expected))
+
+
+def test_tasks_with_equal_criteria_are_checked_together_with_the_same_verdicts() -> None:
+    """Sixty tasks share three criteria lists; a list parameter (unhashable) and a checker that
+    does not say ``task_independent`` keep their tasks alone. One ``check_batch`` call per
+    criterion per group, and every score and verdict equals the per-record path's."""
+    calls: list[str] = []
+
+    class Counted:
+        """file_exists's verdict, counting batch calls; ``task_independent`` set per instance."""
+
+        def __init__(self, type_: str, independent: bool) -> None:
+            self.type, self.task_independent = type_, independent
+
+        def check(self, submission, criterion, task):
+            return criterion.params["file_path"] in submission.files_created
+
+        def check_batch(self, batch, criterion, task):
+            from arena_core.engine.batch import CheckColumn
+
+            calls.append(f"{self.type}:{task.id}")
+            return CheckColumn.of(batch.has_file(criterion.params["file_path"]))
+
+    class Plugin:
+        @hookimpl
+        def arena_register_criterion_checkers(self):
+            return [Counted("shared_file", True), Counted("own_file", False)]
+
+    pm = get_plugin_manager(autoload=False)
+    pm.register(Plugin(), name="counted")
+    arena = Arena(plugin_manager=pm)
+    kinds = [
+        [{"type": "shared_file", "file_path": "a.py"}, {"type": "tests_pass"}],
+        [{"type": "shared_file", "file_path": "b.py", "weight": 2.0}, {"type": "no_errors"}],
+        [{"type": "no_errors"}, {"type": "min_functionality", "min_pass_rate": 0.5}],
+        [{"type": "shared_file", "file_path": "a.py", "tags": ["x"]}],  # unhashable: alone
+        [{"type": "own_file", "file_path": "a.py"}],  # not task_independent: alone
+    ]
+    tasks = {f"t{k}": {"id": f"t{k}", "success_criteria": kinds[k % 5]} for k in range(60)}
+    rng = random.Random(3)
+    subs = []
+    for i in range(600):
+        total = rng.randint(1, 10)
+        subs.append(
+            {
+                "id": f"s{i}",
+                "task_id": f"t{rng.randrange(60)}",
+                "tool": rng.choice("abc"),
+                "total_tokens": rng.randint(1, 40) * 250,
+                "tool_calls": rng.randint(1, 12),
+                "success": rng.random() < 0.7,
+                "files_created": rng.sample(FILES, rng.randint(0, 3)),
+                "tests_total": total,
+                "tests_passed": rng.randint(0, total),
+            }
+        )
+    batch = arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+    assert isinstance(batch, EvaluationBatch)
+    assert_same(batch, per_record(arena, subs, tasks))
+    assert [orjson.dumps(r) for r in batch.records()] == [orjson.dumps(to_dict(e)) for e in batch]
+    shared = [c for c in calls if c.startswith("shared_file:")]
+    alone = {c.split(":")[1] for c in calls if c.startswith("own_file:")}
+    # Two groups call shared_file once each; the twelve tasks with a list parameter, once each.
+    assert len(shared) == 2 + 12
+    assert alone == {f"t{k}" for k in range(4, 60, 5)}  # once per task
+    assert len(calls) == len(shared) + 12

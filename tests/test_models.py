@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core import Baseline, Evaluation, Submission, Task, ValidationError, structure, to_dict
 from arena_core.model.records import SuccessCriterion
@@ -98,3 +101,46 @@ def test_pass_rate_prefers_counts_over_the_reported_fraction() -> None:
     assert Submission("s", correctness=0.4).pass_rate == 0.4
     assert Submission("s").pass_rate is None
     assert Submission("s", tests_passed=0, tests_total=0).pass_rate is None
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 20),
+    st.sampled_from([10**16, 10**400, -(10**400)]),
+    st.sampled_from([0.0, 2.5, 3.0, 1e16, math.nan, math.inf, 0.356]),
+    st.sampled_from(["", "s1", "aider", " ", "a\x1bb", "12"]),
+    st.lists(st.sampled_from(["a.py", "b.py", 3]), max_size=3),
+    st.tuples(st.sampled_from(["a.py", 7])),
+    st.dictionaries(st.sampled_from(["k"]), st.integers(0, 2), max_size=1),
+)
+_KEYS = st.sampled_from(
+    [
+        "id", "task_id", "tool", "model", "total_tokens", "tool_calls", "iterations", "execution_time",
+        "estimated_cost", "success", "files_created", "correctness", "tests_passed", "tests_total", "meta",
+        "workspace", "extra",
+    ]
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.dictionaries(_KEYS, _VALUES, max_size=8), st.booleans())
+def test_plain_records_structure_exactly_as_the_converter_does(record: dict, with_id: bool) -> None:
+    """The quick path for plain submission dicts gives the converter's model (each field's value
+    and type) or, for anything it does not take, the converter's own error."""
+    import arena_core.model.serde as serde
+
+    if with_id:
+        record = {"id": "s1", **record}
+
+    def outcome(quick: bool):
+        with pytest.MonkeyPatch.context() as patch:
+            if not quick:
+                patch.setattr(serde, "plain_submission", lambda data: None)
+            try:
+                made = structure(record, Submission)
+            except ValidationError as exc:
+                return ("error", str(exc))
+        return tuple((f.name, type(v), v if v == v else "nan") for f in attrs.fields(Submission) for v in [getattr(made, f.name)])
+
+    assert outcome(True) == outcome(False)

@@ -111,12 +111,37 @@ class Columns:
         self.success = success if success is not None else np.ones(self.size, dtype=bool)
         self.files_created = files_created if files_created is not None else [()] * self.size
         self._file_codes: tuple[np.ndarray, list[Any]] | None = None
+        self._file_index: dict[str, list[int]] | None = None
+        self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
+
+    def codes(self, field: str) -> tuple[np.ndarray, list[Any]]:
+        """:func:`factorize` of ``task_ids`` or ``tools``, computed once (reading records
+        computes it while checking the distinct values, and hands it over with :meth:`coded`)."""
+        if field not in self._codes:
+            self._codes[field] = factorize(getattr(self, field))
+        return self._codes[field]
+
+    def coded(self, field: str, codes: tuple[np.ndarray, list[Any]]) -> Columns:
+        """These columns, knowing the :meth:`codes` of ``field`` already."""
+        self._codes[field] = codes
+        return self
 
     def file_sets(self) -> tuple[np.ndarray, list[Any]]:
         """Rows' ``files_created`` as codes into the distinct lists (computed once)."""
         if self._file_codes is None:
             self._file_codes = factorize(list(map(tuple, self.files_created)))
         return self._file_codes
+
+    def lists_with(self, path: str) -> list[int]:
+        """The codes (of :meth:`file_sets`) of the distinct lists holding ``path``: an index
+        built once, so each file criterion looks up its path instead of scanning every list."""
+        if self._file_index is None:
+            index: dict[str, list[int]] = {}
+            for code, files in enumerate(self.file_sets()[1]):
+                for name in set(files):
+                    index.setdefault(name, []).append(code)
+            self._file_index = index
+        return self._file_index.get(path, [])
 
     def record(self, i: int) -> dict[str, Any]:
         """Row ``i`` as a submission record, figures that are NaN left out (for the per-record path)."""

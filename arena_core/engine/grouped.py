@@ -58,7 +58,12 @@ def group_baselines(
         values = columns.numeric[figure]
         missing = np.isnan(values) | ((values == 0) if figure in ZERO_MEANS_MISSING else False)
         lacking[figure] = np.bincount(groups[missing], minlength=count)
-    partial = [tuple(f for f in FIGURES if 0 < lacking[f][code] < sizes[code]) for code in range(count)]
+    # A group's figures as bits (1 << the figure's place in FIGURES), and each set of bits named
+    # once: per group, a lookup rather than a loop over the figures.
+    bits = 1 << np.arange(len(FIGURES))
+    named = {k: tuple(f for i, f in enumerate(FIGURES) if k >> i & 1) for k in range(1 << len(FIGURES))}
+    some_lack = np.column_stack([(lacking[f] > 0) & (lacking[f] < sizes) for f in FIGURES]).reshape(count, -1)
+    partial = [named[k] for k in (some_lack.astype(np.int64) @ bits).tolist()]
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     q25 = q75 = np.full(count, np.nan)
     kept_samples: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -101,13 +106,48 @@ def group_baselines(
             q25, q75 = _quantiles(data, start, length)
         if field in samples:
             kept_samples[field] = (data, bounds)
+    # Per group below, plain Python values: the arrays are read into lists once and each
+    # group's figures picked by one comprehension per figure, not an element at a time (a
+    # hundred thousand groups make that the loop's main cost).
+    fallbacks = {  # per default baseline (a few shared ones), the figures it supplies
+        id(d): {
+            "total_tokens": (d.median_tokens, d.min_tokens, d.max_tokens),
+            "tool_calls": (d.median_tool_calls, d.min_tool_calls, d.max_tool_calls),
+            "execution_time": (300, 60, 1800),
+            "estimated_cost": (0.05, 0.01, 0.20),
+            "iterations": (d.median_iterations, 1.0, 1.0),
+        }
+        for d in defaults
+    }
+    fallback_of = [fallbacks[id(d)] for d in defaults]
+    picked = {
+        field: [
+            (m, lo, hi) if p else fb[field]
+            for p, m, lo, hi, fb in zip(*(a.tolist() for a in stats[field]), fallback_of, strict=True)
+        ]
+        for field in stats
+    }
+    measured = np.column_stack([reported if f == "iterations" else stats[f][0] for f in FIGURES]).reshape(count, -1)
+    defaulted = [named[k] for k in ((~measured).astype(np.int64) @ bits).tolist()]
+    q25_list = [None if v != v else v for v in q25.tolist()]
+    q75_list = [None if v != v else v for v in q75.tolist()]
+    sample_bounds = {f: (data, bounds.tolist()) for f, (data, bounds) in kept_samples.items()}
     out = []
-    for code in range(count):
-        default = defaults[code]
-        if sizes[code] < MIN_SUBMISSIONS:
+    for code, (size, tokens, calls, times, costs, iterations) in enumerate(
+        zip(
+            sizes.tolist(),
+            picked["total_tokens"],
+            picked["tool_calls"],
+            picked["execution_time"],
+            picked["estimated_cost"],
+            picked["iterations"],
+            strict=True,
+        )
+    ):
+        if size < MIN_SUBMISSIONS:
             out.append(
                 attrs.evolve(
-                    default,
+                    defaults[code],
                     task_id=task_ids[code],
                     submission_count=0,
                     last_updated=stamp,
@@ -116,15 +156,6 @@ def group_baselines(
                 )
             )
             continue
-
-        def pick(field: str, fallback: tuple[float, float, float], code: int = code) -> tuple[float, float, float]:
-            present, median, low, high = stats[field]
-            return (float(median[code]), float(low[code]), float(high[code])) if present[code] else fallback
-
-        tokens = pick("total_tokens", (default.median_tokens, default.min_tokens, default.max_tokens))
-        calls = pick("tool_calls", (default.median_tool_calls, default.min_tool_calls, default.max_tool_calls))
-        times = pick("execution_time", (300, 60, 1800))
-        costs = pick("estimated_cost", (0.05, 0.01, 0.20))
         out.append(
             Baseline(
                 median_tokens=tokens[0],
@@ -139,19 +170,21 @@ def group_baselines(
                 median_cost=costs[0],
                 min_cost=costs[1],
                 max_cost=costs[2],
-                median_iterations=pick("iterations", (default.median_iterations, 1.0, 1.0))[0],
-                q25_tokens=None if np.isnan(q25[code]) else float(q25[code]),
-                q75_tokens=None if np.isnan(q75[code]) else float(q75[code]),
-                submission_count=int(sizes[code]),
+                median_iterations=iterations[0],
+                q25_tokens=q25_list[code],
+                q75_tokens=q75_list[code],
+                submission_count=size,
                 task_id=task_ids[code],
                 last_updated=stamp,
-                defaulted=tuple(f for f in FIGURES if not (reported[code] if f == "iterations" else stats[f][0][code])),
+                defaulted=defaulted[code],
                 partial=partial[code],
                 samples={
                     f: tuple(data[bounds[code] : bounds[code + 1]].tolist())
-                    for f, (data, bounds) in kept_samples.items()
+                    for f, (data, bounds) in sample_bounds.items()
                     if bounds[code + 1] > bounds[code]
-                },
+                }
+                if sample_bounds
+                else {},
             )
         )
     return out
@@ -170,7 +203,3 @@ def _quantiles(data: np.ndarray, start: np.ndarray, length: np.ndarray) -> tuple
         values = (data[low] * (4 - delta) + data[high] * delta) / 4 if len(data) else np.zeros(len(start))
         out.append(np.where(length >= 2, values, np.nan))
     return out[0], out[1]
-
-
-def or_nan(value: float | None) -> float:
-    return np.nan if value is None else float(value)

@@ -82,7 +82,8 @@ def _check_unique(columns: Columns) -> None:
 def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
     """Per row, the index of its task; an unknown task id names the submission."""
     index = {t.id: k for k, t in enumerate(tasks)}
-    codes = np.fromiter(map(index.get, columns.task_ids, [-1] * columns.size), dtype=np.int64, count=columns.size)
+    by_id, distinct = columns.codes("task_ids")  # one lookup per distinct task id
+    codes: np.ndarray = np.array([index.get(t, -1) for t in distinct], dtype=np.int64)[by_id]
     if (codes < 0).any():
         row = int(np.flatnonzero(codes < 0)[0])
         known = ", ".join(sorted(index)) or "none"

@@ -269,7 +269,8 @@ class EvaluationBatch(Sequence[Evaluation]):
         reasons are Python values per row. ``encoded``: each list as an ``orjson.Fragment`` of
         its JSON."""
         out: list[Any] = [orjson.Fragment(b"[]") if encoded else [] for _ in range(stop - start)]
-        for rows, verdicts in self.criteria.values():
+        entries = {id(entry): entry for entry in self.criteria.values()}  # tasks checked together share one
+        for rows, verdicts in entries.values():
             low, high = (int(x) for x in np.searchsorted(rows, [start, stop]))
             if low == high:
                 continue

@@ -44,7 +44,8 @@ def round_exact(values: np.ndarray, digits: int) -> np.ndarray:
     scaled = values * _SCALES[digits]
     out = np.round(values, digits)
     with np.errstate(invalid="ignore"):
-        risky = (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-9) | ~(np.abs(scaled) < _FAST_LIMIT)
+        # NaN compares false both ways: np.round keeps it NaN, as round does (no Python call).
+        risky = (np.abs(scaled - np.floor(scaled) - 0.5) < 1e-9) | (np.abs(scaled) >= _FAST_LIMIT)
     redo = np.flatnonzero(risky)
     if len(redo):
         out[redo] = [round(value, digits) for value in values[redo].tolist()]

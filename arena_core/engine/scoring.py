@@ -39,6 +39,9 @@ class Scorer:
         self._shares: dict[str, dict[str, tuple[str, float]]] = {}
         self._plans: dict[tuple[str | None, str | None], tuple[WeightProfile, DifficultyAdjuster | None]] = {}
         """(category, difficulty) to its weight profile and adjuster, found once (a failure is not kept)."""
+        self._checked: dict[int, object] = {}
+        """Criteria that passed :meth:`check_task`, by identity (criteria are frozen, and tasks
+        read from files share equal ones): each is validated once, not once per task."""
         #: Recorded on every evaluation; the Arena sets it once the plugins are known.
         self.provenance: Provenance | None = None
         self._binding: list[str] = []
@@ -167,6 +170,14 @@ class Scorer:
             )
         return profiles[name]
 
+    def plan_for(self, task: Task) -> tuple[WeightProfile, DifficultyAdjuster | None]:
+        """:meth:`profile_for` and :meth:`adjuster_for` together, found once per (category,
+        difficulty) pair."""
+        plan = self._plans.get((task.category, task.difficulty))
+        if plan is None:
+            plan = self._plans[task.category, task.difficulty] = (self.profile_for(task), self.adjuster_for(task))
+        return plan
+
     def adjuster_for(self, task: Task) -> DifficultyAdjuster | None:
         """The difficulty adjuster for the task, ``None`` when it has no difficulty."""
         if task.difficulty is None:
@@ -189,10 +200,12 @@ class Scorer:
         Checkers declare what they accept with ``parameters`` (a tuple of names) and check the
         values with ``validate(criterion, task)``; both are optional.
         """
-        self.profile_for(task)
-        self.adjuster_for(task)
+        self.plan_for(task)
         checkers = self.checkers()
+        checked = self._checked
         for index, criterion in enumerate(task.success_criteria):
+            if checked.get(id(criterion)) is criterion:
+                continue
             checker = checkers.get(criterion.type)
             if checker is None:
                 raise ValidationError(
@@ -216,6 +229,9 @@ class Scorer:
             validate = getattr(checker, "validate", None)
             if validate is not None:
                 validate(criterion, task)
+            if len(checked) >= 4096:
+                checked.clear()
+            checked[id(criterion)] = criterion  # held, so its id is not reused while kept
 
     # -- per submission ---------------------------------------------------------------------------
 
@@ -248,10 +264,7 @@ class Scorer:
                 f"{task.id!r}, the task it is scored on",
                 submission.task_id,
             )
-        plan = self._plans.get((task.category, task.difficulty))
-        if plan is None:
-            plan = self._plans[task.category, task.difficulty] = (self.profile_for(task), self.adjuster_for(task))
-        profile, adjuster = plan
+        profile, adjuster = self.plan_for(task)
         if metrics is None:
             metrics = self.prepared(baseline, profile) if self.preparing else self._bound
         scores: dict[str, float] = {}  # rounded, as the evaluation shows them

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import attrs
@@ -23,7 +24,7 @@ from arena_core.engine.columns import (
     split_by_code,
 )
 from arena_core.engine.coverage import coverage_column
-from arena_core.engine.grouped import competition_ranks_by_group, or_nan
+from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
 from arena_core.model.errors import PluginError, ValidationError
@@ -63,8 +64,9 @@ def evaluate_columns(
     :param task_codes: per row, the index of its task in ``task_list``.
     :param baseline_codes: per row, the index of its baseline in ``baselines``.
     """
-    profiles = [scorer.profile_for(t) for t in task_list]
-    adjusters = [scorer.adjuster_for(t) for t in task_list]
+    plans = [scorer.plan_for(t) for t in task_list]
+    profiles = [profile for profile, _ in plans]
+    adjusters = [adjuster for _, adjuster in plans]
     if batch_reason(scorer, task_list) is not None:
         return None
     baseline_fields = {
@@ -73,7 +75,8 @@ def evaluate_columns(
         if a.name not in ("task_id", "last_updated", "samples", "defaulted", "partial", "version")
     }
     # One value per baseline, not per row: a million rows would hold 17 figures each (136 MB).
-    per_baseline = {f: np.array([or_nan(getattr(b, f)) for b in baselines]) for f in baseline_fields}
+    # (NumPy reads None, an optional figure not computed, as NaN.)
+    per_baseline = {f: np.array(list(map(attrgetter(f), baselines)), dtype=float) for f in baseline_fields}
     recorder = Recorder()
     n = columns.size
     overall = np.zeros(n)
@@ -120,7 +123,7 @@ def evaluate_columns(
         adjusted[rows] = batch_form(overall[rows]) if batch_form else [adjuster.adjust(float(v)) for v in overall[rows]]
     overall_rounded = round_exact(adjusted, 2)
     ranks, percentiles = competition_ranks_by_group(task_codes, overall_rounded)
-    tool_codes, distinct_tools = factorize(columns.tools)
+    tool_codes, distinct_tools = columns.codes("tools")
     pair = task_codes * max(len(distinct_tools), 1) + tool_codes
     counts = np.bincount(pair)[pair] if n else pair
     return EvaluationBatch(

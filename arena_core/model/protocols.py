@@ -86,6 +86,10 @@ class CriterionChecker(Protocol):
     the workspace) and runs the task's commands with :meth:`Workspace.run
     <arena_core.workspace.confined.Workspace.run>`. Raising :class:`~arena_core.workspace.confined.WorkspaceError`
     fails the criterion with its message; any other exception records an ``error``.
+
+    For the batch path it may have ``check_batch(batch, criterion, task)``, and
+    ``task_independent = True`` when that reads the task only to name it in an error: tasks with
+    equal criteria are then checked together, in one call.
     """
 
     type: str

@@ -152,6 +152,8 @@ SAMPLE_FIELDS = ("total_tokens", "tool_calls", "execution_time", "estimated_cost
 
 
 def _sorted_samples(value: Mapping[str, Any] | None) -> Mapping[str, tuple[float, ...]]:
+    if type(value) is dict and not value:  # the common case: no samples kept
+        return {}
     if not isinstance(value, Mapping):
         return value  # type: ignore[return-value]  # the validator names it
     out: dict[str, Any] = {}
@@ -164,6 +166,8 @@ def _sorted_samples(value: Mapping[str, Any] | None) -> Mapping[str, tuple[float
 
 
 def _samples(instance: Any, attribute: Any, value: Any) -> None:
+    if type(value) is dict and not value:
+        return
     if not isinstance(value, Mapping):
         raise ValidationError(describe(instance), "samples", "a table of figure name to a list of numbers", value)
     for name, values in value.items():
@@ -219,6 +223,13 @@ class Baseline:
     each that replaced it (a store keeps them all); ``None`` for a baseline never stored."""
 
     def __attrs_post_init__(self) -> None:
+        if (
+            self.min_tokens <= self.median_tokens <= self.max_tokens
+            and self.min_tool_calls <= self.median_tool_calls <= self.max_tool_calls
+            and self.min_execution_time <= self.median_execution_time <= self.max_execution_time
+            and self.min_cost <= self.median_cost <= self.max_cost
+        ):
+            return  # the common case, without building a name per family
         for family in ("tokens", "tool_calls", "execution_time", "cost"):
             low, mid, high = (getattr(self, f"{k}_{family}") for k in ("min", "median", "max"))
             if not low <= mid <= high:

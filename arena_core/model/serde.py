@@ -18,6 +18,7 @@ import cattrs
 from cattrs.errors import ClassValidationError, IterableValidationError
 
 from arena_core.model.errors import ValidationError, closest
+from arena_core.model.plain import plain_submission
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task
 
@@ -137,7 +138,28 @@ _with_extras_in_meta(Task)
 _CRITERION_KEYS = ("type", "weight", "description")
 
 
+#: Criteria already structured, by their keys, values and value types: tasks repeat a few
+#: criteria, and each structured once (they are frozen: shared) halves reading a task. Flat
+#: criteria only (types in the key keep ``1``, ``1.0`` and ``True`` apart), ``_CACHE_SIZE`` at most.
+_structured_criteria: dict[tuple[Any, ...], SuccessCriterion] = {}
+_CACHE_SIZE = 4096
+_FLAT = frozenset({str, int, float, type(None)})
+
+
 def _structure_criterion(value: Any, _: type) -> SuccessCriterion:
+    if type(value) is dict and set(map(type, value.values())) <= _FLAT:
+        key = tuple((k, v, type(v)) for k, v in value.items())
+        known = _structured_criteria.get(key)
+        if known is None:
+            known = _structure_new_criterion(value)
+            if len(_structured_criteria) >= _CACHE_SIZE:
+                _structured_criteria.clear()
+            _structured_criteria[key] = known
+        return known
+    return _structure_new_criterion(value)
+
+
+def _structure_new_criterion(value: Any) -> SuccessCriterion:
     if not isinstance(value, Mapping):
         raise _FieldError("a criterion table with a 'type'", value)
     if "type" not in value:
@@ -312,6 +334,10 @@ def structure(data: Any, cls: type[T]) -> T:
     """
     if isinstance(data, cls):
         return data
+    if cls is Submission and type(data) is dict:
+        quick = plain_submission(data)
+        if quick is not None:
+            return quick  # type: ignore[return-value]
     kind = cls.__name__.lower()
     try:
         return converter.structure(data, cls)

@@ -28,6 +28,7 @@ class FileExists:
     submission's ``files_created`` (the spec's rule)."""
 
     type = "file_exists"
+    task_independent = True  # check_batch reads the task only to name it in errors
     parameters = ("file_path",)
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:
@@ -53,6 +54,7 @@ class NoErrors:
     """Passes when the workflow reported success."""
 
     type = "no_errors"
+    task_independent = True
     parameters = ()
 
     def check(self, submission: Submission, criterion: SuccessCriterion, task: Task) -> bool:
@@ -78,6 +80,7 @@ class MinFunctionality:
     """
 
     type = "min_functionality"
+    task_independent = True
     parameters = ("min_pass_rate",)
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:
@@ -128,6 +131,7 @@ class TestsPass:
     """
 
     type = "tests_pass"
+    task_independent = True
     parameters = ("command", "timeout")
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:

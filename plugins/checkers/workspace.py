@@ -32,6 +32,7 @@ class FileContains:
     refused for when the task is loaded."""
 
     type = "file_contains"
+    task_independent = True  # check_batch reads the task only to name it in errors
     parameters = ("file_path", "pattern")
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:
@@ -81,6 +82,7 @@ class CodeCompiles:
     command must exit with status 0."""
 
     type = "code_compiles"
+    task_independent = True
     parameters = ("paths", "command", "timeout")
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:
@@ -123,6 +125,7 @@ class CommandSucceeds:
     ``timeout`` seconds, default the configured ``command_timeout``)."""
 
     type = "command_succeeds"
+    task_independent = True
     parameters = ("command", "timeout")
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:

@@ -3,7 +3,7 @@ the submission's claims or in its workspace."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import lru_cache
 from typing import NoReturn
 
@@ -75,17 +75,23 @@ class Correctness:
     def batch_blocker(self, tasks: Sequence[Task]) -> str | None:
         """The batch form applies when every checker these tasks' criteria use has one (a checker
         installed but unused changes nothing)."""
+        without = {name for name, checker in self.checkers.items() if not hasattr(checker, "check_batch")}
+        if not without:
+            return None
         for task in tasks:
             for criterion in task.success_criteria:
-                checker = self.checkers.get(criterion.type)
-                if checker is not None and not hasattr(checker, "check_batch"):
+                if criterion.type in without:
                     return f"checker {criterion.type!r} has no batch form (check_batch); task {task.id!r} uses it"
         return None
 
     def score_batch(self, batch: Batch) -> np.ndarray:
-        """Per task: each criterion's checker over the task's rows, then the weighted share."""
+        """Per task: each criterion's checker over the task's rows, then the weighted share.
+        Tasks with equal criteria whose checkers all say ``task_independent`` are checked
+        together, one call per criterion for the whole group."""
         scores = np.empty(batch.size)
-        for task, rows in batch.tasks():
+        known: dict[int, Hashable | None] = {}  # per criterion object (tasks read from files share them)
+        for tasks, rows in batch.task_groups(lambda task: self._shared_criteria(task, known)):
+            task = tasks[0]  # a group's tasks have equal criteria: the first names any error
             criteria = task.success_criteria
             if not criteria:
                 scores[rows] = 100.0
@@ -105,8 +111,32 @@ class Correctness:
             if total_weight == 0:
                 raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
             scores[rows] = earned / total_weight * 100.0
-            batch.record_criteria(task, rows, columns)
+            batch.record_criteria(tasks, rows, columns)
         return scores
+
+    def _shared_criteria(self, task: Task, known: dict[int, Hashable | None]) -> Hashable | None:
+        """What tasks checked together must have equal: their criteria, when every checker of
+        them is ``task_independent`` and the parameters are hashable; else ``None`` (alone).
+        ``known``: each criterion's part, by identity, for criteria alive through the call."""
+        key = []
+        for criterion in task.success_criteria:
+            part = known.get(id(criterion), False)
+            if part is False:
+                part = known[id(criterion)] = self._criterion_key(criterion)
+            if part is None:
+                return None
+            key.append(part)
+        return tuple(key)
+
+    def _criterion_key(self, criterion: SuccessCriterion) -> Hashable | None:
+        if not getattr(self.checkers.get(criterion.type), "task_independent", False):
+            return None
+        part = (criterion.type, criterion.weight, criterion.description, tuple(sorted(criterion.params.items())))
+        try:
+            hash(part)
+        except TypeError:  # a list among the parameters, say
+            return None
+        return part
 
     def _unknown(self, index: int, criterion: SuccessCriterion, task: Task) -> NoReturn:
         raise ValidationError(
