@@ -10,7 +10,8 @@ Prints, each measured here and now (best of several repeats where a figure is a 
      generation excluded), throughput in submissions per second, and peak memory of a child
      process that does only that;
   3. single ``Arena.evaluate`` latency, median and p99, with the built-in plugins, against the
-     spec's own ``calculate_overall_score`` on plain dicts (``tests/spec_reference.py``);
+     spec's own ``calculate_overall_score`` on plain dicts (``tests/spec_reference.py``), and
+     with the submission given as a dict;
   4. ``evaluate_many`` from a list of dicts (what users hold), against the plain NumPy reference
      of ``benchmarks/reference.py`` started from the same dicts, each in a child process (time,
      and peak memory above the dicts themselves), for 1,000 tasks and for tasks of 10 submissions;
@@ -141,10 +142,11 @@ def _median_p99(work: Any, samples: int) -> tuple[float, float]:
     return timings[len(timings) // 2] / 1000, timings[int(len(timings) * 0.99)] / 1000
 
 
-def single_latency(samples: int = 20_000) -> tuple[tuple[float, float], float, float]:
+def single_latency(samples: int = 20_000) -> tuple[tuple[float, float], float, float, float]:
     """(median, p99) of ``Arena.evaluate``; then the medians of ``Arena.evaluate`` and of the
     spec's own function on plain dicts, on the spec's criteria: the reference measured in the same
-    run, so that the timing noise of a shared machine cancels out of the ratio."""
+    run, so that the timing noise of a shared machine cancels out of the ratio; last, the median
+    of ``Arena.evaluate`` given the submission as a dict (structured on each call)."""
     from arena_core import Arena, Submission, Task, structure, to_dict
     from arena_core.examples.synthetic import generate_arena
 
@@ -167,7 +169,8 @@ def single_latency(samples: int = 20_000) -> tuple[tuple[float, float], float, f
     reference = _median_p99(
         lambda i: spec_reference.calculate_overall_score(subs[i % 50], spec_task, spec_baseline), samples
     )
-    return ours, same_work[0], reference[0]
+    from_dict = _median_p99(lambda i: arena.evaluate(subs[i % 50], task, baseline, evaluated_at=STAMP), samples)
+    return ours, same_work[0], reference[0], from_dict[0]
 
 
 def main() -> None:
@@ -201,7 +204,7 @@ def main() -> None:
         f"peak memory {full['peak_mib']:,.0f} MiB (target < 1,536 MiB; the input columns alone: {full['data_mib']:,.0f} MiB)"
     )
 
-    (median, p99), same_work, spec_median = single_latency(200 if args.tiny else 20_000)
+    (median, p99), same_work, spec_median, from_dict = single_latency(200 if args.tiny else 20_000)
     print("3. single Arena.evaluate with the built-in plugins (4 criteria, models in)")
     print(
         f"   median {median:.1f} us (target < 15 us)   p99 {p99:.1f} us   "
@@ -211,6 +214,7 @@ def main() -> None:
         f"   on the spec's 3 criteria: {same_work:.1f} us = {same_work / spec_median:.1f}x the spec's "
         f"calculate_overall_score on plain dicts ({spec_median:.1f} us; no validation, no plugins)"
     )
+    print(f"   the submission as a dict (validated and structured on each call): median {from_dict:.1f} us")
     dicts_section(tasks, per_task)
     dicts_section(n // 10, 10)
     paths.command_line(tasks, per_task)
