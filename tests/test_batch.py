@@ -268,14 +268,30 @@ def test_vectorised_baselines_equal_compute_baseline(arena_and_tasks) -> None:
     from arena_core.engine.columns import Columns
     from arena_core.engine.grouped import group_baselines
 
+    import attrs
+
+    from arena_core.engine.baselinetable import FIGURE_FIELDS
+
     subs, tasks = arena_and_tasks
     models = [structure(s, Submission) for s in subs]
     ids = sorted(tasks)
     codes = np.array([ids.index(s.task_id) for s in models], dtype=np.int64)
-    got = group_baselines(Columns.from_submissions(models), codes, len(ids), [DEFAULT_BASELINE] * len(ids), ids, STAMP)
-    for task_id, baseline in zip(ids, got):
-        expected = compute_baseline(task_id, [s for s in models if s.task_id == task_id], DEFAULT_BASELINE, now=STAMP)
+    # Odd tasks have a default baseline of their own (with quartiles), as a task may.
+    own = attrs.evolve(DEFAULT_BASELINE, median_tokens=40_000, q25_tokens=9_000.0, q75_tokens=90_000.0)
+    defaults = [own if k % 2 else DEFAULT_BASELINE for k in range(len(ids))]
+    got = group_baselines(Columns.from_submissions(models), codes, len(ids), defaults, ids, STAMP)
+    # The table's arrays (all the batch engine reads) hold the figures its objects are built with.
+    figures = got.figures()
+    for name in FIGURE_FIELDS:
+        np.testing.assert_array_equal(figures[name], np.array([getattr(b, name) for b in got], dtype=float))
+    for task_id, baseline, default in zip(ids, got, defaults):
+        expected = compute_baseline(task_id, [s for s in models if s.task_id == task_id], default, now=STAMP)
         assert to_dict(baseline) == to_dict(expected)
+    # A given baseline replaces one group's object and its figures.
+    given = attrs.evolve(own, task_id=ids[0], median_cost=0.07)
+    replaced = got.replaced({0: given})
+    assert replaced[0] is given and list(replaced)[1:] == list(got)[1:]
+    assert replaced.figures()["median_cost"][0] == 0.07 and replaced.figures()["q25_tokens"][0] == 9_000.0
 
 
 @pytest.mark.parametrize("by", ["tool", "model"])

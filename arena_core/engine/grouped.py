@@ -8,8 +8,10 @@ import attrs
 import numpy as np
 
 from arena_core.engine.baselines import FIGURES, MIN_SUBMISSIONS
+from arena_core.engine.baselinetable import BaselineTable
 from arena_core.engine.columns import (
     Columns,
+    factorize_objects,
     order_within_groups,
 )
 from arena_core.engine.rounding import round_exact
@@ -46,10 +48,11 @@ def group_baselines(
     stamp: str,
     samples: Sequence[str] = (),
     assume_one: bool = True,
-) -> list[Baseline]:
+) -> BaselineTable:
     """The spec's baseline of each group of rows (``groups`` holds codes 0..count-1), as
     :func:`arena_core.engine.baselines.compute_baseline` computes it (``samples`` and
-    ``assume_one`` too), with sorting done once per figure."""
+    ``assume_one`` too), with sorting done once per figure: a table of the figures as arrays,
+    each group's :class:`Baseline` built when it is read."""
 
     sizes = np.bincount(groups, minlength=count)
     reported = np.bincount(groups[~np.isnan(columns.numeric["iterations"])], minlength=count) > 0
@@ -106,9 +109,6 @@ def group_baselines(
             q25, q75 = _quantiles(data, start, length)
         if field in samples:
             kept_samples[field] = (data, bounds)
-    # Per group below, plain Python values: the arrays are read into lists once and each
-    # group's figures picked by one comprehension per figure, not an element at a time (a
-    # hundred thousand groups make that the loop's main cost).
     fallbacks = {  # per default baseline (a few shared ones), the figures it supplies
         id(d): {
             "total_tokens": (d.median_tokens, d.min_tokens, d.max_tokens),
@@ -119,75 +119,103 @@ def group_baselines(
         }
         for d in defaults
     }
-    fallback_of = [fallbacks[id(d)] for d in defaults]
-    picked = {
-        field: [
-            (m, lo, hi) if p else fb[field]
-            for p, m, lo, hi, fb in zip(*(a.tolist() for a in stats[field]), fallback_of, strict=True)
-        ]
-        for field in stats
-    }
     measured = np.column_stack([reported if f == "iterations" else stats[f][0] for f in FIGURES]).reshape(count, -1)
     defaulted = [named[k] for k in ((~measured).astype(np.int64) @ bits).tolist()]
-    q25_list = [None if v != v else v for v in q25.tolist()]
-    q75_list = [None if v != v else v for v in q75.tolist()]
-    sample_bounds = {f: (data, bounds.tolist()) for f, (data, bounds) in kept_samples.items()}
-    out = []
-    for code, (size, tokens, calls, times, costs, iterations) in enumerate(
-        zip(
-            sizes.tolist(),
-            picked["total_tokens"],
-            picked["tool_calls"],
-            picked["execution_time"],
-            picked["estimated_cost"],
-            picked["iterations"],
-            strict=True,
-        )
-    ):
-        if size < MIN_SUBMISSIONS:
-            out.append(
-                attrs.evolve(
-                    defaults[code],
-                    task_id=task_ids[code],
-                    submission_count=0,
-                    last_updated=stamp,
-                    defaulted=FIGURES,
-                    partial=partial[code],
-                )
-            )
-            continue
-        out.append(
-            Baseline(
-                median_tokens=tokens[0],
-                min_tokens=tokens[1],
-                max_tokens=tokens[2],
-                median_tool_calls=calls[0],
-                min_tool_calls=calls[1],
-                max_tool_calls=calls[2],
-                median_execution_time=times[0],
-                min_execution_time=times[1],
-                max_execution_time=times[2],
-                median_cost=costs[0],
-                min_cost=costs[1],
-                max_cost=costs[2],
-                median_iterations=iterations[0],
-                q25_tokens=q25_list[code],
-                q75_tokens=q75_list[code],
-                submission_count=size,
+    small = sizes < MIN_SUBMISSIONS
+
+    def build(code: int) -> Baseline:
+        """Group ``code``'s baseline, as :func:`~arena_core.engine.baselines.compute_baseline` makes it."""
+        default = defaults[code]
+        if small[code]:
+            return attrs.evolve(
+                default,
                 task_id=task_ids[code],
+                submission_count=0,
                 last_updated=stamp,
-                defaulted=defaulted[code],
+                defaulted=FIGURES,
                 partial=partial[code],
-                samples={
-                    f: tuple(data[bounds[code] : bounds[code + 1]].tolist())
-                    for f, (data, bounds) in sample_bounds.items()
-                    if bounds[code + 1] > bounds[code]
-                }
-                if sample_bounds
-                else {},
             )
+        fallback = fallbacks[id(default)]
+        picked = {}
+        for field, (present, median, low, high) in stats.items():
+            picked[field] = (
+                (float(median[code]), float(low[code]), float(high[code])) if present[code] else fallback[field]
+            )
+        tokens, calls, times, costs, iterations = (picked[f] for f in FIGURES)
+        return Baseline(
+            median_tokens=tokens[0],
+            min_tokens=tokens[1],
+            max_tokens=tokens[2],
+            median_tool_calls=calls[0],
+            min_tool_calls=calls[1],
+            max_tool_calls=calls[2],
+            median_execution_time=times[0],
+            min_execution_time=times[1],
+            max_execution_time=times[2],
+            median_cost=costs[0],
+            min_cost=costs[1],
+            max_cost=costs[2],
+            median_iterations=iterations[0],
+            q25_tokens=None if np.isnan(q25[code]) else float(q25[code]),
+            q75_tokens=None if np.isnan(q75[code]) else float(q75[code]),
+            submission_count=int(sizes[code]),
+            task_id=task_ids[code],
+            last_updated=stamp,
+            defaulted=defaulted[code],
+            partial=partial[code],
+            samples={
+                f: tuple(data[bounds[code] : bounds[code + 1]].tolist())
+                for f, (data, bounds) in kept_samples.items()
+                if bounds[code + 1] > bounds[code]
+            },
         )
+
+    figures = _figure_arrays(stats, q25, q75, sizes, small, defaults, fallbacks)
+    return BaselineTable(figures, build, count)
+
+
+def _figure_arrays(
+    stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    q25: np.ndarray,
+    q75: np.ndarray,
+    sizes: np.ndarray,
+    small: np.ndarray,
+    defaults: Sequence[Baseline],
+    fallbacks: dict[int, dict[str, tuple[float, float, float]]],
+) -> dict[str, np.ndarray]:
+    """The figures ``build`` gives each group, as arrays: the statistics where the group measured
+    the figure, its default's fallback where not, and its default's own figures (and no runs)
+    below the minimum number of submissions."""
+    codes, distinct = factorize_objects(defaults)
+
+    def per_group(values: Sequence[object]) -> np.ndarray:  # one value per distinct default
+        return np.array(values, dtype=float)[codes] if len(codes) else np.zeros(0)
+
+    def own(name: str) -> np.ndarray:
+        return per_group([getattr(d, name) for d in distinct])
+
+    out: dict[str, np.ndarray] = {}
+    for field, family in _FAMILIES.items():
+        present, median, low, high = stats[field]
+        for k, (prefix, values) in enumerate((("median", median), ("min", low), ("max", high))):
+            name = f"{prefix}_{family}"
+            if family == "iterations" and prefix != "median":
+                continue  # a baseline keeps only the median of iterations
+            fallback = per_group([fallbacks[id(d)][field][k] for d in distinct])
+            out[name] = np.where(small, own(name), np.where(present, values, fallback))
+    out["q25_tokens"] = np.where(small, own("q25_tokens"), q25)
+    out["q75_tokens"] = np.where(small, own("q75_tokens"), q75)
+    out["submission_count"] = np.where(small, 0, sizes).astype(float)
     return out
+
+
+_FAMILIES = {
+    "total_tokens": "tokens",
+    "tool_calls": "tool_calls",
+    "execution_time": "execution_time",
+    "estimated_cost": "cost",
+    "iterations": "iterations",
+}
 
 
 def _quantiles(data: np.ndarray, start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from arena_core.engine import ranking
 from arena_core.engine.baselines import default_baseline_for
+from arena_core.engine.baselinetable import BaselineTable
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.grouped import group_baselines
 from arena_core.engine.results import EvaluationList
@@ -127,8 +128,9 @@ def _baselines(
     given: Mapping[str, Baseline],
     default_baseline: Baseline,
     stamp: str,
-) -> tuple[list[Baseline], np.ndarray]:
-    """One baseline per group of the configured scope, and each row's group."""
+) -> tuple[BaselineTable, np.ndarray]:
+    """One baseline per group of the configured scope (a table: objects built when read), and
+    each row's group."""
     scope = scorer.config.baseline_scope
     if scope == "task":
         keys: list[tuple[Any, ...]] = [(code,) for code in range(len(tasks))]
@@ -157,7 +159,8 @@ def _baselines(
         scorer.sample_fields(),
         scorer.assumes_one_iteration,
     )
-    return [given.get(t.id, b) for t, b in zip(group_tasks, computed, strict=True)], codes
+    replaced = {i: given[t.id] for i, t in enumerate(group_tasks) if t.id in given} if given else {}
+    return (computed.replaced(replaced) if replaced else computed), codes
 
 
 def _evaluate_each(

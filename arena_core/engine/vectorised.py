@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
-import attrs
 import numpy as np
 
+from arena_core.engine.baselinetable import figures_of
 from arena_core.engine.batch import (
     Batch,
     Recorder,
@@ -69,14 +68,8 @@ def evaluate_columns(
     adjusters = [adjuster for _, adjuster in plans]
     if batch_reason(scorer, task_list) is not None:
         return None
-    baseline_fields = {
-        a.name
-        for a in attrs.fields(Baseline)
-        if a.name not in ("task_id", "last_updated", "samples", "defaulted", "partial", "version")
-    }
     # One value per baseline, not per row: a million rows would hold 17 figures each (136 MB).
-    # (NumPy reads None, an optional figure not computed, as NaN.)
-    per_baseline = {f: np.array(list(map(attrgetter(f), baselines)), dtype=float) for f in baseline_fields}
+    per_baseline = figures_of(baselines)
     recorder = Recorder()
     n = columns.size
     overall = np.zeros(n)

@@ -1,0 +1,81 @@
+"""Many groups' baselines as arrays, each :class:`Baseline` object built only when asked for.
+
+The batch engine reads a baseline's figures as arrays, one value per group, and nothing else
+unless a metric asks for :attr:`Baseline.samples`. With a hundred thousand tasks of a few runs,
+building a validated :class:`Baseline` per task was the engine's largest per-task cost, for
+objects nobody read. A :class:`BaselineTable` holds the arrays and builds a group's object on
+first access, exactly as it would have been built before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import overload
+
+import attrs
+import numpy as np
+
+from arena_core.model.records import Baseline
+
+__all__ = ["FIGURE_FIELDS", "BaselineTable", "figures_of"]
+
+#: The numeric fields of a baseline: what the batch engine reads, one value per baseline.
+FIGURE_FIELDS = tuple(
+    a.name
+    for a in attrs.fields(Baseline)
+    if a.name not in ("task_id", "last_updated", "samples", "defaulted", "partial", "version")
+)
+
+
+def figures_of(baselines: Sequence[Baseline]) -> dict[str, np.ndarray]:
+    """Each figure of ``baselines`` as an array (``None``, a figure not computed, as NaN)."""
+    if isinstance(baselines, BaselineTable):
+        return baselines.figures()
+    return {f: np.array([getattr(b, f) for b in baselines], dtype=float) for f in FIGURE_FIELDS}
+
+
+class BaselineTable(Sequence[Baseline]):
+    """The baselines of a batch's groups: their figures as arrays, and each group's
+    :class:`Baseline` built on first access by ``build(index)`` (and kept)."""
+
+    def __init__(self, figures: Mapping[str, np.ndarray], build: Callable[[int], Baseline], size: int) -> None:
+        self._figures = dict(figures)
+        self._build = build
+        self._built: dict[int, Baseline] = {}
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> Baseline: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Baseline]: ...
+
+    def __getitem__(self, index: int | slice) -> Baseline | list[Baseline]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._size))]
+        position = index + self._size if index < 0 else index
+        if not 0 <= position < self._size:
+            raise IndexError(index)
+        built = self._built.get(position)
+        if built is None:
+            built = self._built[position] = self._build(position)
+        return built
+
+    def __iter__(self) -> Iterator[Baseline]:
+        return (self[i] for i in range(self._size))
+
+    def figures(self) -> dict[str, np.ndarray]:
+        """Each of :data:`FIGURE_FIELDS` as an array, one value per group (NaN: not computed)."""
+        return dict(self._figures)
+
+    def replaced(self, given: Mapping[int, Baseline]) -> BaselineTable:
+        """This table with the baselines at some positions replaced by ``given`` ones."""
+        figures = {name: values.copy() for name, values in self._figures.items()}
+        for position, baseline in given.items():
+            for name in FIGURE_FIELDS:
+                value = getattr(baseline, name)
+                figures[name][position] = np.nan if value is None else value
+        return BaselineTable(figures, lambda i: given[i] if i in given else self[i], self._size)
