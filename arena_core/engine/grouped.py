@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -136,26 +137,15 @@ def group_baselines(
                 partial=partial[code],
             )
         fallback = fallbacks[id(default)]
-        picked = {}
+        spread: dict[str, Any] = {}  # median_tokens, min_tokens, max_tokens, ...
         for field, (present, median, low, high) in stats.items():
-            picked[field] = (
-                (float(median[code]), float(low[code]), float(high[code])) if present[code] else fallback[field]
-            )
-        tokens, calls, times, costs, iterations = (picked[f] for f in FIGURES)
+            values = (float(median[code]), float(low[code]), float(high[code])) if present[code] else fallback[field]
+            family = _FAMILIES[field]
+            spread[f"median_{family}"] = values[0]
+            if family != "iterations":  # a baseline keeps only the median of iterations
+                spread[f"min_{family}"], spread[f"max_{family}"] = values[1], values[2]
         return Baseline(
-            median_tokens=tokens[0],
-            min_tokens=tokens[1],
-            max_tokens=tokens[2],
-            median_tool_calls=calls[0],
-            min_tool_calls=calls[1],
-            max_tool_calls=calls[2],
-            median_execution_time=times[0],
-            min_execution_time=times[1],
-            max_execution_time=times[2],
-            median_cost=costs[0],
-            min_cost=costs[1],
-            max_cost=costs[2],
-            median_iterations=iterations[0],
+            **spread,
             q25_tokens=None if np.isnan(q25[code]) else float(q25[code]),
             q75_tokens=None if np.isnan(q75[code]) else float(q75[code]),
             submission_count=int(sizes[code]),
