@@ -144,3 +144,53 @@ def test_plain_records_structure_exactly_as_the_converter_does(record: dict, wit
         return tuple((f.name, type(v), v if v == v else "nan") for f in attrs.fields(Submission) for v in [getattr(made, f.name)])
 
     assert outcome(True) == outcome(False)
+
+
+_CRITERIA = st.one_of(
+    st.fixed_dictionaries({"type": st.sampled_from(["file_exists", "tests_pass", "", 3])}),
+    st.fixed_dictionaries(
+        {"type": st.just("file_exists"), "file_path": st.sampled_from(["a.py", 1, None])},
+        optional={"weight": st.sampled_from([1, 1.0, True, 2.5, "2"]), "description": st.sampled_from(["x", 5])},
+    ),
+    st.just({"weight": 1.0}),
+    st.just("tests_pass"),
+    st.just({"type": "tests_pass", "tags": ["slow"]}),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["id", "category", "difficulty", "success_criteria", "meta", "default_baseline", "extra"]),
+        st.one_of(
+            st.sampled_from([None, "t1", "", "debugging", "a\x1bb", 7, True]),
+            st.lists(_CRITERIA, max_size=3),
+            st.tuples(_CRITERIA),
+            st.dictionaries(st.sampled_from(["k"]), st.integers(0, 2), max_size=1),
+        ),
+        max_size=5,
+    ),
+    st.booleans(),
+)
+def test_plain_tasks_structure_exactly_as_the_converter_does(record: dict, with_id: bool) -> None:
+    """The quick path for plain task dicts gives the converter's task (criteria included, value
+    and type of each field) or, for anything it does not take, the converter's own error."""
+    import arena_core.model.serde as serde
+
+    if with_id:
+        record = {"id": "t1", **record}
+
+    def outcome(quick: bool):
+        with pytest.MonkeyPatch.context() as patch:
+            if not quick:
+                patch.setattr(serde, "plain_task", lambda data, criterion: None)
+            try:
+                made = structure(record, Task)
+            except ValidationError as exc:
+                return ("error", str(exc))
+        return (
+            tuple((f.name, type(getattr(made, f.name)), getattr(made, f.name)) for f in attrs.fields(Task)),
+            tuple((type(c.weight), c.weight, tuple((type(v), v) for v in c.params.values())) for c in made.success_criteria),
+        )
+
+    assert outcome(True) == outcome(False)

@@ -1,4 +1,4 @@
-"""The common submission record, structured without the converter.
+"""The common submission and task records, structured without the converter.
 
 Most records a host or a file gives are plain: known keys, each value of exactly its field's
 type. Those are built straight from the model (its validators still run); anything else goes to
@@ -8,13 +8,14 @@ usual error. ``tests/test_models.py`` checks that both ways give the same model 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from arena_core.model.checks import MAX_FIGURE
 from arena_core.model.errors import ValidationError
-from arena_core.model.records import Submission
+from arena_core.model.records import Submission, SuccessCriterion, Task
 
-__all__ = ["plain_submission"]
+__all__ = ["plain_submission", "plain_task"]
 
 #: A submission's fields by what the converter makes of them (see :func:`plain_submission`).
 _SUBMISSION_FIELDS: dict[str, type] = {
@@ -50,3 +51,35 @@ def plain_submission(data: dict[str, Any]) -> Submission | None:
         return Submission(**fields)
     except (ValidationError, TypeError):  # the converter says it as it always does
         return None
+
+
+_NAME_OR_NONE = (str, type(None))
+
+
+def plain_task(data: dict[str, Any], criterion: Callable[[Any, type], SuccessCriterion]) -> Task | None:
+    """Like :func:`plain_submission`, for a task: ``id``, ``category`` and ``difficulty`` as
+    strings (or ``None``), ``success_criteria`` as a list of criteria, each structured by
+    ``criterion`` (the converter's own hook), and ``meta`` as a dict. ``None`` for anything else."""
+    if not data.keys() <= _TASK_FIELDS:
+        return None
+    if not all(type(data.get(key)) in _NAME_OR_NONE for key in ("id", "category", "difficulty")):
+        return None
+    fields: dict[str, Any] = {key: value for key, value in data.items() if key not in ("success_criteria", "meta")}
+    criteria = data.get("success_criteria", ())
+    if type(criteria) not in (list, tuple):
+        return None
+    try:
+        fields["success_criteria"] = tuple(criterion(c, SuccessCriterion) for c in criteria)
+    except Exception:  # the converter names the criterion and field
+        return None
+    if "meta" in data:
+        if type(data["meta"]) is not dict:
+            return None
+        fields["meta"] = dict(data["meta"])
+    try:
+        return Task(**fields)
+    except (ValidationError, TypeError):
+        return None
+
+
+_TASK_FIELDS = frozenset(("id", "category", "difficulty", "success_criteria", "meta"))

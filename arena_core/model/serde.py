@@ -18,7 +18,7 @@ import cattrs
 from cattrs.errors import ClassValidationError, IterableValidationError
 
 from arena_core.model.errors import ValidationError, closest
-from arena_core.model.plain import plain_submission
+from arena_core.model.plain import plain_submission, plain_task
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task
 
@@ -147,8 +147,9 @@ _FLAT = frozenset({str, int, float, type(None)})
 
 
 def _structure_criterion(value: Any, _: type) -> SuccessCriterion:
-    if type(value) is dict and set(map(type, value.values())) <= _FLAT:
-        key = tuple((k, v, type(v)) for k, v in value.items())
+    types = tuple(map(type, value.values())) if type(value) is dict else None
+    if types is not None and _FLAT.issuperset(types):
+        key = (tuple(value.items()), types)
         known = _structured_criteria.get(key)
         if known is None:
             known = _structure_new_criterion(value)
@@ -334,8 +335,8 @@ def structure(data: Any, cls: type[T]) -> T:
     """
     if isinstance(data, cls):
         return data
-    if cls is Submission and type(data) is dict:
-        quick = plain_submission(data)
+    if type(data) is dict and (cls is Submission or cls is Task):
+        quick = plain_submission(data) if cls is Submission else plain_task(data, _structure_criterion)
         if quick is not None:
             return quick  # type: ignore[return-value]
     kind = cls.__name__.lower()
