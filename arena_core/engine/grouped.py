@@ -110,7 +110,8 @@ def group_baselines(
             q25, q75 = _quantiles(data, start, length)
         if field in samples:
             kept_samples[field] = (data, bounds)
-    fallbacks = {  # per default baseline (a few shared ones), the figures it supplies
+    default_codes, distinct_defaults = factorize_objects(defaults)  # a few shared default baselines
+    fallbacks = {  # per distinct default baseline, the figures it supplies
         id(d): {
             "total_tokens": (d.median_tokens, d.min_tokens, d.max_tokens),
             "tool_calls": (d.median_tool_calls, d.min_tool_calls, d.max_tool_calls),
@@ -118,7 +119,7 @@ def group_baselines(
             "estimated_cost": (0.05, 0.01, 0.20),
             "iterations": (d.median_iterations, 1.0, 1.0),
         }
-        for d in defaults
+        for d in distinct_defaults
     }
     measured = np.column_stack([reported if f == "iterations" else stats[f][0] for f in FIGURES]).reshape(count, -1)
     defaulted = [named[k] for k in ((~measured).astype(np.int64) @ bits).tolist()]
@@ -160,7 +161,7 @@ def group_baselines(
             },
         )
 
-    figures = _figure_arrays(stats, q25, q75, sizes, small, defaults, fallbacks)
+    figures = _figure_arrays(stats, q25, q75, sizes, small, (default_codes, distinct_defaults), fallbacks)
     return BaselineTable(figures, build, count)
 
 
@@ -170,13 +171,14 @@ def _figure_arrays(
     q75: np.ndarray,
     sizes: np.ndarray,
     small: np.ndarray,
-    defaults: Sequence[Baseline],
+    defaults: tuple[np.ndarray, list[Baseline]],
     fallbacks: dict[int, dict[str, tuple[float, float, float]]],
 ) -> dict[str, np.ndarray]:
     """The figures ``build`` gives each group, as arrays: the statistics where the group measured
     the figure, its default's fallback where not, and its default's own figures (and no runs)
-    below the minimum number of submissions."""
-    codes, distinct = factorize_objects(defaults)
+    below the minimum number of submissions. ``defaults``: each group's code into the distinct
+    default baselines, and those."""
+    codes, distinct = defaults
 
     def per_group(values: Sequence[object]) -> np.ndarray:  # one value per distinct default
         return np.array(values, dtype=float)[codes] if len(codes) else np.zeros(0)

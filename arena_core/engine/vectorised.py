@@ -33,12 +33,12 @@ if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
 
 
-def batch_reason(scorer: Scorer, tasks: Sequence[Task]) -> str | None:
+def batch_reason(scorer: Scorer, tasks: Sequence[Task], profiles: Sequence[WeightProfile] | None = None) -> str | None:
     """Why ``tasks`` cannot be scored by the batch path (the first component in use without a
-    batch form, named), or ``None`` when they can."""
+    batch form, named), or ``None`` when they can. ``profiles``: the tasks' weight profiles,
+    when the caller has them already."""
     by_profile: dict[str, tuple[WeightProfile, list[Task]]] = {}
-    for task in tasks:
-        profile = scorer.profile_for(task)
+    for task, profile in zip(tasks, profiles or [scorer.profile_for(t) for t in tasks], strict=True):
         by_profile.setdefault(profile.name, (profile, []))[1].append(task)
     for profile, members in by_profile.values():
         for dimension in profile.weights:
@@ -66,7 +66,7 @@ def evaluate_columns(
     plans = [scorer.plan_for(t) for t in task_list]
     profiles = [profile for profile, _ in plans]
     adjusters = [adjuster for _, adjuster in plans]
-    if batch_reason(scorer, task_list) is not None:
+    if batch_reason(scorer, task_list, profiles) is not None:
         return None
     # One value per baseline, not per row: a million rows would hold 17 figures each (136 MB).
     per_baseline = figures_of(baselines)
