@@ -9,12 +9,12 @@ first access, exactly as it would have been built before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import overload
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import numpy as np
 
+from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.records import Baseline
 
 __all__ = ["FIGURE_FIELDS", "BaselineTable", "figures_of"]
@@ -34,7 +34,7 @@ def figures_of(baselines: Sequence[Baseline]) -> dict[str, np.ndarray]:
     return {f: np.array([getattr(b, f) for b in baselines], dtype=float) for f in FIGURE_FIELDS}
 
 
-class BaselineTable(Sequence[Baseline]):
+class BaselineTable(BuiltOnAccess[Baseline]):
     """The baselines of a batch's groups: their figures as arrays, and each group's
     :class:`Baseline` built on first access by ``build(index)`` (and kept)."""
 
@@ -47,25 +47,11 @@ class BaselineTable(Sequence[Baseline]):
     def __len__(self) -> int:
         return self._size
 
-    @overload
-    def __getitem__(self, index: int) -> Baseline: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Baseline]: ...
-
-    def __getitem__(self, index: int | slice) -> Baseline | list[Baseline]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._size))]
-        position = index + self._size if index < 0 else index
-        if not 0 <= position < self._size:
-            raise IndexError(index)
+    def _item(self, position: int) -> Baseline:
         built = self._built.get(position)
         if built is None:
             built = self._built[position] = self._build(position)
         return built
-
-    def __iter__(self) -> Iterator[Baseline]:
-        return (self[i] for i in range(self._size))
 
     def figures(self) -> dict[str, np.ndarray]:
         """Each of :data:`FIGURE_FIELDS` as an array, one value per group (NaN: not computed)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar
 
 import numpy as np
 import orjson
@@ -15,6 +15,7 @@ from arena_core.engine.batch import (
     CheckColumn,
 )
 from arena_core.engine.columns import factorize
+from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
@@ -24,7 +25,7 @@ _PASSED = STATUSES.index("passed")
 
 
 @frozen(eq=False)
-class EvaluationBatch(Sequence[Evaluation]):
+class EvaluationBatch(BuiltOnAccess[Evaluation]):
     """Evaluations of many submissions, held as columns; indexing builds an :class:`Evaluation`.
 
     ``columns()`` gives the arrays (scores, ranks, percentiles) without building objects. Each
@@ -69,21 +70,6 @@ class EvaluationBatch(Sequence[Evaluation]):
 
     def __len__(self) -> int:
         return self.size
-
-    @overload
-    def __getitem__(self, index: int) -> Evaluation: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Evaluation]: ...
-
-    def __getitem__(self, index: int | slice) -> Evaluation | list[Evaluation]:
-        if isinstance(index, slice):
-            return [self._build(i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(index)
-        return self._build(index)
 
     def columns(self) -> dict[str, Any]:
         """Column name to array: ids, tool, model, overall and dimension scores (NaN where left
@@ -305,7 +291,7 @@ class EvaluationBatch(Sequence[Evaluation]):
                 out[row] = shown[local]
         return out
 
-    def _build(self, i: int) -> Evaluation:
+    def _item(self, i: int) -> Evaluation:
         code = self.task_codes[i]
         profile = self.profiles[code]
         present = [d for d in profile.weights if not math.isnan(self.raw_scores[d][i])]
