@@ -151,6 +151,10 @@ def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, co
     written = io.StringIO()
     write_evaluations(batch, "jsonl", written)
     assert written.getvalue().splitlines() == [orjson.dumps(to_dict(e)).decode() for e in batch]
+    # ... and so it does with blocks that end anywhere (rows of several tasks and profiles in one).
+    from arena_core.engine.jsonlines import json_line_blocks
+
+    assert b"".join(json_line_blocks(batch, block=3, joined=2)).decode() == written.getvalue()
     # CSV from the batch's columns equals CSV from the evaluations one by one.
     from_columns, from_objects = io.StringIO(), io.StringIO()
     write_evaluations(batch, "csv", from_columns)
@@ -379,7 +383,7 @@ def test_verdict_codes_tell_apart_what_the_records_show() -> None:
     import numpy as np
 
     from arena_core.engine.batch import CheckColumn
-    from arena_core.engine.results import _verdict_codes
+    from arena_core.engine.rowparts import _verdict_codes
 
     rng = np.random.default_rng(5)
     status = rng.integers(0, 4, 500).astype(np.int8)

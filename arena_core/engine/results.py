@@ -7,21 +7,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import orjson
 from attrs import frozen
 
-from arena_core.engine.batch import (
-    STATUSES,
-    CheckColumn,
-)
-from arena_core.engine.columns import factorize
+from arena_core.engine.batch import CheckColumn
+from arena_core.engine.jsonlines import json_line_blocks
+from arena_core.engine.rowparts import criteria_lists, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
 from arena_core.model.serde import to_dict
-
-_PASSED = STATUSES.index("passed")
 
 
 @frozen(eq=False)
@@ -147,24 +142,24 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 first.append((row, order.index(dimension), dimension))
         return [d for _, _, d in sorted(first)]
 
-    def records(
-        self, *, provenance: bool = True, block: int = 65_536, encoded: bool = False
-    ) -> Iterator[dict[str, Any]]:
+    def json_lines(self) -> Iterator[bytes]:
+        """The evaluations as JSON Lines, a block of lines at a time: the bytes of
+        ``orjson.dumps(to_dict(evaluation))`` and a newline for each, encoded a column at a time
+        (:mod:`arena_core.engine.jsonlines`)."""
+        return json_line_blocks(self)
+
+    def records(self, *, block: int = 65_536) -> Iterator[dict[str, Any]]:
         """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built
         from the arrays without an :class:`Evaluation` per submission (for writing files).
 
-        :param provenance: include ``provenance`` (the same for every record; a writer that
-            encodes it once and appends it to each line passes ``False``).
         :param block: rows prepared at a time: what is held beside the arrays is one block's
             Python values, not the whole result's.
-        :param encoded: for a writer that encodes with orjson: ``breakdown`` and ``criteria``,
-            which most rows share, are given as ``orjson.Fragment`` s (JSON encoded once).
         """
         filled: dict[int, dict[str, str]] = {}
         for slot, policy, mask in self.filled:
             for row in np.flatnonzero(mask).tolist():
                 filled.setdefault(row, {})[slot] = policy
-        shared = to_dict(self.provenance) if provenance and self.provenance is not None else None
+        shared = to_dict(self.provenance) if self.provenance is not None else None
         # Per profile, which of all the dimensions are its own and, per row, whether it has them
         # all (then its breakdown is the profile's own; a row missing some is rare and done by
         # hand). Profiles repeat across tasks, so each is prepared once.
@@ -181,9 +176,7 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 dims = list(profile.weights)
                 where = [all_dims.index(d) for d in dims]
                 complete = ~np.isnan(matrix[:, where]).any(axis=1)
-                breakdown: Any = {f"{d}_weight": w for d, w in profile.weights.items()}
-                if encoded:
-                    breakdown = orjson.Fragment(orjson.dumps(breakdown))
+                breakdown = {f"{d}_weight": w for d, w in profile.weights.items()}
                 own = None if where == list(range(len(all_dims))) else where
                 prepared[profile.name] = (profile, dims, [f"{d}_score" for d in dims], own, complete, breakdown)
             by_profile.append(prepared[profile.name])
@@ -197,7 +190,7 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
             ranks, percentiles = self.ranks[start:stop].tolist(), self.percentiles[start:stop].tolist()
             provisional, codes = self.provisional[start:stop].tolist(), self.task_codes[start:stop].tolist()
             coverage = self.coverage[start:stop].tolist()
-            criteria = self._criteria_records(start, stop, encoded)
+            criteria = criteria_lists(self.criteria, start, stop)
             score_rows, part_rows = matrix[start:stop].tolist(), part_matrix[start:stop].tolist()
             parts_whole = part_complete[start:stop].tolist()
             ids, task_ids = self.ids[start:stop], self.task_ids[start:stop]
@@ -214,11 +207,11 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 values = score_rows[j] if own is None else [score_rows[j][k] for k in own]
                 if complete[i]:
                     record.update(zip(names, values, strict=True))
-                    record["breakdown"] = breakdown if encoded else dict(breakdown)
+                    record["breakdown"] = dict(breakdown)
                 else:
                     present = [d for d, v in zip(dims, values, strict=True) if v == v]  # not NaN
                     record.update((f"{d}_score", v) for d, v in zip(dims, values, strict=True) if v == v)
-                    record["breakdown"] = {f"{d}_weight": w for d, w in _kept_weights(profile, present).items()}
+                    record["breakdown"] = {f"{d}_weight": w for d, w in kept_weights(profile, present).items()}
                 record["weight_profile"] = profile.name
                 record["difficulty"] = difficulties[code]
                 record["unadjusted_overall_score"] = unadjusted[j]
@@ -246,62 +239,17 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                     record["provenance"] = shared
                 yield record
 
-    def _criteria_records(self, start: int, stop: int, encoded: bool = False) -> list[Any]:
-        """Per row of ``start:stop``, its criteria's verdicts as
-        :func:`~arena_core.model.serde.to_dict` gives them. Within a task, each criterion's
-        distinct verdicts are built once, and so is each distinct list of them, shared (read-only)
-        by the rows that have it: most rows of a task read alike. Verdicts are told apart by
-        integer codes (status, credit, and the reason of a row that did not pass), so only the
-        reasons are Python values per row. ``encoded``: each list as an ``orjson.Fragment`` of
-        its JSON."""
-        out: list[Any] = [orjson.Fragment(b"[]") if encoded else [] for _ in range(stop - start)]
-        entries = {id(entry): entry for entry in self.criteria.values()}  # tasks checked together share one
-        for rows, verdicts in entries.values():
-            low, high = (int(x) for x in np.searchsorted(rows, [start, stop]))
-            if low == high:
-                continue
-            combined = np.zeros(high - low, dtype=np.int64)
-            built: list[list[dict[str, Any]]] = []
-            for criterion, column in verdicts:
-                codes, keys = _verdict_codes(column, low, high)
-                combined = combined * len(keys) + codes
-                built.append(
-                    [
-                        {
-                            "type": criterion.type,
-                            "status": STATUSES[verdict],
-                            "credit": value,
-                            "weight": criterion.weight,
-                            "reason": reason,
-                        }
-                        for verdict, value, reason in keys
-                    ]
-                )
-            distinct, lists = np.unique(combined, return_inverse=True)  # each row's verdicts
-            shown: list[Any] = []
-            for key in distinct.tolist():
-                chosen = []
-                for choices in reversed(built):
-                    key, k = divmod(key, len(choices))
-                    chosen.append(choices[k])
-                shown.append(chosen[::-1])
-            if encoded:
-                shown = [orjson.Fragment(orjson.dumps(verdicts)) for verdicts in shown]
-            for local, row in zip(lists.tolist(), (rows[low:high] - start).tolist(), strict=True):
-                out[row] = shown[local]
-        return out
-
     def _item(self, i: int) -> Evaluation:
         code = self.task_codes[i]
         profile = self.profiles[code]
         present = [d for d in profile.weights if not math.isnan(self.raw_scores[d][i])]
-        weights = profile.weights if len(present) == len(profile.weights) else _kept_weights(profile, present)
+        weights = profile.weights if len(present) == len(profile.weights) else kept_weights(profile, present)
         criteria: tuple[CriterionResult, ...] = ()
         verdicts = self.criteria.get(id(self.task_list[code]))
         if verdicts is not None:
             rows, columns = verdicts
             local = int(np.searchsorted(rows, i))
-            criteria = tuple(_verdict(criterion, column, local) for criterion, column in columns)
+            criteria = tuple(verdict(criterion, column, local) for criterion, column in columns)
         adjuster = self.adjusters[code]
         return Evaluation(
             submission_id=str(self.ids[i]),
@@ -326,45 +274,6 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
         )
 
 
-def _verdict_codes(column: CheckColumn, low: int, high: int) -> tuple[np.ndarray, list[tuple[int, float, str]]]:
-    """A code per row of ``low:high`` of a criterion's verdicts, and the (status, credit, reason)
-    of each code: rows alike in status and credit share a code, unless the reasons of those that
-    did not pass differ."""
-    status, credit = column.status[low:high], column.credit[low:high]
-    credits, credit_codes = np.unique(credit, return_inverse=True)
-    key = status.astype(np.int64) * len(credits) + credit_codes
-    failing = np.flatnonzero(status != _PASSED)
-    reasons = [""]
-    if len(failing):
-        if column.reason_by is None:
-            reason_codes, distinct_reasons = factorize([column.reason(low + i) for i in failing.tolist()])
-        else:  # one reason per distinct value, asked of its first row
-            _, first, by_value = np.unique(column.reason_by[low + failing], return_index=True, return_inverse=True)
-            asked = [column.reason(low + i) for i in failing[first].tolist()]
-            text_codes, distinct_reasons = factorize(asked)
-            reason_codes = text_codes[by_value]
-        reason_of = np.zeros(high - low, dtype=np.int64)
-        reason_of[failing] = reason_codes + 1
-        reasons += distinct_reasons
-        key = key * len(reasons) + reason_of
-    distinct, codes = np.unique(key, return_inverse=True)
-    keys = []
-    for value in distinct.tolist():
-        value, reason = divmod(value, len(reasons))
-        verdict, credit_code = divmod(value, len(credits))
-        keys.append((verdict, float(credits[credit_code]), reasons[reason]))
-    return codes, keys
-
-
-def _kept_weights(profile: WeightProfile, present: Sequence[str]) -> dict[str, float]:
-    """The weights of the dimensions that were measured, renormalised to sum to 1 (summed in
-    profile order, as the per-record path sums them)."""
-    kept = 0.0
-    for d in present:
-        kept += profile.weights[d]
-    return {d: profile.weights[d] / kept for d in present}
-
-
 class EvaluationList(list[Evaluation]):
     """Evaluations made one record at a time, saying why the batch path did not run."""
 
@@ -375,9 +284,3 @@ class EvaluationList(list[Evaluation]):
         super().__init__(evaluations)
         #: The submission with a workspace, or the component in use without a batch form.
         self.fallback_reason: str | None = fallback_reason
-
-
-def _verdict(criterion: SuccessCriterion, column: CheckColumn, row: int) -> CriterionResult:
-    status = STATUSES[int(column.status[row])]
-    reason = "" if status == "passed" else column.reason(row)
-    return CriterionResult(criterion.type, status, float(column.credit[row]), criterion.weight, reason)  # type: ignore[arg-type]

@@ -59,13 +59,13 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             return None
         if name == "id" and column.null_count:
             return None
-        encoded = pc.dictionary_encode(column).combine_chunks()
+        # Nulls encoded as a value of their own: indices without nulls convert to NumPy without a
+        # copy, and without pyarrow importing pandas (about 0.15 s) to convert them.
+        encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
         distinct = encoded.dictionary.to_pylist()
-        if not valid_names(distinct):
+        if not valid_names([v for v in distinct if v is not None]):
             return None
-        lookup = np.array([*distinct, None], dtype=object)
-        codes = encoded.indices.fill_null(len(distinct)).to_numpy()
-        text[name] = lookup[codes].tolist()
+        text[name] = np.array(distinct, dtype=object)[encoded.indices.to_numpy()].tolist()
     numeric: dict[str, np.ndarray] = {}
     for name in NUMERIC_FIELDS:
         if name not in names:

@@ -1,0 +1,119 @@
+"""Per-row parts of a batch result that its record and JSON Lines writers both build: each row's
+criteria verdicts, shared by the rows that read alike, and the weights of a row that missed
+some of its profile's dimensions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import orjson
+
+from arena_core.engine.batch import STATUSES, CheckColumn
+from arena_core.engine.columns import factorize
+from arena_core.model.records import CriterionResult, SuccessCriterion, WeightProfile
+
+__all__ = ["criteria_lists", "kept_weights", "verdict"]
+
+_PASSED = STATUSES.index("passed")
+
+#: ``id(task)`` to (rows checked, each criterion with its verdicts on those rows), as a batch
+#: result holds them.
+Verdicts = Mapping[int, tuple[np.ndarray, list[tuple[SuccessCriterion, CheckColumn]]]]
+
+
+def criteria_lists(
+    verdicts: Verdicts, start: int, stop: int, *, prefix: bytes | None = None, suffix: bytes = b""
+) -> list[Any]:
+    """Per row of ``start:stop``, its criteria's verdicts as
+    :func:`~arena_core.model.serde.to_dict` gives them. Within a task, each criterion's
+    distinct verdicts are built once, and so is each distinct list of them, shared (read-only)
+    by the rows that have it: most rows of a task read alike. Verdicts are told apart by
+    integer codes (status, credit, and the reason of a row that did not pass), so only the
+    reasons are Python values per row.
+
+    :param prefix: for a JSON writer: each list as ``prefix``, its JSON and ``suffix``, encoded
+        once per distinct list.
+    """
+    out: list[Any] = [[] if prefix is None else prefix + b"[]" + suffix] * (stop - start)
+    entries = {id(entry): entry for entry in verdicts.values()}  # tasks checked together share one
+    for rows, columns in entries.values():
+        low, high = (int(x) for x in np.searchsorted(rows, [start, stop]))
+        if low == high:
+            continue
+        combined = np.zeros(high - low, dtype=np.int64)
+        built: list[list[dict[str, Any]]] = []
+        for criterion, column in columns:
+            codes, keys = _verdict_codes(column, low, high)
+            combined = combined * len(keys) + codes
+            built.append(
+                [
+                    {
+                        "type": criterion.type,
+                        "status": STATUSES[status],
+                        "credit": value,
+                        "weight": criterion.weight,
+                        "reason": reason,
+                    }
+                    for status, value, reason in keys
+                ]
+            )
+        distinct, lists = np.unique(combined, return_inverse=True)  # each row's verdicts
+        shown: list[Any] = []
+        for key in distinct.tolist():
+            chosen = []
+            for choices in reversed(built):
+                key, k = divmod(key, len(choices))
+                chosen.append(choices[k])
+            shown.append(chosen[::-1])
+        if prefix is not None:
+            shown = [prefix + orjson.dumps(listed) + suffix for listed in shown]
+        for local, row in zip(lists.tolist(), (rows[low:high] - start).tolist(), strict=True):
+            out[row] = shown[local]
+    return out
+
+
+def _verdict_codes(column: CheckColumn, low: int, high: int) -> tuple[np.ndarray, list[tuple[int, float, str]]]:
+    """A code per row of ``low:high`` of a criterion's verdicts, and the (status, credit, reason)
+    of each code: rows alike in status and credit share a code, unless the reasons of those that
+    did not pass differ."""
+    status, credit = column.status[low:high], column.credit[low:high]
+    credits, credit_codes = np.unique(credit, return_inverse=True)
+    key = status.astype(np.int64) * len(credits) + credit_codes
+    failing = np.flatnonzero(status != _PASSED)
+    reasons = [""]
+    if len(failing):
+        if column.reason_by is None:
+            reason_codes, distinct_reasons = factorize([column.reason(low + i) for i in failing.tolist()])
+        else:  # one reason per distinct value, asked of its first row
+            _, first, by_value = np.unique(column.reason_by[low + failing], return_index=True, return_inverse=True)
+            asked = [column.reason(low + i) for i in failing[first].tolist()]
+            text_codes, distinct_reasons = factorize(asked)
+            reason_codes = text_codes[by_value]
+        reason_of = np.zeros(high - low, dtype=np.int64)
+        reason_of[failing] = reason_codes + 1
+        reasons += distinct_reasons
+        key = key * len(reasons) + reason_of
+    distinct, codes = np.unique(key, return_inverse=True)
+    keys = []
+    for value in distinct.tolist():
+        value, reason = divmod(value, len(reasons))
+        verdict, credit_code = divmod(value, len(credits))
+        keys.append((verdict, float(credits[credit_code]), reasons[reason]))
+    return codes, keys
+
+
+def kept_weights(profile: WeightProfile, present: Sequence[str]) -> dict[str, float]:
+    """The weights of the dimensions that were measured, renormalised to sum to 1 (summed in
+    profile order, as the per-record path sums them)."""
+    kept = 0.0
+    for d in present:
+        kept += profile.weights[d]
+    return {d: profile.weights[d] / kept for d in present}
+
+
+def verdict(criterion: SuccessCriterion, column: CheckColumn, row: int) -> CriterionResult:
+    status = STATUSES[int(column.status[row])]
+    reason = "" if status == "passed" else column.reason(row)
+    return CriterionResult(criterion.type, status, float(column.credit[row]), criterion.weight, reason)  # type: ignore[arg-type]
