@@ -159,3 +159,54 @@ def test_a_bad_line_is_still_reported_with_its_line_when_pyarrow_reads_jsonl(tmp
     broken.write_bytes(b"PAR1 not really")
     code, printed = _cli("score", str(broken), "--tasks", str(tasks))
     assert code == 2 and "broken.parquet: not a readable Parquet file" in printed
+
+
+def _arrays() -> list[pa.ChunkedArray | pa.Array]:
+    """Numbers and booleans as tables hold them: several chunks, slices that start inside a
+    byte of a bitmap, nulls, and empty."""
+    ints = pa.array([3, None, 7, 11, None, 13, 17, 19, 23], type=pa.int64())
+    floats = pa.array([0.5, 1.25, None, -0.0, 1e300, 7.0, None, 2.0, 9.5])
+    flags = pa.array([True, False, True, True, False, False, True, False, True, True, False])
+    return [
+        ints,
+        ints.slice(3),
+        ints.slice(1, 5),
+        pa.chunked_array([ints.slice(0, 4), ints.slice(5)]),
+        floats.slice(2, 6),
+        pa.chunked_array([floats, floats.slice(7)]),
+        pa.array([1, 2, 3], type=pa.int32()).slice(1),
+        flags,
+        flags.slice(3),
+        pa.chunked_array([flags.slice(5), flags.slice(1, 3)]),
+        pa.array([], type=pa.int64()),
+    ]
+
+
+@pytest.mark.parametrize("array", _arrays(), ids=lambda a: f"{a.type}-{len(a)}")
+def test_arrays_read_from_their_buffers_equal_pyarrows_own_conversion(array) -> None:
+    import numpy as np
+
+    from arena_core.engine.tables import to_numpy
+
+    expected = array.to_numpy(zero_copy_only=False) if isinstance(array, pa.Array) else array.to_numpy()
+    got = to_numpy(array)
+    assert got.dtype.kind == expected.dtype.kind
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_reading_a_file_into_columns_leaves_pandas_unimported(tmp_path: Path) -> None:
+    """pyarrow's ``to_numpy`` imports pandas whenever it is installed (it is, here: these tests
+    use it), about 0.15 s of every command; the table reader converts without it."""
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in RUNS))
+    script = (
+        "import sys, pyarrow.json; from arena_core.engine.tables import columns_from_table; "
+        f"columns = columns_from_table(pyarrow.json.read_json({str(runs)!r})); "
+        "assert columns is not None and columns.size == %d, columns; "
+        "print('pandas' in sys.modules)" % len(RUNS)
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

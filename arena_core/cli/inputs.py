@@ -248,7 +248,7 @@ def _checked_columns(
                 invalid(row, error)
     problems.raise_if_any()  # invalid rows may still be in the columns: report them first
     ids = read.ids if isinstance(read, Columns) else [s.id for s in read]
-    for row, first in repeated_ids(ids):
+    for row, first in read.repeated_ids() if isinstance(read, Columns) else repeated_ids(ids):
         problems.add(used_twice(located.where(row), ids[row], located.where(first)))
     problems.raise_if_any()
     if len(ids) == 0:
@@ -263,7 +263,7 @@ def _table_columns(state: State, path: Path, task_id: str | None) -> Columns | N
     if table is None or table.num_rows == 0:
         return None
     columns = columns_from_table(table, strict=state.arena.config.strict)
-    if columns is None or next(repeated_ids(columns.ids), None) is not None:
+    if columns is None or columns.repeated_ids():
         return None
     return columns
 

@@ -17,7 +17,7 @@ import numpy as np
 from arena_core.engine import ranking
 from arena_core.engine.baselines import default_baseline_for
 from arena_core.engine.baselinetable import BaselineTable
-from arena_core.engine.columns import Columns, repeated_ids
+from arena_core.engine.columns import Columns
 from arena_core.engine.grouped import group_baselines
 from arena_core.engine.results import EvaluationList
 from arena_core.engine.scoring import Scorer
@@ -71,7 +71,7 @@ def evaluate_many(
 
 def _check_unique(columns: Columns) -> None:
     """Refuse a batch in which an id appears twice: its evaluations could not be told apart."""
-    for row, first in repeated_ids(columns.ids):
+    for row, first in columns.repeated_ids():
         raise ValidationError(
             f"submission {columns.ids[row]!r}",
             "id",

@@ -17,7 +17,7 @@ import numpy as np
 from arena_core.engine.columns import NUMERIC_FIELDS, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, valid_names
 
-__all__ = ["columns_from_table", "table_of"]
+__all__ = ["columns_from_table", "table_of", "to_numpy"]
 
 _NAMES = ("id", "task_id", "tool", "model")
 
@@ -34,6 +34,27 @@ def table_of(data: Any) -> Any | None:
     if hasattr(data, "__arrow_c_stream__") or type(data).__module__.startswith("pandas"):
         return pyarrow.table(data)
     return None
+
+
+def to_numpy(column: Any) -> np.ndarray:
+    """An Arrow array or chunked array of numbers or booleans as a NumPy array (nulls as NaN),
+    read from its buffers. pyarrow's own ``to_numpy`` imports pandas whenever it is installed:
+    0.15 s of every command that reads a file, for a library it never uses."""
+    import pyarrow
+
+    array = column.combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
+    n, offset = len(array), array.offset
+    validity, data = array.buffers()[:2]
+    if pyarrow.types.is_boolean(array.type):
+        bits = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+        values = np.unpackbits(bits, count=offset + n, bitorder="little")[offset:].astype(bool)
+    else:
+        dtype = np.dtype(array.type.to_pandas_dtype())  # a NumPy type; pandas is not imported
+        values = np.frombuffer(data, dtype=dtype, count=offset + n)[offset:] if n else np.zeros(0, dtype)
+    if array.null_count:
+        present = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=offset + n, bitorder="little")
+        values = np.where(present[offset:].astype(bool), values, np.nan)
+    return values
 
 
 def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
@@ -59,13 +80,11 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             return None
         if name == "id" and column.null_count:
             return None
-        # Nulls encoded as a value of their own: indices without nulls convert to NumPy without a
-        # copy, and without pyarrow importing pandas (about 0.15 s) to convert them.
-        encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()
+        encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()  # a null: a value
         distinct = encoded.dictionary.to_pylist()
         if not valid_names([v for v in distinct if v is not None]):
             return None
-        text[name] = np.array(distinct, dtype=object)[encoded.indices.to_numpy()].tolist()
+        text[name] = np.array(distinct, dtype=object)[to_numpy(encoded.indices)].tolist()
     numeric: dict[str, np.ndarray] = {}
     for name in NUMERIC_FIELDS:
         if name not in names:
@@ -76,7 +95,7 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             continue
         if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
             return None
-        values = column.to_numpy().astype(float)
+        values = to_numpy(column).astype(float)
         if pyarrow.types.is_floating(kind) and int(np.isnan(values).sum()) != column.null_count:
             return None  # a NaN given as such
         if bad_figures(values, name).any():
@@ -89,7 +108,7 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         column = table["success"]
         if not pyarrow.types.is_boolean(column.type) or column.null_count:
             return None
-        success = column.to_numpy()
+        success = to_numpy(column)
     files = None
     if "files_created" in names:
         files = _file_lists(table["files_created"])
@@ -125,11 +144,17 @@ def _file_lists(column: Any) -> list[tuple[str, ...]] | None:
         flat = pc.list_flatten(column)
         if flat.null_count or pc.any(pc.match_substring(flat, "\x00")).as_py():
             return None
-    joined = pc.binary_join(column.cast(pyarrow.list_(pyarrow.string())), "\x00")
+    # The separator as an Arrow scalar built from its bytes: given as a Python string, pyarrow
+    # would import pandas to convert it (see to_numpy).
+    nul = pyarrow.py_buffer(b"\x00")
+    separator = pyarrow.Array.from_buffers(
+        pyarrow.string(), 1, [None, pyarrow.py_buffer(np.array([0, 1], np.int32)), nul]
+    )
+    joined = pc.binary_join(column.cast(pyarrow.list_(pyarrow.string())), separator[0])
     encoded = pc.dictionary_encode(joined).combine_chunks()
-    lengths = pc.list_value_length(column).to_numpy()
+    lengths = to_numpy(pc.list_value_length(column))
     distinct = [tuple(s.split("\x00")) if s else () for s in encoded.dictionary.to_pylist()]
-    codes = encoded.indices.to_numpy()
+    codes = to_numpy(encoded.indices)
     lists = [distinct[c] for c in codes.tolist()]
     if ((lengths == 1) & (np.array([len(x) for x in distinct])[codes] == 0)).any():
         return None  # a list holding one empty string reads as an empty list here: let the records say
