@@ -462,3 +462,18 @@ def test_tasks_with_equal_criteria_are_checked_together_with_the_same_verdicts()
     assert len(shared) == 2 + 12
     assert alone == {f"t{k}" for k in range(4, 60, 5)}  # once per task
     assert len(calls) == len(shared) + 12
+
+
+@pytest.mark.parametrize("groups", [1, 7, 65_535, 65_536, 100_000, 1 << 33])
+def test_order_within_groups_is_lexsort_by_group_then_value(groups: int) -> None:
+    """Group codes are sorted 16 bits at a time (NumPy's radix sort): below and above one and
+    two 16-bit digits, rows come out by group, then by value, as ``np.lexsort`` orders them."""
+    from arena_core.engine.columns import order_within_groups
+
+    rng = np.random.default_rng(groups)
+    codes = rng.integers(0, groups, 50_000).astype(np.int64)
+    values = np.round(rng.random(50_000) * 10, 1)  # ties within a group need no order
+    order = order_within_groups(values, codes)
+    expected = np.lexsort((values, codes))
+    assert sorted(order.tolist()) == list(range(50_000))
+    assert np.array_equal(codes[order], codes[expected]) and np.array_equal(values[order], values[expected])

@@ -69,13 +69,22 @@ def factorize_objects(objects: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
 
 def order_within_groups(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """The permutation sorting rows by group, then by value: ``np.lexsort((values, groups))``,
-    done as one sort of the values (ties need no order) and one stable sort of the group codes, which NumPy does by
-    radix sort when the codes fit 16 bits (three times faster than ``lexsort`` on a million rows)."""
+    done as one sort of the values (ties need no order) and stable sorts of the group codes,
+    16 bits at a time from the lowest: NumPy sorts 16-bit keys stably by radix sort, three times
+    faster than ``lexsort`` on a million rows, and twice as fast as a stable sort of 64-bit codes
+    when there are more than 65,536 groups (100,000 tasks)."""
     if len(groups) == 0:
         return np.zeros(0, dtype=np.intp)
-    by_value = np.argsort(values)
-    narrow = groups.astype(np.uint16) if int(groups.max()) < 1 << 16 else groups
-    return by_value[np.argsort(narrow[by_value], kind="stable")]
+    order = np.argsort(values)
+    highest = int(groups.max())
+    if highest >= 1 << 32:
+        return order[np.argsort(groups[order], kind="stable")]
+    shift = 0
+    while shift == 0 or highest >> shift:
+        digit = ((groups[order] >> shift) & 0xFFFF).astype(np.uint16)
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+    return order
 
 
 def split_by_code(codes: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
