@@ -48,7 +48,7 @@ def records(draw: st.DrawFn, *, valid: bool) -> dict[str, Any]:
         record["notes"] = "kept under meta"
     if not valid:
         field = draw(st.sampled_from([*NUMERIC_FIELDS, "id", "tool", "model", "success", "files_created", "meta"]))
-        record[field] = draw(st.one_of(ODD_VALUES, st.sampled_from(["", " ", "a\x1b", "b\u202e", ["a", 1], "s"])))
+        record[field] = draw(st.one_of(ODD_VALUES, st.sampled_from(["", " ", "a\x1b", "b\u202e", ["a", 1], ["a", ["b"]], [{"x": 1}], "s"])))
     return record
 
 

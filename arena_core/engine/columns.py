@@ -119,7 +119,6 @@ class Columns:
         self.numeric = {f: numeric.get(f, np.full(self.size, np.nan)) for f in NUMERIC_FIELDS}
         self.success = success if success is not None else np.ones(self.size, dtype=bool)
         self.files_created = files_created if files_created is not None else [()] * self.size
-        self._file_codes: tuple[np.ndarray, list[Any]] | None = None
         self._file_index: dict[str, list[int]] | None = None
         self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
         self._ids_distinct = False
@@ -141,15 +140,16 @@ class Columns:
         return self._codes[field]
 
     def coded(self, field: str, codes: tuple[np.ndarray, list[Any]]) -> Columns:
-        """These columns, knowing the :meth:`codes` of ``field`` already."""
+        """These columns, knowing the :meth:`codes` of ``field`` already (of ``files_created``:
+        its :meth:`file_sets`)."""
         self._codes[field] = codes
         return self
 
     def file_sets(self) -> tuple[np.ndarray, list[Any]]:
-        """Rows' ``files_created`` as codes into the distinct lists (computed once)."""
-        if self._file_codes is None:
-            self._file_codes = factorize(list(map(tuple, self.files_created)))
-        return self._file_codes
+        """Rows' ``files_created`` as codes into the distinct lists, as tuples (computed once)."""
+        if "files_created" not in self._codes:
+            self._codes["files_created"] = factorize(list(map(tuple, self.files_created)))
+        return self._codes["files_created"]
 
     def lists_with(self, path: str) -> list[int]:
         """The codes (of :meth:`file_sets`) of the distinct lists holding ``path``: an index

@@ -62,12 +62,12 @@ def coverage_column(
         masks[slot] = masks[slot] | mask if slot in masks else mask.copy()
     missing = np.zeros(len(row_profiles))
     for slot, mask in masks.items():
-        share = np.array([table.get(slot, (slot, 0.0))[1] for table in shares])[row_profiles]
-        dimension = np.array([table.get(slot, (slot, 0.0))[0] for table in shares], dtype=object)[row_profiles]
+        entries = [table.get(slot, (slot, 0.0)) for table in shares]  # per profile: (dimension, share)
         counted = mask.copy()
         for other, other_mask in masks.items():
-            if other != slot:
-                counted &= ~((dimension == other) & other_mask)
-        missing[counted] += share[counted]
+            within = [dimension == other for dimension, _ in entries]  # per profile, not per row
+            if other != slot and any(within):
+                counted &= ~(np.array(within)[row_profiles] & other_mask)
+        missing[counted] += np.array([share for _, share in entries])[row_profiles][counted]
     rounded: np.ndarray = np.round(np.maximum(0.0, 1.0 - missing), 4)
     return rounded

@@ -82,7 +82,8 @@ def columns_from_records(
         success = np.ones(n, dtype=bool)
         suspect |= np.array([type(v) is not bool and v is not _ABSENT for v in success_values])
     files_created = column("files_created", ())
-    suspect |= _bad_file_lists(files_created)
+    bad, file_codes = _file_lists(files_created)
+    suspect |= bad
     meta = column("meta", _ABSENT)
     if not set(map(type, meta)) <= {dict, type(_ABSENT)}:
         suspect |= np.array([v is not _ABSENT and type(v) is not dict for v in meta])
@@ -112,10 +113,13 @@ def columns_from_records(
     # Every row now holds a valid id and a task id or None (refused later, by the task lookup,
     # naming the submission).
     result = Columns(ids, task_ids, numeric, tools=tools, models=models, success=success, files_created=files_created)
-    for name, field in (("task_id", "task_ids"), ("tool", "tools")):
-        known = codes[name]
-        if known is not None and not suspect.any():  # (a structured record may change a row)
-            result.coded(field, known)
+    if not suspect.any():  # (a structured record may change a row)
+        for name, field in (("task_id", "task_ids"), ("tool", "tools")):
+            known = codes[name]
+            if known is not None:
+                result.coded(field, known)
+        if file_codes is not None:
+            result.coded("files_created", file_codes)
     return result
 
 
@@ -185,11 +189,18 @@ def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
     return array, bad
 
 
-def _bad_file_lists(values: list[Any]) -> np.ndarray:
-    """Rows whose ``files_created`` is not a list of strings (absent ones are ``()``)."""
-    if set(map(type, values)) <= {list, tuple} and set(map(type, chain.from_iterable(values))) <= {str}:
-        return np.zeros(len(values), dtype=bool)
-    return np.array([not (type(v) in (list, tuple) and all(type(x) is str for x in v)) for v in values])
+def _file_lists(values: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, list[Any]] | None]:
+    """(rows whose ``files_created`` is not a list of strings (absent ones are ``()``), the
+    :func:`factorize` of the lists as tuples when all are: what ``Columns.file_sets`` would
+    compute again). Lists repeat, so the names' types are checked in the distinct lists only."""
+    if set(map(type, values)) <= {list, tuple}:
+        try:
+            codes = factorize(list(map(tuple, values)))
+        except TypeError:  # something unhashable in a list: not a name
+            codes = None
+        if codes is not None and set(map(type, chain.from_iterable(codes[1]))) <= {str}:
+            return np.zeros(len(values), dtype=bool), codes
+    return np.array([not (type(v) in (list, tuple) and all(type(x) is str for x in v)) for v in values]), None
 
 
 def inconsistent(numeric: Mapping[str, np.ndarray]) -> np.ndarray:
