@@ -155,6 +155,11 @@ def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, co
     from arena_core.engine.jsonlines import json_line_blocks
 
     assert b"".join(json_line_blocks(batch, block=3, joined=2)).decode() == written.getvalue()
+    # So does the JSON array writer, which writes the same lines as the array's items.
+    as_array, one_by_one = io.StringIO(), io.StringIO()
+    write_evaluations(batch, "json", as_array)
+    write_evaluations(list(batch), "json", one_by_one)
+    assert as_array.getvalue() == one_by_one.getvalue()
     # CSV from the batch's columns equals CSV from the evaluations one by one.
     from_columns, from_objects = io.StringIO(), io.StringIO()
     write_evaluations(batch, "csv", from_columns)

@@ -27,16 +27,19 @@ if TYPE_CHECKING:
 __all__ = ["json_line_blocks"]
 
 
-def json_line_blocks(batch: EvaluationBatch, *, block: int = 32768, joined: int = 4096) -> Iterator[bytes]:
+def json_line_blocks(
+    batch: EvaluationBatch, *, lead: bytes = b"", block: int = 32768, joined: int = 4096
+) -> Iterator[bytes]:
     """Each evaluation of ``batch`` as a line of JSON, ``joined`` lines at a time.
 
+    :param lead: bytes before each line (a JSON array's items: ``b", "``).
     :param block: rows encoded at a time (a task's criteria are read once per block, so fewer,
         larger blocks are faster; what is held is one block's pieces).
     :param joined: lines per bytes object given. Every piece is copied once, into it; smaller
         than ``block`` so that its memory is reused from one to the next rather than mapped
         afresh and faulted in (a 50 MB block costs about 0.4 s more on a million lines).
     """
-    shape = _Shape(batch)
+    shape = _Shape(batch, lead)
     for start in range(0, batch.size, block):
         rows = zip(*shape.pieces(start, min(start + block, batch.size)), strict=True)
         while lines := b"".join(chain.from_iterable(islice(rows, joined))):
@@ -89,8 +92,9 @@ class _Shape:
     """What every block of a batch's lines shares: per task, its profile's pieces; per row, its
     filled metrics; the constant pieces."""
 
-    def __init__(self, batch: EvaluationBatch) -> None:
+    def __init__(self, batch: EvaluationBatch, lead: bytes) -> None:
         self.batch = batch
+        self.first_key = lead + _key("submission_id", first=True)
         self.filled: dict[int, dict[str, str]] = {}
         self.any_filled = np.zeros(batch.size, dtype=bool)
         for slot, policy, mask in batch.filled:
@@ -135,7 +139,7 @@ class _Shape:
         batch = self.batch
         codes = batch.task_codes[start:stop]
         return [
-            _strings(list(batch.ids[start:stop]), _key("submission_id", first=True)),
+            _strings(list(batch.ids[start:stop]), self.first_key),
             _repeated_strings(batch.task_ids[start:stop], _key("task_id")),
             _numbers(batch.overall[start:stop], _key("overall_score")),
             *self._dimensions(start, stop, codes),

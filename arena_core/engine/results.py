@@ -142,11 +142,11 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 first.append((row, order.index(dimension), dimension))
         return [d for _, _, d in sorted(first)]
 
-    def json_lines(self) -> Iterator[bytes]:
-        """The evaluations as JSON Lines, a block of lines at a time: the bytes of
+    def json_lines(self, *, lead: bytes = b"") -> Iterator[bytes]:
+        """The evaluations as JSON Lines, a block of lines at a time: ``lead``, the bytes of
         ``orjson.dumps(to_dict(evaluation))`` and a newline for each, encoded a column at a time
         (:mod:`arena_core.engine.jsonlines`)."""
-        return json_line_blocks(self)
+        return json_line_blocks(self, lead=lead)
 
     def records(self, *, block: int = 65_536) -> Iterator[dict[str, Any]]:
         """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import chain
 from typing import IO, Any
 
 import orjson
@@ -78,9 +79,10 @@ def _header(dimensions: Sequence[str]) -> list[str]:
 def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str]) -> None:
     """Write ``evaluations`` to ``out`` in ``fmt`` (one of :data:`FORMATS`).
 
-    A result that can give its evaluations as records and its dimensions directly (an
-    ``EvaluationBatch``: ``records()``, ``dimensions()``) is written from those, without an
-    evaluation object per submission; the bytes written are the same.
+    A result that can give its evaluations directly (an ``EvaluationBatch``: ``json_lines()``
+    for JSON Lines and JSON, ``table()`` for CSV and Parquet, ``records()`` and ``dimensions()``
+    for the terminal) is written from those, without an evaluation object per submission; the
+    bytes written are the same.
     """
     if fmt == "parquet":
         _write_parquet(evaluations, out)
@@ -88,6 +90,11 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
     json_lines = getattr(evaluations, "json_lines", None)
     if fmt == "jsonl" and json_lines is not None:
         _write_blocks(json_lines(), out)
+        return
+    if fmt == "json" and json_lines is not None and len(evaluations):
+        # The array's items are the lines, each after ", " but the first, which is indented.
+        blocks = json_lines(lead=b", ")
+        _write_blocks(chain([b"[\n  " + next(blocks)[2:]], blocks, [b"]\n"]), out)
         return
     as_records = getattr(evaluations, "records", None)
     records: Iterable[Mapping[str, Any]] = as_records() if as_records else (to_dict(ev) for ev in evaluations)
