@@ -9,6 +9,7 @@ usual error. ``tests/test_models.py`` checks that both ways give the same model 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from arena_core.model.checks import MAX_FIGURE
@@ -62,20 +63,25 @@ def plain_task(data: dict[str, Any], criterion: Callable[[Any, type], SuccessCri
     ``criterion`` (the converter's own hook), and ``meta`` as a dict. ``None`` for anything else."""
     if not data.keys() <= _TASK_FIELDS:
         return None
-    if not all(type(data.get(key)) in _NAME_OR_NONE for key in ("id", "category", "difficulty")):
+    get = data.get
+    if not (
+        type(get("id")) in _NAME_OR_NONE
+        and type(get("category")) in _NAME_OR_NONE
+        and type(get("difficulty")) in _NAME_OR_NONE
+    ):
         return None
-    fields: dict[str, Any] = {key: value for key, value in data.items() if key not in ("success_criteria", "meta")}
-    criteria = data.get("success_criteria", ())
+    fields = dict(data)
+    criteria = fields.pop("success_criteria", ())
     if type(criteria) not in (list, tuple):
         return None
     try:
-        fields["success_criteria"] = tuple(criterion(c, SuccessCriterion) for c in criteria)
+        fields["success_criteria"] = tuple(map(criterion, criteria, repeat(SuccessCriterion)))
     except Exception:  # the converter names the criterion and field
         return None
-    if "meta" in data:
-        if type(data["meta"]) is not dict:
+    if "meta" in fields:
+        if type(fields["meta"]) is not dict:
             return None
-        fields["meta"] = dict(data["meta"])
+        fields["meta"] = dict(fields["meta"])
     try:
         return Task(**fields)
     except (ValidationError, TypeError):
