@@ -247,8 +247,12 @@ def _checked_columns(
             except ValidationError as error:
                 invalid(row, error)
     problems.raise_if_any()  # invalid rows may still be in the columns: report them first
-    ids = read.ids if isinstance(read, Columns) else [s.id for s in read]
-    for row, first in read.repeated_ids() if isinstance(read, Columns) else repeated_ids(ids):
+    if isinstance(read, Columns):
+        ids, repeats = read.ids, read.repeated_ids()  # kept: evaluate_many does not look again
+    else:
+        ids = [s.id for s in read]
+        repeats = list(repeated_ids(ids))
+    for row, first in repeats:
         problems.add(used_twice(located.where(row), ids[row], located.where(first)))
     problems.raise_if_any()
     if len(ids) == 0:

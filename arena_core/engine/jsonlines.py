@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 
-from arena_core.engine.rowparts import criteria_lists, kept_weights
+from arena_core.engine.rowparts import criteria_lists, filled_by_row, kept_weights
 from arena_core.model.serde import to_dict
 
 if TYPE_CHECKING:
@@ -95,12 +95,10 @@ class _Shape:
     def __init__(self, batch: EvaluationBatch, lead: bytes) -> None:
         self.batch = batch
         self.first_key = lead + _key("submission_id", first=True)
-        self.filled: dict[int, dict[str, str]] = {}
+        self.filled = filled_by_row(batch.filled)
         self.any_filled = np.zeros(batch.size, dtype=bool)
-        for slot, policy, mask in batch.filled:
+        for _, _, mask in batch.filled:
             self.any_filled |= mask
-            for row in np.flatnonzero(mask).tolist():
-                self.filled.setdefault(row, {})[slot] = policy
         provenance = b"" if batch.provenance is None else _key("provenance") + orjson.dumps(to_dict(batch.provenance))
         self.end = provenance + b"}\n"
         self.evaluated_at = _key("evaluated_at") + orjson.dumps(batch.evaluated_at)

@@ -11,7 +11,7 @@ from attrs import frozen
 
 from arena_core.engine.batch import CheckColumn
 from arena_core.engine.jsonlines import json_line_blocks
-from arena_core.engine.rowparts import criteria_lists, kept_weights, verdict
+from arena_core.engine.rowparts import criteria_lists, filled_by_row, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
@@ -150,15 +150,13 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
 
     def records(self, *, block: int = 65_536) -> Iterator[dict[str, Any]]:
         """Each evaluation as :func:`~arena_core.model.serde.to_dict` gives it, in order, built
-        from the arrays without an :class:`Evaluation` per submission (for writing files).
+        from the arrays without an :class:`Evaluation` per submission (for the terminal table
+        and callers that want dicts; files are written from :meth:`json_lines` and :meth:`table`).
 
         :param block: rows prepared at a time: what is held beside the arrays is one block's
             Python values, not the whole result's.
         """
-        filled: dict[int, dict[str, str]] = {}
-        for slot, policy, mask in self.filled:
-            for row in np.flatnonzero(mask).tolist():
-                filled.setdefault(row, {})[slot] = policy
+        filled = filled_by_row(self.filled)
         shared = to_dict(self.provenance) if self.provenance is not None else None
         # Per profile, which of all the dimensions are its own and, per row, whether it has them
         # all (then its breakdown is the profile's own; a row missing some is rare and done by

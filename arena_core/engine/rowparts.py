@@ -1,6 +1,6 @@
 """Per-row parts of a batch result that its record and JSON Lines writers both build: each row's
-criteria verdicts, shared by the rows that read alike, and the weights of a row that missed
-some of its profile's dimensions."""
+criteria verdicts, shared by the rows that read alike, the weights of a row that missed some of
+its profile's dimensions, and the metrics a row had filled in or left out."""
 
 from __future__ import annotations
 
@@ -14,13 +14,23 @@ from arena_core.engine.batch import STATUSES, CheckColumn
 from arena_core.engine.columns import factorize
 from arena_core.model.records import CriterionResult, SuccessCriterion, WeightProfile
 
-__all__ = ["criteria_lists", "kept_weights", "verdict"]
+__all__ = ["criteria_lists", "filled_by_row", "kept_weights", "verdict"]
 
 _PASSED = STATUSES.index("passed")
 
 #: ``id(task)`` to (rows checked, each criterion with its verdicts on those rows), as a batch
 #: result holds them.
 Verdicts = Mapping[int, tuple[np.ndarray, list[tuple[SuccessCriterion, CheckColumn]]]]
+
+
+def filled_by_row(filled: Sequence[tuple[str, str, np.ndarray]]) -> dict[int, dict[str, str]]:
+    """Row to its ``filled`` (slot to policy), for the rows that have one, from a batch result's
+    (slot, policy, row mask) entries."""
+    out: dict[int, dict[str, str]] = {}
+    for slot, policy, mask in filled:
+        for row in np.flatnonzero(mask).tolist():
+            out.setdefault(row, {})[slot] = policy
+    return out
 
 
 def criteria_lists(
