@@ -21,7 +21,6 @@ and every product that rounds onto a half without being one).
 from __future__ import annotations
 
 import math
-from typing import TypeVar
 
 import numpy as np
 
@@ -33,19 +32,18 @@ _SCALES = {digits: 10.0**digits for digits in range(10)}
 #: Veltkamp's splitting constant for doubles: 2**27 + 1.
 _SPLIT = 134217729.0
 
-Real = TypeVar("Real", float, np.ndarray)
 
-
-def product_error(a: Real, b: Real, product: Real) -> Real:
+def product_error(a: np.ndarray, b: float, product: np.ndarray) -> np.ndarray:
     """``a * b - product`` exactly, for ``product = a * b`` rounded (Dekker's two-product,
     without a fused multiply-add): positive when the exact product lies above the rounded one.
-    Exact while nothing overflows and the product stays in the normal range (far outside it
-    for scores: a product near 1e-300 is never a half)."""
+    Floats work as well as arrays. Exact while nothing overflows and the product stays in the
+    normal range (far outside it for scores: a product near 1e-300 is never a half)."""
     a_high = _SPLIT * a - (_SPLIT * a - a)
     a_low = a - a_high
     b_high = _SPLIT * b - (_SPLIT * b - b)
     b_low = b - b_high
-    return ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low  # type: ignore[no-any-return]
+    error: np.ndarray = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    return error
 
 
 def round_scalar(value: float, digits: int) -> float:
