@@ -77,7 +77,7 @@ def columns_from_records(
     success_values = column("success", _ABSENT)
     success_types = set(map(type, success_values))
     if success_types <= {bool, type(_ABSENT)}:
-        success = np.fromiter(map(operator.is_not, success_values, repeat(False, n)), dtype=bool, count=n)
+        success = np.array(success_values, dtype=bool)  # by truth: an absent value is True, the default
     else:
         success = np.ones(n, dtype=bool)
         suspect |= np.array([type(v) is not bool and v is not _ABSENT for v in success_values])
@@ -140,20 +140,24 @@ def _bad_names(
     values: list[Any], *, required: bool, coded: bool = False
 ) -> tuple[np.ndarray, tuple[np.ndarray, list[Any]] | None]:
     """(rows whose value is not a valid name (``None``/absent allowed unless ``required``),
-    the :func:`factorize` of the values when ``coded`` and they are all valid)."""
-    types = set(map(type, values))
-    allowed = {str} if required else {str, type(None), type(_ABSENT)}
-    if types <= allowed:
-        # Tools, models and task ids repeat: their distinct values are checked, once each.
-        codes = factorize(values) if coded else None
+    the :func:`factorize` of the values when ``coded`` and they are all valid).
+
+    Types are checked where the values are handled anyway: required names by the join that
+    tests them (it refuses anything but text), optional ones among their distinct values
+    (tools, models and task ids repeat: each is checked once)."""
+    try:
+        codes = factorize(values) if coded else None  # TypeError: an unhashable value
         if required:
             text = values
-        elif types == {type(None)}:
-            text = []
         else:
-            text = [v for v in (codes[1] if codes is not None else set(values)) if type(v) is str]
-        if valid_names(text):
+            distinct = codes[1] if codes is not None else set(values)
+            if not set(map(type, distinct)) <= _OPTIONAL_NAME_TYPES:
+                raise TypeError
+            text = [v for v in distinct if type(v) is str]
+        if valid_names(text):  # TypeError: something other than text among required names
             return np.zeros(len(values), dtype=bool), codes
+    except TypeError:
+        pass
     return np.array(
         [
             not (type(v) is str and v.isprintable() and v.strip() and len(v) <= MAX_NAME_LENGTH)
@@ -161,6 +165,9 @@ def _bad_names(
             for v in values
         ]
     ), None
+
+
+_OPTIONAL_NAME_TYPES = frozenset({str, type(None), type(_ABSENT)})
 
 
 def _numbers(values: list[Any], name: str) -> tuple[np.ndarray, np.ndarray]:
