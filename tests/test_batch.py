@@ -482,3 +482,60 @@ def test_order_within_groups_is_lexsort_by_group_then_value(groups: int) -> None
     expected = np.lexsort((values, codes))
     assert sorted(order.tolist()) == list(range(50_000))
     assert np.array_equal(codes[order], codes[expected]) and np.array_equal(values[order], values[expected])
+
+
+def test_baselines_sorted_on_threads_equal_those_sorted_on_one(monkeypatch) -> None:
+    """Large batches sort their figures on several threads: the baselines are the same."""
+    import threading
+
+    import arena_core.engine.grouped as grouped
+    import arena_core.engine.threads as threads
+    from arena_core.engine.baselines import DEFAULT_BASELINE
+    from arena_core.engine.columns import Columns
+    from arena_core.engine.records import columns_from_records
+    from arena_core.examples.synthetic import generate_arena
+
+    tasks, subs = generate_arena(tasks=40, submissions_per_task=60, seed=5)
+    subs = [{k: v for k, v in s.items() if not (k == "execution_time" and i % 7 == 0)} for i, s in enumerate(subs)]
+    columns = columns_from_records(subs, lambda r: r)
+    assert isinstance(columns, Columns)
+    ids = [t["id"] for t in tasks]
+    codes = np.array([ids.index(t) for t in columns.task_ids], dtype=np.int64)
+
+    def baselines() -> list[dict]:
+        table = grouped.group_baselines(
+            columns, codes, len(ids), [DEFAULT_BASELINE] * len(ids), ids, STAMP, ("total_tokens",)
+        )
+        return [to_dict(b) for b in table]
+
+    alone = baselines()
+    seen: set[str] = set()
+    both_running = threading.Barrier(2, timeout=10)  # broken (failing the test) unless two threads sort
+    sort = grouped.order_within_groups
+
+    def spy(values, groups):
+        if len(seen) < 2:
+            seen.add(threading.current_thread().name)
+            both_running.wait()
+        return sort(values, groups)
+
+    monkeypatch.setattr(grouped, "order_within_groups", spy)
+    monkeypatch.setattr(threads, "THREADED_FROM", 0)
+    monkeypatch.setattr(threads, "_cores", lambda: 2)
+    assert baselines() == alone
+    assert len(seen) == 2 and all(name.startswith("arena-numpy") for name in seen)
+
+
+def test_each_large_keeps_order_and_raises_the_first_error(monkeypatch) -> None:
+    import arena_core.engine.threads as threads
+
+    monkeypatch.setattr(threads, "_cores", lambda: 2)
+    assert threads.each_large(lambda k: k * k, list(range(9)), threads.THREADED_FROM) == [k * k for k in range(9)]
+
+    def fail(k: int) -> int:
+        if k == 3:
+            raise ValueError("figure 3")
+        return k
+
+    with pytest.raises(ValueError, match="figure 3"):
+        threads.each_large(fail, list(range(6)), threads.THREADED_FROM)
