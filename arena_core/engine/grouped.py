@@ -17,7 +17,6 @@ from arena_core.engine.columns import (
 )
 from arena_core.engine.rounding import round_exact
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING
-from arena_core.engine.threads import each_large
 from arena_core.model.records import Baseline
 
 
@@ -72,19 +71,23 @@ def group_baselines(
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
     q25 = q75 = np.full(count, np.nan)
     kept_samples: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def sorted_figure(field: str) -> tuple[np.ndarray, np.ndarray]:
+    for field, positive_only in (
+        ("total_tokens", False),
+        ("tool_calls", False),
+        ("execution_time", True),
+        ("estimated_cost", True),
+        ("iterations", False),
+    ):
         values = columns.numeric[field]
         if field == "iterations" and assume_one:
             values = np.where(np.isnan(values), 1.0, values)
         keep = ~np.isnan(values)
-        if field in ZERO_MEANS_MISSING:  # time and cost count when positive
+        if positive_only:
             keep &= values > 0
         kept_values, kept_groups = values[keep], groups[keep]
         order = order_within_groups(kept_values, kept_groups)
-        return kept_values[order], np.searchsorted(kept_groups[order], np.arange(count + 1))
-
-    for field, (data, bounds) in zip(_FAMILIES, each_large(sorted_figure, list(_FAMILIES), len(groups)), strict=True):
+        data = kept_values[order]
+        bounds = np.searchsorted(kept_groups[order], np.arange(count + 1))
         start, stop = bounds[:-1], bounds[1:]
         length = stop - start
         present = length > 0
