@@ -482,3 +482,34 @@ def test_order_within_groups_is_lexsort_by_group_then_value(groups: int) -> None
     expected = np.lexsort((values, codes))
     assert sorted(order.tolist()) == list(range(50_000))
     assert np.array_equal(codes[order], codes[expected]) and np.array_equal(values[order], values[expected])
+
+
+def test_group_medians_are_sorted_for_only_when_read(monkeypatch) -> None:
+    """Bounds come from a scatter, medians and quartiles from a sort made when first read: the
+    batch path's metrics read the bounds and the median of iterations only."""
+    import arena_core.engine.grouped as grouped
+    from arena_core.engine.baselines import DEFAULT_BASELINE, compute_baseline
+    from arena_core.engine.columns import Columns
+    from arena_core.examples.synthetic import generate_arena
+    from arena_core import Submission, structure
+
+    tasks, subs = generate_arena(tasks=3, submissions_per_task=9, seed=2)
+    models = [structure(s, Submission) for s in subs]
+    ids = [t["id"] for t in tasks]
+    codes = np.array([ids.index(s.task_id) for s in models], dtype=np.int64)
+    sorted_fields: list[int] = []
+    sort = grouped.order_within_groups
+    monkeypatch.setattr(grouped, "order_within_groups", lambda v, g: sorted_fields.append(len(v)) or sort(v, g))
+    table = grouped.group_baselines(Columns.from_submissions(models), codes, 3, [DEFAULT_BASELINE] * 3, ids, STAMP)
+    figures = table.figures()
+    assert [figures[f"{k}_tokens"].tolist() for k in ("min", "max")] and sorted_fields == []
+    median = figures["median_tokens"]
+    assert len(sorted_fields) == 1
+    q25 = figures["q25_tokens"]
+    assert len(sorted_fields) == 1  # the same sort gave the quartiles
+    for k, task_id in enumerate(ids):
+        expected = compute_baseline(task_id, [s for s in models if s.task_id == task_id], DEFAULT_BASELINE, now=STAMP)
+        assert (median[k], q25[k]) == (expected.median_tokens, expected.q25_tokens)
+    from arena_core.engine.baselinetable import FIGURE_FIELDS
+
+    assert sorted(figures) == sorted(FIGURE_FIELDS) and len(figures) == len(FIGURE_FIELDS)

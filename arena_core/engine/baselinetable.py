@@ -9,7 +9,7 @@ first access, exactly as it would have been built before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -17,7 +17,7 @@ import numpy as np
 from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.records import Baseline
 
-__all__ = ["FIGURE_FIELDS", "BaselineTable", "figures_of"]
+__all__ = ["FIGURE_FIELDS", "BaselineTable", "Figures", "figures_of"]
 
 #: The numeric fields of a baseline: what the batch engine reads, one value per baseline.
 FIGURE_FIELDS = tuple(
@@ -27,11 +27,35 @@ FIGURE_FIELDS = tuple(
 )
 
 
-def figures_of(baselines: Sequence[Baseline]) -> dict[str, np.ndarray]:
+def figures_of(baselines: Sequence[Baseline]) -> Mapping[str, np.ndarray]:
     """Each figure of ``baselines`` as an array (``None``, a figure not computed, as NaN)."""
     if isinstance(baselines, BaselineTable):
         return baselines.figures()
     return {f: np.array([getattr(b, f) for b in baselines], dtype=float) for f in FIGURE_FIELDS}
+
+
+class Figures(Mapping[str, np.ndarray]):
+    """Figure name to its array, one value per group; a figure given as a function is computed
+    when first read, and kept. (A median sorts every run's value; the batch path's metrics read
+    the bounds and, of the medians, only that of iterations.)"""
+
+    def __init__(
+        self, pending: Mapping[str, Callable[[], np.ndarray]], ready: Mapping[str, np.ndarray] | None = None
+    ) -> None:
+        self._ready = dict(ready or {})
+        self._pending = {name: compute for name, compute in pending.items() if name not in self._ready}
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        values = self._ready.get(name)
+        if values is None:
+            values = self._ready[name] = self._pending[name]()  # KeyError: no such figure
+        return values
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._ready, *(name for name in self._pending if name not in self._ready)])
+
+    def __len__(self) -> int:
+        return len(self._ready.keys() | self._pending.keys())
 
 
 class BaselineTable(BuiltOnAccess[Baseline]):
@@ -39,7 +63,7 @@ class BaselineTable(BuiltOnAccess[Baseline]):
     :class:`Baseline` built on first access by ``build(index)`` (and kept)."""
 
     def __init__(self, figures: Mapping[str, np.ndarray], build: Callable[[int], Baseline], size: int) -> None:
-        self._figures = dict(figures)
+        self._figures = figures if isinstance(figures, Figures) else Figures({}, figures)
         self._build = build
         self._built: dict[int, Baseline] = {}
         self._size = size
@@ -53,9 +77,9 @@ class BaselineTable(BuiltOnAccess[Baseline]):
             built = self._built[position] = self._build(position)
         return built
 
-    def figures(self) -> dict[str, np.ndarray]:
+    def figures(self) -> Mapping[str, np.ndarray]:
         """Each of :data:`FIGURE_FIELDS` as an array, one value per group (NaN: not computed)."""
-        return dict(self._figures)
+        return self._figures
 
     def replaced(self, given: Mapping[int, Baseline]) -> BaselineTable:
         """This table with the baselines at some positions replaced by ``given`` ones."""
