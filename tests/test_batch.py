@@ -513,3 +513,28 @@ def test_group_medians_are_sorted_for_only_when_read(monkeypatch) -> None:
     from arena_core.engine.baselinetable import FIGURE_FIELDS
 
     assert sorted(figures) == sorted(FIGURE_FIELDS) and len(figures) == len(FIGURE_FIELDS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 70)), max_size=60),
+    st.integers(7, 9),
+)
+def test_counted_medians_equal_sorted_ones(rows, count) -> None:
+    """Small whole numbers (iteration counts) are counted, not sorted, into medians: the same
+    medians as statistics.median, and no answer when the values are too large to count."""
+    import statistics
+
+    from arena_core.engine.grouped import _COUNTED_UP_TO, _counted_medians
+
+    groups = np.array([g for g, _ in rows], dtype=np.int64)
+    values = np.array([float(v) for _, v in rows])
+    counted = _counted_medians(values, groups, count)
+    if len(rows) == 0 or max(v for _, v in rows) > _COUNTED_UP_TO:
+        assert counted is None
+        return
+    assert counted is not None
+    for g in range(count):
+        mine = [v for k, v in rows if k == g]
+        assert counted[g] == (statistics.median([float(v) for v in mine]) if mine else 0.0)
+    assert _counted_medians(values + 0.5, groups, count) is None  # not whole numbers: sorted instead

@@ -174,6 +174,29 @@ def _figure_arrays(
     return Figures(pending, {"submission_count": np.where(small, 0, sizes).astype(float)})
 
 
+#: The largest whole number :func:`_counted_medians` counts: iteration counts, tool calls of short runs.
+_COUNTED_UP_TO = 63
+
+
+def _counted_medians(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray | None:
+    """Each group's median by counting, without a sort, when the values are whole numbers from
+    0 to :data:`_COUNTED_UP_TO` (iterations are) and the table of groups by values stays within a
+    few times the rows; ``None`` otherwise. 0 for a group without values."""
+    if not len(values) or values.min() < 0 or values.max() > _COUNTED_UP_TO or (values % 1 != 0).any():
+        return None
+    width = int(values.max()) + 1
+    if count * width > 4 * len(values) + 4096:
+        return None
+    table = np.bincount(groups * width + values.astype(np.int64), minlength=count * width).reshape(count, width)
+    below = table.cumsum(axis=1)  # per group, how many values are at most each whole number
+    length = below[:, -1]
+    # The values at ranks (n-1)//2 and n//2 (from 0): the middle one, or the middle two.
+    lower = (below <= ((length - 1) // 2)[:, None]).sum(axis=1)
+    upper = (below <= (length // 2)[:, None]).sum(axis=1)
+    medians: np.ndarray = np.where(length > 0, (lower + upper) / 2, 0.0)
+    return medians
+
+
 def _same(values: np.ndarray) -> np.ndarray:
     return values
 
@@ -208,6 +231,10 @@ class _GroupOrder:
     def median(self, field: str) -> np.ndarray:
         """Each group's median (``statistics.median``: the mean of the middle two for an even
         count); 0 for a group without values."""
+        if field not in self._medians and field != "total_tokens":
+            counted = _counted_medians(*self.kept(field), self._count)
+            if counted is not None:
+                self._medians[field] = counted
         if field not in self._medians:
             data, bounds = self.sorted(field)
             start, length = bounds[:-1], np.diff(bounds)
