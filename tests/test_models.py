@@ -194,3 +194,20 @@ def test_plain_tasks_structure_exactly_as_the_converter_does(record: dict, with_
         )
 
     assert outcome(True) == outcome(False)
+
+
+def test_tasks_with_equal_criteria_share_one_structured_tuple() -> None:
+    """Tasks of one kind repeat their criteria: structured once and shared, so per-task checks
+    can key on the tuple; a value of another type (1, 1.0, True are equal in Python) is not
+    mistaken for it."""
+    criteria = [{"type": "file_exists", "file_path": "a.py"}, {"type": "min_functionality", "min_pass_rate": 1}]
+    first, second = (structure({"id": i, "success_criteria": [dict(c) for c in criteria]}, Task) for i in "ab")
+    assert first.success_criteria is second.success_criteria
+    assert first.success_criteria == tuple(structure(c, SuccessCriterion) for c in criteria)
+    for other in (1.0, True):
+        changed = [criteria[0], {**criteria[1], "min_pass_rate": other}]
+        made = structure({"id": "c", "success_criteria": changed}, Task)
+        assert made.success_criteria is not first.success_criteria
+        assert type(made.success_criteria[1].params["min_pass_rate"]) is type(other)
+    listed = structure({"id": "d", "success_criteria": [criteria[0], {"type": "tests_pass", "tags": ["x"]}]}, Task)
+    assert listed.success_criteria[1].params == {"tags": ["x"]}  # not flat: structured one by one

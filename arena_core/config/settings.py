@@ -13,7 +13,7 @@ from typing import Any
 from attrs import field, frozen
 
 from arena_core.model.errors import ValidationError
-from arena_core.model.serde import SIZE_EXPECTED, ByteSize, parse_size
+from arena_core.model.scalars import SIZE_EXPECTED, ByteSize, parse_size
 
 __all__ = ["BASELINE_SCOPES", "MISSING_POLICIES", "DEFAULT_MISSING", "ScoringConfig"]
 

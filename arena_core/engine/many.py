@@ -19,6 +19,7 @@ from arena_core.engine.baselines import default_baseline_for
 from arena_core.engine.baselinetable import BaselineTable
 from arena_core.engine.columns import Columns
 from arena_core.engine.grouped import group_baselines
+from arena_core.engine.plans import TaskPlans, task_plans
 from arena_core.engine.results import EvaluationList
 from arena_core.engine.scoring import Scorer
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, missing_error
@@ -52,15 +53,16 @@ def evaluate_many(
     columns = submissions if isinstance(submissions, Columns) else Columns.from_submissions(submissions)
     _check_unique(columns)
     task_codes = _task_codes(columns, tasks)
-    _check_required(scorer, columns, tasks, task_codes)
+    plans = task_plans(scorer, tasks)
+    _check_required(scorer, columns, plans, task_codes)
     baselines, baseline_codes = _baselines(scorer, columns, tasks, task_codes, given_baselines, default_baseline, stamp)
     minimum = scorer.config.min_submissions_per_tool
     with_workspace = next((s for s in records or () if s.workspace is not None), None)
     if with_workspace is None:
-        result = evaluate_columns(scorer, columns, tasks, task_codes, baselines, baseline_codes, minimum, stamp)
+        result = evaluate_columns(scorer, columns, tasks, task_codes, baselines, baseline_codes, minimum, stamp, plans)
         if result is not None:
             return result
-        reason = batch_reason(scorer, tasks) or "a component in use has no batch form"
+        reason = batch_reason(scorer, tasks, plans) or "a component in use has no batch form"
     else:
         reason = f"submission {with_workspace.id!r} has a workspace to check"
     # Workspaces to check, or a component in use without a batch form: one record at a time.
@@ -97,17 +99,17 @@ def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
     return codes
 
 
-def _check_required(scorer: Scorer, columns: Columns, tasks: Sequence[Task], task_codes: np.ndarray) -> None:
+def _check_required(scorer: Scorer, columns: Columns, plans: TaskPlans, task_codes: np.ndarray) -> None:
     """Refuse the batch, naming every missing field at once, when submissions lack figures that a
     metric of their task's profile requires under the ``error`` policy."""
-    profiles = [scorer.profile_for(t) for t in tasks]
     missing: dict[str, np.ndarray] = {}
     needed_by: dict[str, list[str]] = {}
-    for name in dict.fromkeys(p.name for p in profiles):
-        needed = scorer.required_fields(next(p for p in profiles if p.name == name))
+    row_profiles = plans.profile_codes[task_codes]
+    for code, profile in enumerate(plans.distinct_profiles):
+        needed = scorer.required_fields(profile)
         if not needed:
             continue
-        in_profile = np.isin(task_codes, [k for k, p in enumerate(profiles) if p.name == name])
+        in_profile = row_profiles == code
         for field, metrics in needed.items():
             values = columns.numeric[field]
             lacking = in_profile & (np.isnan(values) | ((values == 0) if field in ZERO_MEANS_MISSING else False))

@@ -201,9 +201,12 @@ class Scorer:
         values with ``validate(criterion, task)``; both are optional.
         """
         self.plan_for(task)
-        checkers = self.checkers()
         checked = self._checked
-        for index, criterion in enumerate(task.success_criteria):
+        criteria = task.success_criteria
+        if checked.get(id(criteria)) is criteria:  # tasks of one kind share their criteria tuple
+            return
+        checkers = self.checkers()
+        for index, criterion in enumerate(criteria):
             if checked.get(id(criterion)) is criterion:
                 continue
             checker = checkers.get(criterion.type)
@@ -232,6 +235,7 @@ class Scorer:
             if len(checked) >= 4096:
                 checked.clear()
             checked[id(criterion)] = criterion  # held, so its id is not reused while kept
+        checked[id(criteria)] = criteria
 
     # -- per submission ---------------------------------------------------------------------------
 

@@ -18,29 +18,25 @@ from arena_core.engine.batch import (
 )
 from arena_core.engine.columns import (
     Columns,
-    factorize,
-    factorize_objects,
     split_by_code,
 )
 from arena_core.engine.coverage import coverage_column
 from arena_core.engine.grouped import competition_ranks_by_group
+from arena_core.engine.plans import TaskPlans, task_plans
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
 from arena_core.model.errors import PluginError, ValidationError
-from arena_core.model.records import Baseline, Task, WeightProfile
+from arena_core.model.records import Baseline, Task
 
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
 
 
-def batch_reason(scorer: Scorer, tasks: Sequence[Task], profiles: Sequence[WeightProfile] | None = None) -> str | None:
+def batch_reason(scorer: Scorer, tasks: Sequence[Task], plans: TaskPlans | None = None) -> str | None:
     """Why ``tasks`` cannot be scored by the batch path (the first component in use without a
-    batch form, named), or ``None`` when they can. ``profiles``: the tasks' weight profiles,
-    when the caller has them already."""
-    by_profile: dict[str, tuple[WeightProfile, list[Task]]] = {}
-    for task, profile in zip(tasks, profiles or [scorer.profile_for(t) for t in tasks], strict=True):
-        by_profile.setdefault(profile.name, (profile, []))[1].append(task)
-    for profile, members in by_profile.values():
+    batch form, named), or ``None`` when they can. ``plans``: the tasks' plans, when the caller
+    has them already."""
+    for profile, members in (plans or task_plans(scorer, tasks)).tasks_by_profile(tasks):
         for dimension in profile.weights:
             reason = batch_blocker(scorer.metric(dimension), members)
             if reason is not None:
@@ -57,16 +53,16 @@ def evaluate_columns(
     baseline_codes: np.ndarray,
     provisional_minimum: int,
     stamp: str,
+    plans: TaskPlans | None = None,
 ) -> EvaluationBatch | None:
     """Score, rank and mark every row; ``None`` when some component in use has no batch form.
 
     :param task_codes: per row, the index of its task in ``task_list``.
     :param baseline_codes: per row, the index of its baseline in ``baselines``.
+    :param plans: the tasks' plans, when the caller has them already.
     """
-    plans = [scorer.plan_for(t) for t in task_list]
-    profiles = [profile for profile, _ in plans]
-    adjusters = [adjuster for _, adjuster in plans]
-    if batch_reason(scorer, task_list, profiles) is not None:
+    plans = plans or task_plans(scorer, task_list)
+    if batch_reason(scorer, task_list, plans) is not None:
         return None
     # One value per baseline, not per row: a million rows would hold 17 figures each (136 MB).
     per_baseline = figures_of(baselines)
@@ -75,8 +71,8 @@ def evaluate_columns(
     overall = np.zeros(n)
     raw_scores: dict[str, np.ndarray] = {}
     parts: dict[str, np.ndarray] = {}
-    profile_of_task, distinct_profiles = factorize_objects(profiles)
-    for code, rows in split_by_code(profile_of_task[task_codes]):
+    distinct_profiles = plans.distinct_profiles
+    for code, rows in split_by_code(plans.profile_codes[task_codes]):
         profile = distinct_profiles[code]
         batch = Batch(columns, rows, per_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
         total = np.zeros(len(rows))
@@ -107,8 +103,8 @@ def evaluate_columns(
         with np.errstate(all="ignore"):
             overall[rows] = np.where(measured_count < len(profile.weights), total / kept, total)
     adjusted = overall.copy()
-    adjuster_codes, distinct_adjusters = factorize_objects(adjusters)
-    for code, rows in split_by_code(adjuster_codes[task_codes] if n else adjuster_codes[:0]):
+    distinct_adjusters = plans.distinct_adjusters
+    for code, rows in split_by_code(plans.adjuster_codes[task_codes]):
         adjuster = distinct_adjusters[code]
         if adjuster is None:  # tasks without a difficulty
             continue
@@ -135,22 +131,13 @@ def evaluate_columns(
         provisional=counts < provisional_minimum,
         task_codes=task_codes,
         task_list=task_list,
-        profiles=profiles,
-        adjusters=adjusters,
+        profiles=plans.profiles,
+        adjusters=plans.adjusters,
         criteria=recorder.criteria,
         filled=recorder.filled,
-        coverage=_coverage(scorer, recorder.filled, profiles, task_codes),
+        coverage=coverage_column(
+            recorder.filled, plans.profile_codes[task_codes], [scorer.shares(p.name) for p in distinct_profiles]
+        ),
         evaluated_at=stamp,
         provenance=scorer.provenance,
     )
-
-
-def _coverage(
-    scorer: Scorer,
-    filled: Sequence[tuple[str, str, np.ndarray]],
-    profiles: Sequence[WeightProfile],
-    task_codes: np.ndarray,
-) -> np.ndarray:
-    """Each row's coverage, from the masks of filled slots and its task's weight profile."""
-    profile_codes, names = factorize([profile.name for profile in profiles])
-    return coverage_column(filled, profile_codes[task_codes], [scorer.shares(name) for name in names])

@@ -9,7 +9,6 @@ usual error. ``tests/test_models.py`` checks that both ways give the same model 
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import repeat
 from typing import Any
 
 from arena_core.model.checks import MAX_FIGURE
@@ -57,10 +56,12 @@ def plain_submission(data: dict[str, Any]) -> Submission | None:
 _NAME_OR_NONE = (str, type(None))
 
 
-def plain_task(data: dict[str, Any], criterion: Callable[[Any, type], SuccessCriterion]) -> Task | None:
+def plain_task(
+    data: dict[str, Any], structure_criteria: Callable[[list[Any] | tuple[Any, ...]], tuple[SuccessCriterion, ...]]
+) -> Task | None:
     """Like :func:`plain_submission`, for a task: ``id``, ``category`` and ``difficulty`` as
-    strings (or ``None``), ``success_criteria`` as a list of criteria, each structured by
-    ``criterion`` (the converter's own hook), and ``meta`` as a dict. ``None`` for anything else."""
+    strings (or ``None``), ``success_criteria`` as a list of criteria, structured by
+    ``structure_criteria`` (the converter's own), and ``meta`` as a dict. ``None`` for anything else."""
     if not data.keys() <= _TASK_FIELDS:
         return None
     get = data.get
@@ -75,7 +76,7 @@ def plain_task(data: dict[str, Any], criterion: Callable[[Any, type], SuccessCri
     if type(criteria) not in (list, tuple):
         return None
     try:
-        fields["success_criteria"] = tuple(map(criterion, criteria, repeat(SuccessCriterion)))
+        fields["success_criteria"] = structure_criteria(criteria)
     except Exception:  # the converter names the criterion and field
         return None
     if "meta" in fields:

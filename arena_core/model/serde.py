@@ -9,10 +9,9 @@ dropped, so a record passes through untouched.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NewType, TypeVar
+from itertools import chain, repeat
+from typing import Any, TypeVar
 
 import cattrs
 from cattrs.errors import ClassValidationError, IterableValidationError
@@ -21,6 +20,17 @@ from arena_core.model.errors import ValidationError, closest
 from arena_core.model.plain import plain_submission, plain_task
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, SuccessCriterion, Task
+from arena_core.model.scalars import (
+    ByteSize,
+    FieldError,
+    structure_bool,
+    structure_float,
+    structure_int,
+    structure_mapping,
+    structure_size,
+    structure_str,
+    structure_str_tuple,
+)
 
 __all__ = ["converter", "structure", "structure_each", "structure_strict", "to_dict", "coerce"]
 
@@ -29,90 +39,13 @@ T = TypeVar("T")
 converter = cattrs.Converter(detailed_validation=True)
 
 
-class _FieldError(Exception):
-    """Raised by the strict hooks; turned into a ValidationError naming the record."""
-
-    def __init__(self, expected: str, got: Any) -> None:
-        super().__init__(expected)
-        self.expected = expected
-        self.got = got
-
-
-def _structure_int(value: Any, _: type) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _FieldError("a whole number", value)
-    if isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            raise _FieldError("a whole number", value)
-        return int(value)
-    return value
-
-
-def _structure_float(value: Any, _: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _FieldError("a number", value)
-    return float(value)
-
-
-def _structure_str(value: Any, _: type) -> str:
-    if not isinstance(value, str):
-        raise _FieldError("a string", value)
-    return value
-
-
-def _structure_bool(value: Any, _: type) -> bool:
-    if not isinstance(value, bool):
-        raise _FieldError("true or false", value)
-    return value
-
-
-def _structure_str_tuple(value: Any, _: type) -> tuple[str, ...]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-        raise _FieldError("a list of strings", value)
-    for item in value:
-        if not isinstance(item, str):
-            raise _FieldError("a list of strings", value)
-    return tuple(value)
-
-
-def _structure_mapping(value: Any, _: type) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise _FieldError("a table (mapping)", value)
-    return dict(value)
-
-
-#: Bytes, given as a whole number or a size such as ``"512M"`` (sizes in the configuration).
-ByteSize = NewType("ByteSize", int)
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-SIZE_EXPECTED = 'a number of bytes or a size such as "512M" or "2G"'
-
-
-def parse_size(value: Any) -> int | None:
-    """Bytes from a positive whole number or a size string (``"512M"``, ``"2G"``, ``"64k"``,
-    ``"1GiB"``); ``None`` when ``value`` is neither."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value if value > 0 else None
-    if isinstance(value, str):
-        match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGTkmgt]?)(?:i?[Bb])?\s*", value)
-        if match and float(match[1]) > 0:
-            return int(float(match[1]) * _UNITS[match[2].upper()])
-    return None
-
-
-def _structure_size(value: Any, _: type) -> int:
-    size = parse_size(value)
-    if size is None:
-        raise _FieldError(SIZE_EXPECTED, value)
-    return size
-
-
-converter.register_structure_hook(ByteSize, _structure_size)
-converter.register_structure_hook(int, _structure_int)
-converter.register_structure_hook(float, _structure_float)
-converter.register_structure_hook(str, _structure_str)
-converter.register_structure_hook(bool, _structure_bool)
-converter.register_structure_hook_func(lambda t: t == tuple[str, ...], _structure_str_tuple)
-converter.register_structure_hook_func(lambda t: t == Mapping[str, Any], _structure_mapping)
+converter.register_structure_hook(ByteSize, structure_size)
+converter.register_structure_hook(int, structure_int)
+converter.register_structure_hook(float, structure_float)
+converter.register_structure_hook(str, structure_str)
+converter.register_structure_hook(bool, structure_bool)
+converter.register_structure_hook_func(lambda t: t == tuple[str, ...], structure_str_tuple)
+converter.register_structure_hook_func(lambda t: t == Mapping[str, Any], structure_mapping)
 
 
 def _with_extras_in_meta(cls: type[T]) -> None:
@@ -122,10 +55,10 @@ def _with_extras_in_meta(cls: type[T]) -> None:
 
     def hook(value: Any, _: type) -> T:
         if not isinstance(value, Mapping):
-            raise _FieldError(f"a {cls.__name__.lower()} record (a mapping)", value)
+            raise FieldError(f"a {cls.__name__.lower()} record (a mapping)", value)
         extras = {k: v for k, v in value.items() if k not in known}
         if extras:
-            value = {**value, "meta": {**extras, **_structure_mapping(value.get("meta", {}), dict)}}
+            value = {**value, "meta": {**extras, **structure_mapping(value.get("meta", {}), dict)}}
         return base(value, cls)
 
     converter.register_structure_hook(cls, hook)
@@ -160,17 +93,42 @@ def _structure_criterion(value: Any, _: type) -> SuccessCriterion:
     return _structure_new_criterion(value)
 
 
+#: Whole criteria lists already structured, keyed as the criteria are: tasks of one kind repeat
+#: their list, and one structured tuple, shared, lets per-task checks key on its identity.
+_structured_lists: dict[tuple[Any, ...], tuple[SuccessCriterion, ...]] = {}
+
+
+def _structure_criteria(values: list[Any] | tuple[Any, ...]) -> tuple[SuccessCriterion, ...]:
+    """A task's ``success_criteria``, each as :func:`_structure_criterion` makes it; a list of
+    flat dicts equal to one seen before (same keys, values and value types) gives the same tuple."""
+    try:
+        items = tuple(map(tuple, map(dict.items, values)))
+        types = tuple(map(type, chain.from_iterable(map(dict.values, values))))
+    except TypeError:  # not all dicts: each criterion on its own, which names what is wrong
+        return tuple(map(_structure_criterion, values, repeat(SuccessCriterion)))
+    if not _FLAT.issuperset(types):
+        return tuple(map(_structure_criterion, values, repeat(SuccessCriterion)))
+    key = (items, types)
+    known = _structured_lists.get(key)
+    if known is None:
+        known = tuple(map(_structure_criterion, values, repeat(SuccessCriterion)))
+        if len(_structured_lists) >= _CACHE_SIZE:
+            _structured_lists.clear()
+        _structured_lists[key] = known
+    return known
+
+
 def _structure_new_criterion(value: Any) -> SuccessCriterion:
     if not isinstance(value, Mapping):
-        raise _FieldError("a criterion table with a 'type'", value)
+        raise FieldError("a criterion table with a 'type'", value)
     if "type" not in value:
-        raise _FieldError("a criterion table with a 'type'", dict(value))
+        raise FieldError("a criterion table with a 'type'", dict(value))
     params = {k: v for k, v in value.items() if k not in _CRITERION_KEYS}
     fields: dict[str, Any] = {"params": params}
-    for key, hook, default in (("type", _structure_str, None), ("weight", _structure_float, 1.0)):
+    for key, hook, default in (("type", structure_str, None), ("weight", structure_float, 1.0)):
         try:
             fields[key] = hook(value.get(key, default), str)
-        except _FieldError as exc:  # named as success_criteria.N.KEY by the enclosing task
+        except FieldError as exc:  # named as success_criteria.N.KEY by the enclosing task
             raise ValidationError("criterion", key, exc.expected, exc.got) from None
     return SuccessCriterion(**fields, description=value.get("description"))
 
@@ -244,24 +202,24 @@ _EVALUATION_KEYS = frozenset(
 
 def _structure_evaluation(value: Any, _: type) -> Evaluation:
     if not isinstance(value, Mapping):
-        raise _FieldError("an evaluation record (a mapping)", value)
+        raise FieldError("an evaluation record (a mapping)", value)
     breakdown = value.get("breakdown", {})
-    weights = {k.removesuffix("_weight"): _structure_float(v, float) for k, v in breakdown.items()}
+    weights = {k.removesuffix("_weight"): structure_float(v, float) for k, v in breakdown.items()}
     scores = {
-        k.removesuffix("_score"): _structure_float(v, float)
+        k.removesuffix("_score"): structure_float(v, float)
         for k, v in value.items()
         if k.endswith("_score") and k not in _EVALUATION_KEYS
     }
-    overall = _structure_float(value["overall_score"], float)
+    overall = structure_float(value["overall_score"], float)
     return Evaluation(
-        submission_id=_structure_str(value["submission_id"], str),
-        task_id=_structure_str(value["task_id"], str),
+        submission_id=structure_str(value["submission_id"], str),
+        task_id=structure_str(value["task_id"], str),
         overall_score=overall,
         scores=scores,
         weights=weights,
         weight_profile=value.get("weight_profile", "default"),
-        unadjusted_overall_score=_structure_float(value.get("unadjusted_overall_score", overall), float),
-        evaluated_at=_structure_str(value.get("evaluated_at", ""), str),
+        unadjusted_overall_score=structure_float(value.get("unadjusted_overall_score", overall), float),
+        evaluated_at=structure_str(value.get("evaluated_at", ""), str),
         difficulty=value.get("difficulty"),
         metric_scores=dict(value.get("metric_scores", {})),
         criteria=tuple(converter.structure(c, CriterionResult) for c in value.get("criteria", ())),
@@ -272,10 +230,10 @@ def _structure_evaluation(value: Any, _: type) -> Evaluation:
         rankings={
             k.removesuffix("_ranking"): v for k, v in value.items() if k.endswith("_ranking") and k != "overall_ranking"
         },
-        provisional=_structure_bool(value.get("provisional", False), bool),
-        filled=(filled := _structure_mapping(value.get("filled", {}), dict)),
-        coverage=_structure_float(value["coverage"], float) if "coverage" in value else (None if filled else 1.0),
-        baseline_version=_structure_int(value["baseline_version"], int) if "baseline_version" in value else None,
+        provisional=structure_bool(value.get("provisional", False), bool),
+        filled=(filled := structure_mapping(value.get("filled", {}), dict)),
+        coverage=structure_float(value["coverage"], float) if "coverage" in value else (None if filled else 1.0),
+        baseline_version=structure_int(value["baseline_version"], int) if "baseline_version" in value else None,
         provenance=converter.structure(value["provenance"], Provenance) if "provenance" in value else None,
     )
 
@@ -336,7 +294,7 @@ def structure(data: Any, cls: type[T]) -> T:
     if isinstance(data, cls):
         return data
     if type(data) is dict and (cls is Submission or cls is Task):
-        quick = plain_submission(data) if cls is Submission else plain_task(data, _structure_criterion)
+        quick = plain_submission(data) if cls is Submission else plain_task(data, _structure_criteria)
         if quick is not None:
             return quick  # type: ignore[return-value]
     kind = cls.__name__.lower()
@@ -344,7 +302,7 @@ def structure(data: Any, cls: type[T]) -> T:
         return converter.structure(data, cls)
     except ValidationError:
         raise
-    except _FieldError as exc:
+    except FieldError as exc:
         raise ValidationError(_record_name(kind, data), "(record)", exc.expected, exc.got) from None
     except (ClassValidationError, IterableValidationError) as exc:
         path, leaf = _flatten(exc, ())
@@ -352,7 +310,7 @@ def structure(data: Any, cls: type[T]) -> T:
         field = ".".join(path) or "(record)"
         if isinstance(leaf, ValidationError):
             raise (leaf.within(record, field) if path else leaf) from None
-        if isinstance(leaf, _FieldError):
+        if isinstance(leaf, FieldError):
             raise ValidationError(record, field, leaf.expected, leaf.got) from None
         if isinstance(leaf, KeyError):
             raise ValidationError(record, field, "a value (the field is required)") from None

@@ -117,16 +117,20 @@ class Correctness:
     def _shared_criteria(self, task: Task, known: dict[int, Hashable | None]) -> Hashable | None:
         """What tasks checked together must have equal: their criteria, when every checker of
         them is ``task_independent`` and the parameters are hashable; else ``None`` (alone).
-        ``known``: each criterion's part, by identity, for criteria alive through the call."""
-        key = []
-        for criterion in task.success_criteria:
+        ``known``: each criterion's part, and each criteria tuple's key (tasks of one kind share
+        theirs), by identity, for objects alive through the call."""
+        criteria = task.success_criteria
+        whole = known.get(id(criteria), False)
+        if whole is not False:
+            return whole
+        parts = []
+        for criterion in criteria:
             part = known.get(id(criterion), False)
             if part is False:
                 part = known[id(criterion)] = self._criterion_key(criterion)
-            if part is None:
-                return None
-            key.append(part)
-        return tuple(key)
+            parts.append(part)
+        known[id(criteria)] = whole = None if None in parts else tuple(parts)
+        return whole
 
     def _criterion_key(self, criterion: SuccessCriterion) -> Hashable | None:
         if not getattr(self.checkers.get(criterion.type), "task_independent", False):
