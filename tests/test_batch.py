@@ -538,3 +538,39 @@ def test_counted_medians_equal_sorted_ones(rows, count) -> None:
         mine = [v for k, v in rows if k == g]
         assert counted[g] == (statistics.median([float(v) for v in mine]) if mine else 0.0)
     assert _counted_medians(values + 0.5, groups, count) is None  # not whole numbers: sorted instead
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", None, "A"]), min_size=1, max_size=12), st.data())
+def test_task_groups_gather_equal_keys_and_keep_none_alone(kinds, data) -> None:
+    """Tasks with equal keys (shared key objects or equal ones) form one group, a ``None`` key
+    keeps its task alone, groups come in the order of their first task, rows ascending."""
+    from arena_core import Task
+    from arena_core.engine.batch import Batch, Recorder
+    from arena_core.engine.columns import Columns
+
+    tasks = [Task(id=f"t{k}") for k in range(len(kinds))]
+    shared = {kind: (kind.lower(),) for kind in "abc"}  # "a" and "A": equal keys, distinct objects
+    keys = {t.id: (None if kind is None else shared[kind] if kind != "A" else ("a",)) for t, kind in zip(tasks, kinds)}
+    task_codes = np.array(data.draw(st.lists(st.integers(0, len(tasks) - 1), min_size=1, max_size=40)), dtype=np.int64)
+    n = len(task_codes)
+    columns = Columns([f"s{i}" for i in range(n)], [tasks[c].id for c in task_codes], {})
+    rows = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))), dtype=np.int64)
+    batch = Batch(columns, rows, {}, tasks, task_codes, Recorder())
+    groups = list(batch.task_groups(lambda task: keys[task.id]))
+    present = sorted(set(task_codes[rows].tolist()))
+    # Expected: walk the tasks present in code order, opening a group per new key (None: always).
+    expected: list[list[str]] = []
+    opened: dict[tuple, int] = {}
+    for code in present:
+        key = keys[tasks[code].id]
+        if key is None or key not in opened:
+            if key is not None:
+                opened[key] = len(expected)
+            expected.append([])
+        expected[len(expected) - 1 if key is None else opened[key]].append(tasks[code].id)
+    assert [[t.id for t in members] for members, _ in groups] == expected
+    for members, local in groups:
+        assert list(local) == sorted(local)
+        assert {tasks[c].id for c in task_codes[rows[local]]} == {t.id for t in members}
+    assert sorted(np.concatenate([local for _, local in groups]).tolist()) == list(range(len(rows)))
