@@ -205,9 +205,7 @@ class Batch:
     ) -> None:
         """Keep the verdicts of the rows ``local`` of ``tasks`` (which share their criteria):
         one entry, shared by the tasks."""
-        entry = (self.rows[local], columns)
-        for task in tasks:
-            self._recorder.criteria[id(task)] = entry
+        self._recorder.criteria.update(dict.fromkeys(map(id, tasks), (self.rows[local], columns)))
 
     def note_filled(self, slot: str, policy: str, local_mask: np.ndarray) -> None:
         if local_mask.any():

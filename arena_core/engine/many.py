@@ -10,16 +10,17 @@ ranked per task, with the same numbers.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
 from arena_core.engine import ranking
-from arena_core.engine.baselines import default_baseline_for
 from arena_core.engine.baselinetable import BaselineTable
 from arena_core.engine.columns import Columns
 from arena_core.engine.grouped import group_baselines
-from arena_core.engine.plans import TaskPlans, task_plans
+from arena_core.engine.plans import TaskPlans, check_tasks, task_plans
 from arena_core.engine.results import EvaluationList
 from arena_core.engine.scoring import Scorer
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, missing_error
@@ -47,8 +48,7 @@ def evaluate_many(
     :raises ValidationError: a submission names a task that is not among ``tasks``, or an
         invalid figure.
     """
-    for task in tasks:
-        scorer.check_task(task)
+    check_tasks(scorer, tasks)
     records = None if isinstance(submissions, Columns) else submissions
     columns = submissions if isinstance(submissions, Columns) else Columns.from_submissions(submissions)
     _check_unique(columns)
@@ -84,9 +84,9 @@ def _check_unique(columns: Columns) -> None:
 
 def _task_codes(columns: Columns, tasks: Sequence[Task]) -> np.ndarray:
     """Per row, the index of its task; an unknown task id names the submission."""
-    index = {t.id: k for k, t in enumerate(tasks)}
+    index = dict(zip(map(attrgetter("id"), tasks), range(len(tasks)), strict=True))
     by_id, distinct = columns.codes("task_ids")  # one lookup per distinct task id
-    codes: np.ndarray = np.array([index.get(t, -1) for t in distinct], dtype=np.int64)[by_id]
+    codes: np.ndarray = np.fromiter(map(index.get, distinct, repeat(-1)), dtype=np.int64, count=len(distinct))[by_id]
     if (codes < 0).any():
         row = int(np.flatnonzero(codes < 0)[0])
         known = ", ".join(sorted(index)) or "none"
@@ -150,13 +150,13 @@ def _baselines(
             count=columns.size,
         )
         keys = list(index)
-    group_tasks = [tasks[key[0]] for key in keys]
+    group_tasks = list(tasks) if scope == "task" else [tasks[key[0]] for key in keys]
     computed = group_baselines(
         columns,
         codes,
         len(keys),
-        [default_baseline_for(t, default_baseline) for t in group_tasks],
-        [t.id for t in group_tasks],
+        [own or default_baseline for own in map(attrgetter("default_baseline"), group_tasks)],
+        list(map(attrgetter("id"), group_tasks)),
         stamp,
         scorer.sample_fields(),
         scorer.assumes_one_iteration,

@@ -21,7 +21,7 @@ from arena_core.model.records import Task, WeightProfile
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
 
-__all__ = ["TaskPlans", "task_plans"]
+__all__ = ["TaskPlans", "check_tasks", "task_plans"]
 
 
 @frozen
@@ -45,6 +45,23 @@ class TaskPlans:
             (profile, list(map(tasks.__getitem__, np.flatnonzero(self.profile_codes == code).tolist())))
             for code, profile in enumerate(self.distinct_profiles)
         ]
+
+
+def check_tasks(scorer: Scorer, tasks: Sequence[Task]) -> None:
+    """:meth:`Scorer.check_task` for each kind of task (category, difficulty and criteria tuple,
+    which tasks of one kind share), on its first task: the error is the one the first invalid
+    task in order would raise."""
+    kinds = list(
+        zip(
+            map(attrgetter("category"), tasks),
+            map(attrgetter("difficulty"), tasks),
+            map(id, map(attrgetter("success_criteria"), tasks)),
+            strict=True,
+        )
+    )
+    first = dict(zip(reversed(kinds), reversed(tasks), strict=True))  # the last write is the first task
+    for kind in dict.fromkeys(kinds):
+        scorer.check_task(first[kind])
 
 
 def task_plans(scorer: Scorer, tasks: Sequence[Task]) -> TaskPlans:
