@@ -68,7 +68,7 @@ def group_baselines(
     bits = 1 << np.arange(len(FIGURES))
     named = {k: tuple(f for i, f in enumerate(FIGURES) if k >> i & 1) for k in range(1 << len(FIGURES))}
     some_lack = np.column_stack([(lacking[f] > 0) & (lacking[f] < sizes) for f in FIGURES]).reshape(count, -1)
-    partial = [named[k] for k in (some_lack.astype(np.int64) @ bits).tolist()]
+    partly_measured = [named[k] for k in (some_lack.astype(np.int64) @ bits).tolist()]
     order = _GroupOrder(columns, groups, count, assume_one)
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # present, min, max
     for field in _FAMILIES:
@@ -104,7 +104,7 @@ def group_baselines(
                 submission_count=0,
                 last_updated=stamp,
                 defaulted=FIGURES,
-                partial=partial[code],
+                partial=partly_measured[code],
             )
         fallback = fallbacks[id(default)]
         spread: dict[str, Any] = {}  # median_tokens, min_tokens, max_tokens, ...
@@ -126,7 +126,7 @@ def group_baselines(
             task_id=task_ids[code],
             last_updated=stamp,
             defaulted=defaulted[code],
-            partial=partial[code],
+            partial=partly_measured[code],
             samples={
                 f: tuple(data[bounds[code] : bounds[code + 1]].tolist())
                 for f, (data, bounds) in kept_samples.items()
@@ -158,20 +158,24 @@ def _figure_arrays(
     def own(name: str) -> np.ndarray:
         return per_group([getattr(d, name) for d in distinct])
 
-    def figure(name: str, field: str, k: int, values: Callable[[], np.ndarray]) -> Callable[[], np.ndarray]:
+    def figure(name: str, field: str, k: int, values: np.ndarray) -> np.ndarray:
         fallback = per_group([fallbacks[id(d)][field][k] for d in distinct])
-        return lambda: np.where(small, own(name), np.where(stats[field][0], values(), fallback))
+        return np.where(small, own(name), np.where(stats[field][0], values, fallback))
 
+    def median(name: str, field: str) -> np.ndarray:
+        return figure(name, field, 0, order.median(field))
+
+    ready = {"submission_count": np.where(small, 0, sizes).astype(float)}
     pending: dict[str, Callable[[], np.ndarray]] = {}
     for field, family in _FAMILIES.items():
         _, low, high = stats[field]
-        pending[f"median_{family}"] = figure(f"median_{family}", field, 0, partial(order.median, field))
+        pending[f"median_{family}"] = partial(median, f"median_{family}", field)
         if family != "iterations":  # a baseline keeps only the median of iterations
-            pending[f"min_{family}"] = figure(f"min_{family}", field, 1, partial(_same, low))
-            pending[f"max_{family}"] = figure(f"max_{family}", field, 2, partial(_same, high))
+            ready[f"min_{family}"] = figure(f"min_{family}", field, 1, low)
+            ready[f"max_{family}"] = figure(f"max_{family}", field, 2, high)
     pending["q25_tokens"] = lambda: np.where(small, own("q25_tokens"), order.quartiles()[0])
     pending["q75_tokens"] = lambda: np.where(small, own("q75_tokens"), order.quartiles()[1])
-    return Figures(pending, {"submission_count": np.where(small, 0, sizes).astype(float)})
+    return Figures(pending, ready)
 
 
 #: The largest whole number :func:`_counted_medians` counts: iteration counts, tool calls of short runs.
@@ -195,10 +199,6 @@ def _counted_medians(values: np.ndarray, groups: np.ndarray, count: int) -> np.n
     upper = (below <= (length // 2)[:, None]).sum(axis=1)
     medians: np.ndarray = np.where(length > 0, (lower + upper) / 2, 0.0)
     return medians
-
-
-def _same(values: np.ndarray) -> np.ndarray:
-    return values
 
 
 class _GroupOrder:
