@@ -164,3 +164,25 @@ def test_a_record_without_an_id_is_named_by_its_position_in_every_entry_point() 
         ("submission at position 1 (no id)", "id", "missing_field"),
         ("submission at position 0 (no id)", "id", "missing_field"),
     ]
+
+
+GOOD = {"category": "debugging", "success_criteria": [{"type": "no_errors"}]}
+BAD_CRITERION = {"category": "debugging", "success_criteria": [{"type": "nope"}]}
+BAD_CATEGORY = {"category": "debuging", "success_criteria": [{"type": "no_errors"}]}
+
+
+@pytest.mark.parametrize(
+    ("kinds", "expected"),
+    [
+        ([GOOD, BAD_CRITERION, BAD_CATEGORY, BAD_CATEGORY, BAD_CRITERION], "task 't1': success_criteria.0.type: expected a registered criterion type"),
+        ([GOOD, GOOD, BAD_CATEGORY, BAD_CRITERION, BAD_CATEGORY], "task 't2': category: expected a category with a weight profile"),
+    ],
+)
+def test_many_tasks_name_the_first_invalid_task_in_order(arena: Arena, kinds: list, expected: str) -> None:
+    """Tasks are checked once per kind (category, difficulty, criteria), yet the error names the
+    first invalid task in the given order, whichever kind it is."""
+    tasks = {f"t{k}": {"id": f"t{k}", **kind} for k, kind in enumerate(kinds)}
+    runs = [{"id": f"s{k}", "task_id": f"t{k}", "total_tokens": 10, "tool_calls": 1} for k in range(len(kinds))]
+    with pytest.raises(ValidationError) as info:
+        arena.evaluate_many(runs, tasks)
+    assert str(info.value).startswith(expected)
