@@ -65,8 +65,10 @@ def coverage_column(
         entries = [table.get(slot, (slot, 0.0)) for table in shares]  # per profile: (dimension, share)
         counted = mask.copy()
         for other, other_mask in masks.items():
+            if other == slot:
+                continue
             within = [dimension == other for dimension, _ in entries]  # per profile, not per row
-            if other != slot and any(within):
+            if any(within):
                 counted &= ~(np.array(within)[row_profiles] & other_mask)
         missing[counted] += np.array([share for _, share in entries])[row_profiles][counted]
     rounded: np.ndarray = np.round(np.maximum(0.0, 1.0 - missing), 4)

@@ -135,8 +135,7 @@ def _baselines(
     each row's group."""
     scope = scorer.config.baseline_scope
     if scope == "task":
-        keys: list[tuple[Any, ...]] = [(code,) for code in range(len(tasks))]
-        codes = task_codes
+        codes, group_tasks = task_codes, list(tasks)
     else:
         extra = {
             "task_tool": (columns.tools,),
@@ -149,12 +148,11 @@ def _baselines(
             dtype=np.int64,
             count=columns.size,
         )
-        keys = list(index)
-    group_tasks = list(tasks) if scope == "task" else [tasks[key[0]] for key in keys]
+        group_tasks = [tasks[key[0]] for key in index]  # each group's task, in group order
     computed = group_baselines(
         columns,
         codes,
-        len(keys),
+        len(group_tasks),
         [own or default_baseline for own in map(attrgetter("default_baseline"), group_tasks)],
         list(map(attrgetter("id"), group_tasks)),
         stamp,

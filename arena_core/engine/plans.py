@@ -7,7 +7,7 @@ their profile and adjuster through codes, without a lookup or an identity hash p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -59,7 +59,7 @@ def check_tasks(scorer: Scorer, tasks: Sequence[Task]) -> None:
             strict=True,
         )
     )
-    first = dict(zip(reversed(kinds), reversed(tasks), strict=True))  # the last write is the first task
+    first = _first_tasks(kinds, tasks)
     for kind in dict.fromkeys(kinds):
         scorer.check_task(first[kind])
 
@@ -69,9 +69,8 @@ def task_plans(scorer: Scorer, tasks: Sequence[Task]) -> TaskPlans:
     naming the first task that has it."""
     pairs = list(zip(map(attrgetter("category"), tasks), map(attrgetter("difficulty"), tasks), strict=True))
     pair_codes, distinct_pairs = factorize(pairs)
-    first = np.zeros(len(distinct_pairs), dtype=np.int64)
-    first[pair_codes[::-1]] = np.arange(len(tasks))[::-1]  # each pair's first task, to name in errors
-    planned = [scorer.plan_for(tasks[k]) for k in first.tolist()]
+    first = _first_tasks(pairs, tasks)  # each pair's first task, to name in errors
+    planned = [scorer.plan_for(first[pair]) for pair in distinct_pairs]
     profile_of_pair, distinct_profiles = factorize_objects([profile for profile, _ in planned])
     adjuster_of_pair, distinct_adjusters = factorize_objects([adjuster for _, adjuster in planned])
     profile_codes, adjuster_codes = profile_of_pair[pair_codes], adjuster_of_pair[pair_codes]
@@ -83,3 +82,8 @@ def task_plans(scorer: Scorer, tasks: Sequence[Task]) -> TaskPlans:
         adjuster_codes,
         distinct_adjusters,
     )
+
+
+def _first_tasks(kinds: Sequence[Hashable], tasks: Sequence[Task]) -> dict[Hashable, Task]:
+    """Each kind's first task (``kinds``: one per task): the reversed pairs' last write wins."""
+    return dict(zip(reversed(kinds), reversed(tasks), strict=True))
