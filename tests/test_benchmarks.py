@@ -32,7 +32,7 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
     assert len(re.findall(r"against the NumPy reference from the same dicts", printed)) == 2
     assert re.search(r"reference [\d.]+ s: [\d.]+x \(target <= 2x\)", printed)
     assert len(re.findall(r"arena (score -o out.jsonl|leaderboard) +[\d.]+ s = +[\d.]+x the reference", printed)) == 2
-    assert re.search(r"the submission as a dict \(validated and structured on each call\): median [\d.]+ us", printed)
+    assert re.search(r"the submission as a dict \(validated and structured on each call\): median [\d.]+ us \(target < 15 us\)", printed)
     assert re.search(r"= [\d.]+x one NumPy reference scoring", printed)
     assert re.search(r"last three / first three \(medians\): [\d.]+x", printed)
     assert re.search(r"sandbox [\d.]+ ms per command \(medians\): [+-][\d.]+ ms, [\d.]+x local", printed) or (
