@@ -33,7 +33,7 @@ from arena_core.stats.pairwise import PairRow, pairwise
 from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
 from arena_core.stats.quality import Outlier
 from arena_core.stats.repeats import Repeats, repeats
-from arena_core.stats.runs import gather_runs
+from arena_core.stats.runs import gather_runs, task_table
 from arena_core.stats.taskhealth import TaskHealth, task_health
 from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store, pipeline
@@ -73,8 +73,10 @@ class Arena:
         self.scorer = Scorer(self.components, self.config)
         if self.config.difficulty_source == "irt":
             self.scorer.refit_difficulty = partial(irtdifficulty.refit, minimum=self.config.min_submissions_per_tool)
-        if plugin_manager is None:  # a worker can rebuild this Arena from its configuration
-            self.scorer.remote_job = partial(_evaluate_on_worker, self.config, profile, autoload, blocked)
+        #: What a worker builds this Arena again from (:func:`worker_arena`); ``None``: plugins registered by hand.
+        self.recipe = None if plugin_manager else (self.config, profile, autoload, blocked)
+        if self.recipe is not None:
+            self.scorer.remote_job = partial(_evaluate_on_worker, self.recipe)
         #: The baseline used below 5 submissions when a task has no default of its own.
         self.default_baseline: Baseline = configured_default(self.config.default_baseline)
         self.pricer = pricer_of(self.config, self.components.price_sources)
@@ -119,8 +121,7 @@ class Arena:
 
         :raises ValidationError: naming the record and field (a model no price table knows).
         """
-        submission: Submission = self._structure(record, Submission)
-        return submission
+        return self._structure(record, Submission)  # type: ignore[no-any-return]
 
     def compute_baseline(
         self, task_id: str, submissions: Iterable[Submission | Mapping[str, Any]], *, task: Task | None = None
@@ -171,7 +172,7 @@ class Arena:
 
     def leaderboard(
         self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
         *,
         store: Store | None = None,
         by: str = "tool",
@@ -184,7 +185,8 @@ class Arena:
     ) -> list[GroupRow]:
         """Groups (``by`` ``tool``, ``model``, ``tool,model`` or ``meta.KEY``) ranked by their score,
         with task-clustered intervals, rank intervals and tiers: the rows of ``arena leaderboard
-        --format json``, from evaluations or from what ``store`` holds (see docs/leaderboards.md).
+        --format json``, from evaluations (or a :class:`TaskTable` of their cells: what the
+        streaming path gives) or from what ``store`` holds (see docs/leaderboards.md).
 
         :param method: the aggregator (``leaderboard_method`` by default: ``task_mean``).
         :param interval: the interval method for the aggregator's units (``leaderboard_interval``
@@ -197,7 +199,7 @@ class Arena:
             intervals and rank ranges then resample families) and ``meta`` (submission id to
             meta, for ``meta.KEY``, ``where`` and ``cluster``; read from ``store`` when it is given).
         """
-        table = TaskTable.of(gather_runs(self.scorer, evaluations, store, by, **selection))
+        table = task_table(self.scorer, evaluations, store, by, **selection)
         return self._board(table, method, interval, test, adjustment, ranks)
 
     def _board(
@@ -221,7 +223,7 @@ class Arena:
 
     def pairwise(
         self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
         *,
         store: Store | None = None,
         by: str = "tool",
@@ -231,7 +233,7 @@ class Arena:
     ) -> list[PairRow]:
         """Paired tests between every two ranked groups of the leaderboard (best first) on the
         tasks both ran: ``arena leaderboard --pairwise`` (see :mod:`arena_core.stats.pairwise`)."""
-        table = TaskTable.of(gather_runs(self.scorer, evaluations, store, by, **selection))
+        table = task_table(self.scorer, evaluations, store, by, **selection)
         board = self._board(table, None, None, test, adjustment, "overlap")  # the order only: no rank bootstrap
         index = {name: g for g, name in enumerate(table.groups)}
         ranked = [index[row.group] for row in board if not row.provisional]
@@ -362,13 +364,9 @@ class Arena:
         return await pipeline.process_batch(self, submissions, store, tasks, replace=replace)
 
     def process(
-        self,
-        submissions: Iterable[Submission | Mapping[str, Any]],
-        *,
-        store: Store,
-        tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
-        replace: bool = False,
-    ) -> BatchResult:
+        self, submissions: Iterable[Submission | Mapping[str, Any]], *, store: Store,
+        tasks: Mapping[str, Task | Mapping[str, Any]] | None = None, replace: bool = False,
+    ) -> BatchResult:  # fmt: skip
         """:meth:`process_batch` in the calling thread, for code without an event loop."""
         return pipeline.run_batch(self, list(submissions), store, tasks, replace=replace)
 
@@ -393,8 +391,7 @@ def worker_arena(
 
 
 def _evaluate_on_worker(
-    config: ScoringConfig, profile: str, autoload: bool | None, blocked: tuple[str, ...],
-    submission: Submission, task: Task, baseline: Baseline, evaluated_at: str,
-) -> Evaluation:  # fmt: skip
+    recipe: tuple[Any, ...], submission: Submission, task: Task, baseline: Baseline, evaluated_at: str
+) -> Evaluation:
     """One submission scored on a check executor's worker, by its :func:`worker_arena`."""
-    return worker_arena(config, profile, autoload, blocked).scorer.evaluate(submission, task, baseline, evaluated_at)
+    return worker_arena(*recipe).scorer.evaluate(submission, task, baseline, evaluated_at)

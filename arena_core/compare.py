@@ -84,7 +84,7 @@ def compare(
 
 def group_labels(
     items: Sequence[Submission | Mapping[str, Any]], by: str, aliases: Mapping[str, str] | None = None
-) -> list[str]:
+) -> Sequence[str]:
     """Per submission, its group's name under ``by`` (``tool``, ``model``, ``tool,model``,
     ``meta.KEY``), named as leaderboards name it (:func:`arena_core.stats.runs.labels`: model
     ``aliases``, an unknown model by its harness run, an absent value ``(unknown)``).

@@ -18,8 +18,8 @@ import attrs
 import numpy as np
 
 from arena_core.arena import Arena, worker_arena
-from arena_core.config.settings import ScoringConfig
 from arena_core.engine.columns import Columns
+from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.stats import irtdifficulty
 
@@ -59,12 +59,14 @@ def evaluate_partitioned(
     parts = task_partitions(task_ids, workers * _PER_WORKER)
     # Workers score with the labels' difficulty; a fitted one is fitted below, over every task.
     config = attrs.evolve(arena.config, difficulty_source="label", check_executor="threads")
+    if arena.recipe is None:
+        raise ArenaError("an Arena with plugins registered by hand cannot score on workers: use evaluate_many")
     executor = arena.components.check_executors[arena.config.check_executor].start(workers)
     try:
         futures = []
         for part in parts:
             own = {t: tasks[t] for t in {task_ids[i] for i in part} if t is not None and t in tasks}
-            job = (config, arena.provenance.profile, _rows(submissions, part), own, stamp)
+            job = ((config, *arena.recipe[1:]), _rows(submissions, part), own, stamp)
             futures.append(executor.submit(_score_part, *job))
         scored = [future.result() for future in futures]
     finally:
@@ -84,8 +86,6 @@ def _rows(submissions: Sequence[Submission] | Columns, rows: list[int]) -> Seque
     return [submissions[i] for i in rows]
 
 
-def _score_part(
-    config: ScoringConfig, profile: str, submissions: Any, tasks: Mapping[str, Task], stamp: str
-) -> list[Evaluation]:
-    """One partition scored on a worker, by the Arena built there once from ``config``."""
-    return list(worker_arena(config, profile).evaluate_many(submissions, tasks, evaluated_at=stamp))
+def _score_part(recipe: tuple[Any, ...], submissions: Any, tasks: Mapping[str, Task], stamp: str) -> list[Evaluation]:
+    """One partition scored on a worker, by the Arena built there once from ``recipe``."""
+    return list(worker_arena(*recipe).evaluate_many(submissions, tasks, evaluated_at=stamp))

@@ -47,6 +47,7 @@ class PooledMean:
 
     name = "pooled"
     unit = "runs"
+    reads_runs = True  # single runs, not only per-task cells: a streamed board cannot give them
     description = "mean of every run of the group, pooled (a task with more runs weighs more)"
 
     def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:

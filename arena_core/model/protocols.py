@@ -129,6 +129,10 @@ class Aggregator(Protocol):
     score (its per-task means, or its runs); a leaderboard then computes the group's interval
     from them with the configured interval method. Without ``units`` the interval is the
     bootstrap over tasks. ``description`` (one line) is shown by ``arena plugins``.
+
+    An aggregator that reads single runs (the table's ``run_*`` arrays) rather than its per-task
+    cells says so with ``reads_runs = True``: a streamed leaderboard, which keeps cells only,
+    then reads the runs whole instead.
     """
 
     name: str

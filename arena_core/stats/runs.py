@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from arena_core.engine.columns import factorize
+from arena_core.engine.columns import Coded, factorize
 from arena_core.engine.results import EvaluationBatch
 from arena_core.model.errors import ValidationError
-from arena_core.model.records import DIMENSIONS, Evaluation
+from arena_core.model.records import Evaluation
 from arena_core.model.serde import structure
-from arena_core.stats.tasktable import Runs
+from arena_core.stats.tasktable import Runs, TaskTable, dimension_order
 
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
@@ -35,6 +35,7 @@ __all__ = [
     "meta_matches",
     "needs_meta",
     "runs_of",
+    "task_table",
 ]
 
 #: The label of a run whose tool, model or meta value is absent.
@@ -103,6 +104,16 @@ def gather_runs(
     return runs_of(scorer, chosen, by, **selection)
 
 
+def task_table(
+    scorer: Scorer, evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None, store: Any, by: str,
+    **selection: Any,
+) -> TaskTable:  # fmt: skip
+    """The :class:`TaskTable` of :func:`gather_runs`, or the table given (a streamed board's cells)."""
+    if isinstance(evaluations, TaskTable):
+        return evaluations
+    return TaskTable.of(gather_runs(scorer, evaluations, store, by, **selection))
+
+
 def runs_of(
     scorer: Scorer,
     evaluations: Sequence[Evaluation],
@@ -158,7 +169,7 @@ def labels(
     ids: Sequence[str],
     meta: Mapping[str, Mapping[str, Any]] | None = None,
     aliases: Mapping[str, str] | None = None,
-) -> list[str]:
+) -> Sequence[str]:
     """Per run, the name of its group under ``by``: a model by its alias where ``aliases`` (the
     ``model_aliases`` setting) gives one, an unknown model by the harness run it came from."""
     return group_labels([_column(key, tools, models, ids, meta, aliases) for key in check_by(by)])
@@ -170,15 +181,15 @@ def _runs(
     aliases = scorer.config.model_aliases
     if isinstance(evaluations, EvaluationBatch):
         return Runs(
-            list(evaluations.ids),
+            evaluations.ids,
             labels(by, evaluations.tools, evaluations.models, evaluations.ids, meta, aliases),
-            list(evaluations.task_ids),
+            evaluations.task_ids,
             np.asarray(evaluations.overall, dtype=float),
-            {d: np.asarray(evaluations.scores[d], dtype=float) for d in _in_order(evaluations.dimensions())},
+            {d: np.asarray(evaluations.scores[d], dtype=float) for d in dimension_order(evaluations.dimensions())},
             np.asarray(evaluations.coverage, dtype=float),
         )
     ids = [e.submission_id for e in evaluations]
-    dimensions = _in_order(dict.fromkeys(d for e in evaluations for d in e.scores))
+    dimensions = dimension_order(dict.fromkeys(d for e in evaluations for d in e.scores))
     return Runs(
         ids,
         labels(by, [e.tool for e in evaluations], [e.model for e in evaluations], ids, meta, aliases),
@@ -225,17 +236,18 @@ def _run_of(ident: str, meta: Mapping[str, Mapping[str, Any]] | None) -> str:
     return str(info.get("run_id") or info.get("source") or ident)
 
 
-def group_labels(columns: list[Sequence[str | None]]) -> list[str]:
+def group_labels(columns: list[Sequence[str | None]]) -> Sequence[str]:
     """A label per run: each key's value (``(unknown)`` when absent), joined with `` / ``.
     Each column is factorized first and the pairs combined as codes, so a million runs are
-    labelled by their handful of distinct names and pairs, never joined row by row."""
+    labelled by their handful of distinct names and pairs, never joined row by row; the labels
+    come :class:`Coded` when no two pairs share one."""
     combined = np.zeros(len(columns[0]), dtype=np.int64)
     distincts = []
     for column in columns:
         codes, distinct = factorize(column)
         combined = combined * max(len(distinct), 1) + codes
         distincts.append(distinct)
-    codes, pairs = factorize(combined.tolist())
+    codes, pairs = (combined, list(range(len(distincts[0])))) if len(columns) == 1 else factorize(combined.tolist())
     names = []
     for pair in pairs:
         parts = []
@@ -243,12 +255,6 @@ def group_labels(columns: list[Sequence[str | None]]) -> list[str]:
             pair, index = divmod(pair, len(distinct))
             parts.append(distinct[index] or UNKNOWN)
         names.append(" / ".join(reversed(parts)))
+    if len(set(names)) == len(names):
+        return Coded(codes, names)
     return np.array(names, dtype=object)[codes].tolist() if names else []
-
-
-def _in_order(dimensions: Iterable[str]) -> list[str]:
-    """The spec's dimensions in the spec's order, then any others as they came: a board's columns
-    do not depend on which run happened to be read first (a gated run of an unsolved task has
-    correctness alone)."""
-    found = list(dimensions)
-    return [d for d in DIMENSIONS if d in found] + [d for d in found if d not in DIMENSIONS]

@@ -1,0 +1,184 @@
+"""The streaming path of ``arena score`` and ``arena leaderboard`` (:mod:`arena_core.streaming`):
+when a command takes it, and where its evaluations go.
+
+A command streams arena-core's own Parquet runs (files, folders of shards, or URLs) when they
+hold more than ``partition_rows`` runs, or are URLs, and nothing asked for needs every run in
+memory: not a single task or category, no ``--where``, no priced cost, no scoped baselines,
+no fitted difficulty, no harness errors to leave out, no workspaces to check; for a leaderboard,
+a grouping by tool or model, no ``--cluster`` or ``--pass-k``, and an aggregator that reads
+per-task cells (all but ``pooled``). Otherwise the command reads its input whole, as before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import secrets
+import shutil
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+
+import click
+
+from arena_core.cli.app import State
+from arena_core.cli.inputs import InputFiles, read_task_file
+from arena_core.cli.picking import Pick
+from arena_core.io.decoding import InputError
+from arena_core.io.output import atomic_output
+from arena_core.io.pieces import Source, conform, is_url, open_source
+from arena_core.model.records import Task
+from arena_core.stats.tasktable import TaskTable
+from arena_core.streaming import Streamed, stream
+
+__all__ = ["STREAMED_FORMATS", "stream_leaderboard", "stream_scores", "streamed_source"]
+
+#: What ``arena score`` writes when it streams.
+STREAMED_FORMATS = ("jsonl", "parquet")
+#: The hive partition keys a folder of streamed evaluations keeps, as its input had them.
+_EVALUATION_KEYS = ("task_id", "tool", "model")
+
+
+def streamed_source(state: State, given: InputFiles, pick: Pick, *, why_not: str | None = None) -> Source | None:
+    """The input as a :class:`Source` when the command streams it; ``None`` to read it whole.
+
+    :param why_not: what of the command itself keeps it from streaming (an option), if anything.
+    :raises click.UsageError: URLs (only the streaming path reads them) with something that
+        keeps the command from streaming.
+    """
+    if given.example is not None or given.from_format is not None or not given.submissions:
+        return None
+    remote = any(is_url(p) for p in given.submissions)
+    names = [str(p) for p in given.submissions]
+    arena, config = state.arena, state.arena.config
+    reason = why_not or _reason(state, pick)
+    if reason is None and not remote and not all(_parquet(Path(p)) for p in given.submissions):
+        return None
+    if reason is not None:
+        if remote:
+            raise click.UsageError(f"{names[0]}: URLs are read by the streaming path, which {reason}")
+        return None
+    source = open_source(list(given.submissions))
+    if {"workspace", "workspace_ref"} & set(source.schema.names) or arena.recipe is None:
+        if remote:
+            raise click.UsageError(f"{names[0]}: runs with workspaces are checked in memory, not streamed")
+        return None
+    return source if remote or source.rows > config.partition_rows else None
+
+
+def _parquet(path: Path) -> bool:
+    if path.is_dir():
+        return any(f.suffix.lower() == ".parquet" for f in path.rglob("*.parquet"))
+    return path.suffix.lower() == ".parquet"
+
+
+def _reason(state: State, pick: Pick) -> str | None:
+    """What of the configuration or selection keeps the runs in memory, if anything."""
+    config = state.arena.config
+    if pick.chooses:
+        return "does not select tasks or runs (--task, --category, --where)"
+    if state.arena.pricer is not None:
+        return "takes costs as reported (cost_source = reported)"
+    if config.baseline_scope != "task":
+        return "scores with per-task baselines (baseline_scope = task)"
+    if config.difficulty_source != "label":
+        return "takes difficulty from the labels (difficulty_source = label)"
+    if config.infra_failures != "fail":
+        return "counts harness errors as failures (infra_failures = fail)"
+    return None
+
+
+def stream_leaderboard(state: State, source: Source, given: InputFiles, pick: Pick, by: str, quiet: bool) -> TaskTable:
+    """The runs' cells grouped ``by``, streamed."""
+    tasks = read_task_file(state, given, pick)
+    # The board's statistics need SciPy, half a second to import: done while the workers score.
+    threading.Thread(target=importlib.import_module, args=("scipy.stats",), daemon=True).start()
+    found = _stream(state, source, tasks, by, None, quiet)
+    assert found.table is not None
+    return found.table
+
+
+def stream_scores(
+    state: State, source: Source, given: InputFiles, fmt: str, output: Path | None, folder: bool, quiet: bool
+) -> None:
+    """Every run's evaluation, streamed: to ``output`` (a file, or with ``folder`` a folder of one
+    shard per partition, in the input's ``task_id=``, ``tool=`` or ``model=`` folders when it had
+    them) or to stdout, appearing only when every partition was scored."""
+    if fmt not in STREAMED_FORMATS:
+        raise click.UsageError(f"--format {fmt}: the streaming path writes {' or '.join(STREAMED_FORMATS)}")
+    tasks = read_task_file(state, given, Pick())
+    if folder:
+        assert output is not None
+        if output.exists() and any(output.iterdir()):
+            raise InputError(f"{output}: a folder that is not empty; give a new or empty one")
+        target = output.parent / f".{output.name}.{secrets.token_hex(8)}"
+    else:
+        target = Path(os.environ.get("TMPDIR", "/tmp")) / f"arena-shards-{secrets.token_hex(8)}"
+    target.mkdir()
+    try:
+        keys = [k for k in dict.fromkeys(k for keys in source.keys for k, _ in keys) if k in _EVALUATION_KEYS]
+        found = _stream(state, source, tasks, None, (target, fmt), quiet, keys if folder and fmt == "parquet" else [])
+        if folder:
+            assert output is not None
+            if output.exists():
+                output.rmdir()
+            target.rename(output)
+            return
+        _concatenate(found.shards, fmt, output)
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+
+
+def _stream(
+    state: State,
+    source: Source,
+    tasks: dict[str, Task],
+    by: str | None,
+    shards: tuple[Path, str] | None,
+    quiet: bool,
+    partition_by: Sequence[str] = (),
+) -> Streamed:
+    config = state.arena.config
+    if not quiet:
+        click.echo(
+            f"streaming {source.rows:,} runs from {len(source.names)} file(s), partitions of whole tasks of at "
+            f"most {config.partition_rows:,} runs (partition_rows)",
+            err=True,
+        )
+    stamp = datetime.now(UTC).isoformat()
+    return stream(
+        state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
+        limit=config.partition_rows,
+    )  # fmt: skip
+
+
+def _concatenate(shards: Sequence[Path], fmt: str, output: Path | None) -> None:
+    """The shards, in order, as one file (or stdout): what appears is whole or nothing."""
+    with atomic_output(output) as out:
+        if fmt == "jsonl":
+            _copy(shards, out)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pa.unify_schemas([pq.read_schema(s) for s in shards], promote_options="default")
+        out.flush()
+        with pq.ParquetWriter(out.buffer, schema) as writer:  # type: ignore[attr-defined]
+            for shard in shards:
+                table = pq.read_table(shard)
+                writer.write_table(conform(table, schema))
+
+
+def _copy(shards: Sequence[Path], out: IO[str]) -> None:
+    buffer = getattr(out, "buffer", None)
+    out.flush()
+    for shard in shards:
+        with shard.open("rb") as fh:
+            if buffer is None:
+                out.write(fh.read().decode())
+            else:
+                shutil.copyfileobj(fh, buffer, 1 << 20)
+    if buffer is not None:
+        buffer.flush()

@@ -1,0 +1,65 @@
+"""64-bit hashes of ids, to find an id used twice among more runs than memory holds as strings.
+
+Eight bytes a run instead of a Python string; equal hashes are only candidates, confirmed on the
+ids themselves. The hash is computed from an Arrow string array's buffers with NumPy (a
+polynomial over the bytes, then a mixing step), so every process computes the same value, which
+Python's salted ``hash`` of a string does not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["id_hashes"]
+
+_BASE = np.uint64(0x100000001B3)
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def id_hashes(column: Any) -> np.ndarray:
+    """Per value of an Arrow string column, a 64-bit hash (0 for a null, which the checks refuse)."""
+    import pyarrow as pa
+
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_string(array.type):
+        array = array.cast(pa.large_string())
+    n = len(array)
+    out = np.zeros(n, dtype=np.uint64)
+    if n == 0 or not pa.types.is_large_string(array.type):
+        return out
+    validity, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64, count=array.offset + n + 1)[array.offset :]
+    lengths = np.diff(offsets)
+    if int(offsets[-1]) > int(offsets[0]):
+        out = _horner(np.frombuffer(data_buffer, dtype=np.uint8, count=int(offsets[-1])), offsets[:-1], lengths)
+    with np.errstate(over="ignore"):
+        out ^= lengths.astype(np.uint64) * _MIX
+        out ^= out >> np.uint64(31)
+        out *= _MIX
+        out ^= out >> np.uint64(29)
+    if array.null_count:
+        present = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=array.offset + n, bitorder="little")
+        out[~present[array.offset :].astype(bool)] = 0
+    return out
+
+
+def _horner(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, step: int = 16) -> np.ndarray:
+    """Per string, the polynomial of its bytes (each plus one) by Horner's rule, a byte position
+    at a time over every string at once; every ``step`` positions the strings that have ended
+    are dropped, so the work is the bytes plus ``step`` per string, however long the longest."""
+    out = np.zeros(len(starts), dtype=np.uint64)
+    rows = np.flatnonzero(lengths > 0)
+    done = 0
+    with np.errstate(over="ignore"):
+        while len(rows):
+            first, length, value = starts[rows], lengths[rows], out[rows]
+            for position in range(done, done + step):
+                live = length > position
+                byte = data[np.where(live, first + position, 0)].astype(np.uint64) + np.uint64(1)
+                value = np.where(live, value * _BASE + byte, value)
+            out[rows] = value
+            done += step
+            rows = rows[length > done]
+    return out

@@ -1,0 +1,288 @@
+"""Parquet runs read a few row groups at a time: one file, several, or a folder of them (hive
+partitions included), on this machine or in object storage (``s3://``, ``gs://``, ``hf://`` and
+any fsspec URL, with the ``remote`` extra).
+
+The streaming path (:mod:`arena_core.streaming`) never holds its whole input: it reads a column
+or two of every row group to plan, then whole row groups (or a spill file) a partition at a
+time, in worker processes that reopen the input from a :class:`Source`, which pickles small.
+Every row read carries its number in the whole input (``__row``), so a bad record is named by
+its file and record number as the in-memory reader names it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from attrs import frozen
+
+from arena_core.io.decoding import InputError
+from arena_core.io.shards import partition_keys, shard_files
+from arena_core.io.tables import EXPANSION_FLOOR, MAX_EXPANSION, arrow
+
+__all__ = ["ROW", "Piece", "Source", "conform", "is_url", "open_source"]
+
+#: The column every row read carries: its number in the whole input, from 0.
+ROW = "__row"
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_url(text: str | Path) -> bool:
+    """Whether an input names object storage (``s3://bucket/runs/``) rather than a local path."""
+    return bool(_URL.match(str(text)))
+
+
+@frozen
+class Piece:
+    """One row group of one file."""
+
+    file: int
+    """Index of its file in :attr:`Source.names`."""
+    group: int
+    rows: int
+    start: int
+    """The input's row number of its first row."""
+    record: int
+    """Its first row's record number in its file (from 1), as messages count."""
+
+
+@frozen
+class Source:
+    """The row groups of a set of Parquet files, and how to read them again anywhere."""
+
+    names: tuple[str, ...]
+    """Each file's path or URL, as messages name it, in input order."""
+    keys: tuple[tuple[tuple[str, str], ...], ...]
+    """Each file's hive partition keys (``task_id=T`` folders), given to its rows as text."""
+    pieces: tuple[Piece, ...]
+    schema: Any
+    """The files' schemas unified, the partition keys and ``__row`` added: every table read has it."""
+    filesystem: Any = None
+    """The fsspec filesystem of remote files, ``None`` for local ones."""
+
+    @property
+    def rows(self) -> int:
+        return sum(p.rows for p in self.pieces)
+
+    def where(self, row: int) -> str:
+        """``FILE: record N`` of the input's row ``row``."""
+        starts = [p.start for p in self.pieces]
+        piece = self.pieces[int(np.searchsorted(starts, row, side="right")) - 1]
+        return f"{self.names[piece.file]}: record {piece.record + row - piece.start}"
+
+    def read(self, pieces: Sequence[Piece], columns: Sequence[str] | None = None) -> Any:
+        """The rows of ``pieces`` (in order) as one table of :attr:`schema` (or of ``columns`` and
+        ``__row``), UTF-8 checked.
+
+        :raises InputError: a file that cannot be read, or whose strings are not UTF-8.
+        """
+        pa = _pyarrow()
+        tables = []
+        for file, run in _by_file(pieces):
+            part = self._read_groups(file, [p.group for p in run], columns)
+            rows = np.concatenate([np.arange(p.start, p.start + p.rows, dtype=np.int64) for p in run])
+            tables.append(conform(part.append_column(ROW, pa.array(rows)), self._target(columns)))
+        if not tables:
+            return self._target(columns).empty_table()
+        return pa.concat_tables(tables)
+
+    def batches(self, piece: Piece, size: int) -> Iterator[Any]:
+        """The rows of ``piece`` a batch of at most ``size`` at a time (for spilling a row group
+        that may itself be larger than memory), each a table of :attr:`schema`."""
+        pa = _pyarrow()
+        handle = self._open(piece.file)
+        start = piece.start
+        for batch in handle.iter_batches(batch_size=size, row_groups=[piece.group], use_threads=True):
+            table = self._keyed(piece.file, pa.Table.from_batches([batch]))
+            _check_text(self.names[piece.file], table)
+            rows = np.arange(start, start + table.num_rows, dtype=np.int64)
+            start += table.num_rows
+            yield conform(table.append_column(ROW, pa.array(rows)), self.schema)
+
+    def _target(self, columns: Sequence[str] | None) -> Any:
+        if columns is None:
+            return self.schema
+        pa = _pyarrow()
+        return pa.schema([self.schema.field(c) for c in [*columns, ROW] if c in self.schema.names])
+
+    def _read_groups(self, file: int, groups: list[int], columns: Sequence[str] | None) -> Any:
+        keys = dict(self.keys[file])
+        handle = self._open(file)
+        stored = None if columns is None else [c for c in columns if c in handle.schema_arrow.names]
+        try:
+            table = handle.read_row_groups(groups, columns=stored, use_threads=True)
+        except Exception as exc:  # pyarrow raises several kinds for a damaged file
+            raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
+        if columns is not None:
+            keys = {k: v for k, v in keys.items() if k in columns}
+        table = self._keyed(file, table, keys)
+        _check_text(self.names[file], table)
+        return table
+
+    def _keyed(self, file: int, table: Any, keys: dict[str, str] | None = None) -> Any:
+        """The table with its file's partition keys as columns (a column the file has wins)."""
+        pa = _pyarrow()
+        for key, value in (dict(self.keys[file]) if keys is None else keys).items():
+            if key not in table.column_names:
+                table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
+        return table
+
+    def _open(self, file: int) -> Any:
+        import pyarrow.parquet as pq
+
+        name = self.names[file]
+        try:
+            if self.filesystem is None:
+                return pq.ParquetFile(name)
+            return pq.ParquetFile(self.filesystem.open(_path_of(name), "rb"))
+        except Exception as exc:
+            raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
+
+
+def open_source(given: Sequence[str | Path]) -> Source:
+    """The Parquet files ``given`` names (files, folders searched through, or URLs of either), their
+    row groups counted from their footers, their schemas unified.
+
+    :raises InputError: no Parquet file, a file that is not Parquet, a decompression bomb, a link in
+        a folder, or columns whose types differ between files.
+    """
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    filesystem, files = _files(given)
+    names, keys, pieces, schemas = [], [], [], []
+    start = 0
+    for index, (name, root) in enumerate(files):
+        try:
+            handle = pq.ParquetFile(name if filesystem is None else filesystem.open(_path_of(name), "rb"))
+            metadata = handle.metadata
+        except Exception as exc:
+            raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
+        size = Path(name).stat().st_size if filesystem is None else filesystem.size(_path_of(name))
+        expanded = sum(metadata.row_group(g).total_byte_size for g in range(metadata.num_row_groups))
+        if expanded > EXPANSION_FLOOR and expanded > MAX_EXPANSION * size:
+            raise InputError(
+                f"{name}: its pages expand to {expanded:,} bytes, over {MAX_EXPANSION} times the file's size: "
+                "refused as a decompression bomb"
+            )
+        file_keys = tuple(partition_keys(Path(_path_of(name)), Path(_path_of(root))).items()) if root else ()
+        record = 1
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            pieces.append(Piece(index, group, rows, start, record))
+            start, record = start + rows, record + rows
+        schema = handle.schema_arrow
+        for key, _ in file_keys:
+            if key not in schema.names:
+                schema = schema.append(pa.field(key, pa.string()))
+        names.append(name)
+        keys.append(file_keys)
+        schemas.append(schema)
+    try:
+        unified = pa.unify_schemas(schemas, promote_options="default")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(f"{names[0]}: the files' columns differ in type: {exc}") from None
+    return Source(tuple(names), tuple(keys), tuple(pieces), unified.append(pa.field(ROW, pa.int64())), filesystem)
+
+
+def conform(table: Any, schema: Any) -> Any:
+    """``table`` with exactly ``schema``'s columns, in its order: a column it lacks is null.
+
+    :raises InputError: a column whose values cannot take the unified type.
+    """
+    pa = _pyarrow()
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            column = table[field.name]
+            if column.type != field.type:
+                try:
+                    column = column.cast(field.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise InputError(f"column {field.name!r}: expected {field.type}: {exc}") from None
+            columns.append(column)
+        else:
+            columns.append(pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None]]]:
+    """(the fsspec filesystem or ``None``, each Parquet file with the folder given that holds it)."""
+    given = [
+        Path(str(g)[len("file://") :]) if str(g).startswith("file://") else g for g in given
+    ]  # local, links checked
+    remote = [str(g) for g in given if is_url(g)]
+    if remote and len(remote) != len(given):
+        raise InputError(f"{remote[0]}: give local files or URLs, not both")
+    if not remote:
+        shards = shard_files([Path(g) for g in given])
+        found: list[tuple[str, str | None]] = (
+            [(str(given[0]), None)] if shards is None else [(str(f), str(root)) for f, root in shards]
+        )
+        for name, _ in found:
+            if not name.lower().endswith(".parquet"):
+                raise InputError(f"{name}: the streaming path reads Parquet files")
+            if not Path(name).is_file():
+                raise InputError(f"{name}: no such file")
+        return None, found
+    try:
+        import fsspec  # type: ignore[import-untyped]
+    except ImportError:
+        raise InputError(f"{remote[0]}: reading URLs needs fsspec: pip install 'arena-core[remote]'") from None
+    filesystem = None
+    found = []
+    for url in remote:
+        try:
+            filesystem, path = fsspec.core.url_to_fs(url)
+            protocol = url.split("://", 1)[0]
+            if filesystem.isdir(path):
+                inside = sorted(f for f in filesystem.find(path) if f.lower().endswith(".parquet"))
+                inside = [f for f in inside if not any(p.startswith((".", "_")) for p in f[len(path) :].split("/"))]
+                if not inside:
+                    raise InputError(f"{url}: no .parquet files there")
+                found += [(f"{protocol}://{f}", url.rstrip("/")) for f in inside]
+            elif filesystem.exists(path):
+                found.append((url, None))
+            else:
+                raise InputError(f"{url}: no such file")
+        except InputError:
+            raise
+        except ImportError as exc:
+            raise InputError(f"{url}: this kind of URL needs a package: {exc}") from None
+        except Exception as exc:  # credentials, network, a bucket that does not exist
+            raise InputError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
+    return filesystem, found
+
+
+def _path_of(name: str) -> str:
+    """A URL without its scheme (what an fsspec filesystem takes), a local path unchanged."""
+    return name.split("://", 1)[1] if is_url(name) else name
+
+
+def _by_file(pieces: Sequence[Piece]) -> Iterator[tuple[int, list[Piece]]]:
+    """Runs of consecutive pieces of one file."""
+    run: list[Piece] = []
+    for piece in pieces:
+        if run and piece.file != run[0].file:
+            yield run[0].file, run
+            run = []
+        run.append(piece)
+    if run:
+        yield run[0].file, run
+
+
+def _check_text(name: str, table: Any) -> None:
+    try:
+        table.validate(full=True)  # strings that are not UTF-8 are refused here, not met later
+    except Exception as exc:
+        raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
+
+
+def _pyarrow() -> Any:
+    pa = arrow()
+    if pa is None:
+        raise InputError("reading Parquet needs pyarrow: pip install 'arena-core[arrow]'")
+    return pa

@@ -1,0 +1,295 @@
+"""Runs past memory: ``arena leaderboard`` and ``arena score`` stream a Parquet input a partition of
+whole tasks at a time, and give what reading it whole gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.parquet as pq  # noqa: E402
+
+from arena_core.examples.synthetic import generate_arena  # noqa: E402
+from arena_core.io.decoding import InputError  # noqa: E402
+from arena_core.io.pieces import open_source  # noqa: E402
+from arena_core.streaming import plan, task_counts  # noqa: E402
+
+ENV = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+TASKS, ROWS = generate_arena(tasks=24, submissions_per_task=30, seed=8)
+
+
+def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True, env=ENV)
+
+
+def write(folder: Path, rows: list[dict], *, group: int = 60, name: str = "runs.parquet") -> Path:
+    """The runs as Parquet (row groups of ``group`` runs), the tasks, and a configuration that
+    streams anything over 100 runs."""
+    keys = list(dict.fromkeys(k for r in rows for k in r if k != "meta"))
+    path = folder / name
+    pq.write_table(pa.table({k: [r.get(k) for r in rows] for k in keys}), path, row_group_size=group)
+    (folder / "tasks.json").write_text(json.dumps(TASKS))
+    (folder / "small.toml").write_text("partition_rows = 100\n")
+    return path
+
+
+def both(folder: Path, *args: str) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """(the command streamed, the command reading the input whole)."""
+    streamed = arena(folder, "-c", "small.toml", *args, "--tasks", "tasks.json")
+    whole = arena(folder, *args, "--tasks", "tasks.json")
+    return streamed, whole
+
+
+def test_a_streamed_leaderboard_is_the_board_of_the_whole_input(tmp_path: Path) -> None:
+    write(tmp_path, ROWS)
+    for options in ([], ["--by", "model", "--pairwise", "--method", "win_rate"]):
+        streamed, whole = both(tmp_path, "leaderboard", "runs.parquet", *options)
+        assert streamed.returncode == 0, streamed.stderr
+        assert "streaming 720 runs from 1 file(s)" in streamed.stderr  # the path was taken ...
+        assert "streaming" not in whole.stderr  # ... and only there
+        assert streamed.stdout == whole.stdout and len(streamed.stdout.splitlines()) > 5
+    # Options that need every run keep the input whole, with the same board.
+    pooled = arena(tmp_path, "-c", "small.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--pool", "runs")
+    assert pooled.returncode == 0 and "streaming" not in pooled.stderr
+
+
+def test_the_input_is_cut_between_tasks_into_bounded_partitions(tmp_path: Path) -> None:
+    write(tmp_path, ROWS, group=45)  # row groups of 45 runs: tasks of 30 straddle them
+    source = open_source([tmp_path / "runs.parquet"])
+    parts, spilled = plan(source, task_counts(source), 100)
+    assert spilled is None  # a task straddles two row groups but no partition's cut
+    assert [p.rows for p in parts] == [90] * 8 and all(len(p.tasks) == 3 and not p.filtered for p in parts)
+    assert sorted(t for p in parts for t in p.tasks) == sorted(t["id"] for t in TASKS)
+    # A cut inside a row group: both sides read it and keep their own tasks' rows; a task larger
+    # than the limit is a partition of its own.
+    parts, spilled = plan(source, task_counts(source), 20)
+    assert spilled is None and len(parts) == 24 and all(len(p.tasks) == 1 and p.rows == 30 for p in parts)
+    assert sum(p.filtered for p in parts) == 24 and sum(r.rows for p in parts for r in p.pieces) <= 2 * 720
+    # Runs in any order: the rows are dealt to partitions (spilled), whole tasks, none over the limit.
+    shuffled = [ROWS[i] for i in np.random.default_rng(3).permutation(len(ROWS))]
+    write(tmp_path, shuffled, name="shuffled.parquet")
+    source = open_source([tmp_path / "shuffled.parquet"])
+    parts, spilled = plan(source, task_counts(source), 100)
+    assert spilled is not None and max(p.rows for p in parts) <= 100 and sum(p.rows for p in parts) == 720
+    assert sorted(spilled) == sorted(t["id"] for t in TASKS)
+
+
+def test_runs_in_any_order_are_spilled_and_scored_as_a_whole(tmp_path: Path) -> None:
+    shuffled = [ROWS[i] for i in np.random.default_rng(5).permutation(len(ROWS))]
+    write(tmp_path, shuffled)
+    streamed, whole = both(tmp_path, "leaderboard", "runs.parquet", "--format", "json")
+    assert "streaming 720 runs" in streamed.stderr and streamed.stdout == whole.stdout
+    streamed, whole = both(tmp_path, "score", "runs.parquet", "--format", "parquet", "-o", "s.parquet")
+    assert streamed.returncode == 0, streamed.stderr
+    stream_table = pq.read_table(tmp_path / "s.parquet")
+    arena(tmp_path, "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", "w.parquet")
+    whole_table = pq.read_table(tmp_path / "w.parquet")
+    order = lambda t: t.sort_by("submission_id")  # noqa: E731  # partitions: not input order when spilled
+    assert order(stream_table).equals(order(whole_table)) and stream_table.num_rows == 720
+
+
+def test_streamed_scores_equal_the_scores_of_the_whole_input(tmp_path: Path) -> None:
+    write(tmp_path, ROWS)
+    for out in ("s.parquet", "w.parquet"):
+        config = ["-c", "small.toml"] if out == "s.parquet" else []
+        done = arena(tmp_path, *config, "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", out)
+        assert done.returncode == 0, done.stderr
+    assert pq.read_table(tmp_path / "s.parquet").equals(pq.read_table(tmp_path / "w.parquet"))  # input order kept
+    streamed, whole = both(tmp_path, "score", "runs.parquet")  # JSON Lines to stdout
+    drop = lambda text: [{k: v for k, v in json.loads(line).items() if k != "evaluated_at"} for line in text.splitlines()]  # noqa: E731
+    assert drop(streamed.stdout) == drop(whole.stdout) and len(streamed.stdout.splitlines()) == 720
+    # A folder: one file per partition, together the same evaluations.
+    sharded = arena(tmp_path, "-c", "small.toml", "score", "runs.parquet", "--tasks", "tasks.json",
+                    "--format", "parquet", "-o", "out/")  # fmt: skip
+    assert sharded.returncode == 0, sharded.stderr
+    shards = sorted((tmp_path / "out").iterdir())
+    assert [s.name for s in shards] == [f"part-{k:05d}.parquet" for k in range(8)]  # 3 tasks of 30 runs each
+    assert pa.concat_tables([pq.read_table(s) for s in shards]).equals(pq.read_table(tmp_path / "w.parquet"))
+    again = arena(tmp_path, "-c", "small.toml", "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", "out")
+    assert again.returncode == 2 and "a folder that is not empty" in again.stderr
+
+
+def test_bad_records_are_reported_as_the_whole_input_reports_them(tmp_path: Path) -> None:
+    rows = [dict(r) for r in ROWS]
+    rows[700]["total_tokens"] = -5  # in the last partition
+    rows[10]["iterations"] = 0  # in the first
+    write(tmp_path, rows)
+    streamed, whole = both(tmp_path, "score", "runs.parquet", "--format", "parquet", "-o", "out.parquet")
+    assert streamed.returncode == whole.returncode == 2
+    assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()  # after the streaming note
+    assert "runs.parquet: record 11: submission" in whole.stderr and "record 701" in whole.stderr
+    assert not (tmp_path / "out.parquet").exists()  # nothing written
+    # An id used twice, in two partitions: refused, naming both places, as a whole read does.
+    rows = [dict(r) for r in ROWS]
+    rows[650]["id"] = rows[5]["id"]
+    write(tmp_path, rows)
+    streamed, whole = both(tmp_path, "leaderboard", "runs.parquet")
+    assert streamed.returncode == whole.returncode == 2
+    assert "id: expected an id used once, also used at runs.parquet: record 6" in whole.stderr
+    assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()
+
+
+def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> None:
+    keys = sorted({k for r in ROWS for k in r} - {"task_id", "meta"})
+    by_task: dict[str, list[dict]] = {}
+    for row in ROWS:
+        by_task.setdefault(row["task_id"], []).append(row)
+    for task, rows in by_task.items():
+        folder = tmp_path / "runs" / f"task_id={task}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in rows]), folder / "part-0.parquet")
+    write(tmp_path, ROWS)  # the tasks and the configuration
+    streamed, whole = both(tmp_path, "leaderboard", "runs", "--format", "json")
+    assert "streaming 720 runs from 24 file(s)" in streamed.stderr
+    assert streamed.stdout == whole.stdout
+    # Its scores as a folder keep its partitioning: one task_id=T folder per task.
+    done = arena(tmp_path, "-c", "small.toml", "score", "runs", "--tasks", "tasks.json", "--format", "parquet", "-o", "scores/")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (tmp_path / "scores").iterdir()) == sorted(f"task_id={t}" for t in by_task)
+    import pyarrow.dataset as ds
+
+    scores = ds.dataset(tmp_path / "scores", format="parquet", partitioning="hive").to_table()
+    assert scores.num_rows == 720 and sorted(scores["submission_id"].to_pylist()) == sorted(r["id"] for r in ROWS)
+    owner = dict(zip(scores["submission_id"].to_pylist(), scores["task_id"].to_pylist(), strict=True))
+    assert all(owner[r["id"]] == r["task_id"] for r in ROWS)
+    secret = tmp_path / "secret.parquet"
+    pq.write_table(pa.table({"id": ["x"]}), secret)
+    (tmp_path / "runs" / "task_id=zz").mkdir()
+    (tmp_path / "runs" / "task_id=zz" / "part-0.parquet").symlink_to(secret)
+    with pytest.raises(InputError, match="a link"):
+        open_source([tmp_path / "runs"])
+    refused = arena(tmp_path, "-c", "small.toml", "leaderboard", "runs", "--tasks", "tasks.json")
+    assert refused.returncode == 2 and "a link" in refused.stderr
+
+
+def test_streamed_partitions_score_on_a_dask_cluster_as_here(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    write(tmp_path, ROWS)
+    (tmp_path / "dask.toml").write_text('partition_rows = 100\ncheck_executor = "dask"\ncheck_concurrency = 2\n')
+    on_dask = arena(tmp_path, "-c", "dask.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json")
+    here = arena(tmp_path, "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json")
+    assert on_dask.returncode == 0, on_dask.stderr
+    assert "streaming 720 runs" in on_dask.stderr and on_dask.stdout == here.stdout
+
+
+@pytest.fixture(scope="module")
+def s3() -> object:
+    """An S3-compatible server (moto's) on loopback, and the environment that points fsspec at it."""
+    pytest.importorskip("s3fs")
+    server_module = pytest.importorskip("moto.server")
+    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {**ENV, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1", "FSSPEC_S3_ENDPOINT_URL": f"http://{host}:{port}"}  # fmt: skip
+    import s3fs
+
+    yield s3fs.S3FileSystem(endpoint_url=env["FSSPEC_S3_ENDPOINT_URL"], key="testing", secret="testing"), env
+    server.stop()
+
+
+def test_runs_in_object_storage_score_as_the_same_files_here(tmp_path: Path, s3: tuple) -> None:
+    filesystem, env = s3
+    local = write(tmp_path, ROWS)
+    filesystem.mkdir("arena-tests")
+    filesystem.put(str(local), "arena-tests/board/part-0.parquet")
+    remote = subprocess.run(
+        [sys.executable, "-m", "arena_core", "leaderboard", "s3://arena-tests/board/", "--tasks", "tasks.json",
+         "--format", "json"], cwd=tmp_path, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    here = arena(tmp_path, "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json")
+    assert remote.returncode == 0, remote.stderr
+    assert "streaming 720 runs from 1 file(s)" in remote.stderr and remote.stdout == here.stdout
+    # The scores written as one file per partition, from the bucket.
+    scored = subprocess.run(
+        [sys.executable, "-m", "arena_core", "-c", "small.toml", "score", "s3://arena-tests/board/part-0.parquet",
+         "--tasks", "tasks.json", "--format", "parquet", "-o", "scores/"], cwd=tmp_path, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert sum(pq.read_table(p).num_rows for p in (tmp_path / "scores").iterdir()) == 720
+    # What a URL cannot do is said, not tried on the runs whole.
+    refused = subprocess.run(
+        [sys.executable, "-m", "arena_core", "leaderboard", "s3://arena-tests/board/", "--tasks", "tasks.json",
+         "--by", "meta.repo"], cwd=tmp_path, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert refused.returncode == 2 and "URLs are read by the streaming path, which groups by tool or model" in refused.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "arena_core", "leaderboard", "s3://arena-tests/nothing/", "--tasks", "tasks.json"],
+        cwd=tmp_path, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "s3://arena-tests/nothing/: no such file" in missing.stderr
+
+
+def test_a_parquet_bomb_in_object_storage_is_refused_before_it_is_read(tmp_path: Path, s3: tuple) -> None:
+    filesystem, env = s3
+    tools = pa.array(["x" * 1_000_000] * 300, type=pa.large_string())  # 300 MB of one repeated string
+    table = pa.table({"id": [f"r{i}" for i in range(300)], "task_id": ["t"] * 300, "tool": tools})
+    pq.write_table(table, tmp_path / "bomb.parquet", compression="zstd", use_dictionary=False)
+    del table, tools
+    assert (tmp_path / "bomb.parquet").stat().st_size < 5_000_000  # what is sent: small
+    filesystem.mkdir("arena-bombs")
+    filesystem.put(str(tmp_path / "bomb.parquet"), "arena-bombs/runs/bomb.parquet")
+    (tmp_path / "tasks.json").write_text(json.dumps([{"id": "t", "category": "debugging"}]))
+    done = subprocess.run(
+        [sys.executable, "-m", "arena_core", "score", "s3://arena-bombs/runs/", "--tasks", "tasks.json"],
+        cwd=tmp_path, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2 and "refused as a decompression bomb" in done.stderr
+    assert "s3://arena-bombs/runs/bomb.parquet: its pages expand to" in done.stderr
+
+
+def test_a_file_url_is_read_as_the_local_path_it_names(tmp_path: Path) -> None:
+    write(tmp_path, ROWS)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "part-0.parquet").symlink_to(tmp_path / "runs.parquet")
+    with pytest.raises(InputError, match="a link"):
+        open_source([f"file://{tmp_path / 'runs'}"])  # the link check applies, as to the path
+    assert open_source([f"file://{tmp_path / 'runs.parquet'}"]).rows == 720
+
+
+def _example_dataset(folder: Path) -> Path:
+    """The bundled example arena as a hive dataset by task (``runs/task_id=T/part-0.parquet``)."""
+    from arena_core.examples import SUBMISSIONS, TASKS
+
+    rows = [json.loads(line) for line in Path(SUBMISSIONS).read_text().splitlines()]
+    keys = sorted({k for r in rows for k in r} - {"task_id", "meta"})
+    for task in dict.fromkeys(r["task_id"] for r in rows):
+        part = folder / "runs" / f"task_id={task}"
+        part.mkdir(parents=True)
+        chosen = [{k: r.get(k) for k in keys} for r in rows if r["task_id"] == task]
+        pq.write_table(pa.Table.from_pylist(chosen), part / "part-0.parquet")
+    (folder / "tasks.json").write_text(Path(TASKS).read_text())
+    return folder / "runs"
+
+
+def _page_blocks(lang: str) -> list[str]:
+    import re
+
+    page = Path(__file__).parent.parent / "docs" / "scaling.md"
+    return re.findall(rf"```{lang}\n(.*?)```", page.read_text(), flags=re.S)
+
+
+def test_the_scaling_page_shows_what_the_commands_print(tmp_path: Path, s3: tuple) -> None:
+    from test_docs import _matches
+
+    filesystem, env = s3
+    runs = _example_dataset(tmp_path)
+    (tmp_path / "stream.toml").write_text(_page_blocks("toml")[0])
+    filesystem.mkdir("arena-runs")
+    filesystem.put(str(runs), "arena-runs/board", recursive=True)
+    whole = arena(tmp_path, "leaderboard", "--example").stdout.splitlines()
+    blocks = _page_blocks("console")
+    assert len(blocks) == 2
+    for block in blocks:
+        command, *shown = block.splitlines()
+        argv = [sys.executable, "-m", "arena_core", *command.removeprefix("$ arena ").split()]
+        done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, done.stderr
+        assert _matches(shown, done.stderr.splitlines() + done.stdout.splitlines()), (command, done.stderr)
+        assert done.stdout.splitlines() == whole  # the board of the example, streamed
