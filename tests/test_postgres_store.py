@@ -105,3 +105,81 @@ def test_the_commands_take_a_postgresql_url_wherever_they_take_a_database(postgr
     card = arena("card", "frontend-001/000", "--store", url)
     assert card.returncode == 0 and "Score card: frontend-001/000" in card.stdout
     assert arena("tasks", "--store", url).returncode == 0
+
+
+def test_the_cells_follow_every_stored_evaluation_and_a_version_1_database_gets_them(postgres_server) -> None:
+    from arena_core.store.cells import task_table
+    from arena_core.stats.runs import UNKNOWN
+
+    url = postgres_server()
+    tasks, runs = generate_arena(tasks=4, submissions_per_task=12, seed=9)
+    store, arena = PostgresStore(url), Arena(autoload=False)
+    arena.process(runs[:30], store=store, tasks={t["id"]: t for t in tasks})
+    arena.process([{**r, "total_tokens": r["total_tokens"] * 2} for r in runs[:10]] + runs[30:], store=store, replace=True)
+
+    def boards() -> tuple[list, list]:
+        with store.transaction(write=False) as tx:
+            cells = task_table(tx.board_cells("tool"), UNKNOWN)
+        return arena.leaderboard(cells), arena.leaderboard(store=store)
+
+    from_cells, from_evaluations = boards()  # replaced runs left their cells: the board of what is stored
+    assert [(g.group, g.n_runs, g.rank) for g in from_cells] == [(g.group, g.n_runs, g.rank) for g in from_evaluations]
+    assert [g.score for g in from_cells] == pytest.approx([g.score for g in from_evaluations], abs=1e-9)
+    assert sum(g.n_runs for g in from_cells) == len(runs)
+    with psycopg.connect(url, autocommit=True) as connection:  # as version 1 left it: no cells
+        connection.execute("DROP TABLE board_cells")
+        connection.execute("UPDATE arena_schema SET version = 1")
+    store = PostgresStore(url)  # migrated on open, the cells filled from the stored evaluations
+    again, _ = boards()
+    assert [(g.group, g.n_runs) for g in again] == [(g.group, g.n_runs) for g in from_cells]
+    assert [g.score for g in again] == pytest.approx([g.score for g in from_cells], abs=1e-9)  # summed anew
+
+
+def test_two_service_instances_on_one_database_lose_nothing(postgres_server) -> None:
+    import random
+    import threading
+
+    pytest.importorskip("fastapi", reason="the service extra is not installed")
+    from fastapi.testclient import TestClient
+
+    from arena_core import to_dict
+    from arena_core.service.app import create_app
+    from arena_core.service.tokens import TokenStore
+
+    url = postgres_server()
+    arena = Arena({"workspace_owner": "id"}, autoload=False)
+    instances = [TestClient(create_app(arena, PostgresStore(url), TokenStore(url), allow_local_runner=True))
+                 for _ in range(2)]  # fmt: skip
+    tokens = TokenStore(url)  # what one instance's operator creates, the other knows
+    operator = {"Authorization": f"Bearer {tokens.create('operator')[1]}"}
+    for task in ("t1", "t2", "t3"):
+        done = instances[1].put(f"/tasks/{task}", json={"category": "debugging", "success_criteria": [
+            {"type": "no_errors"}]}, headers=operator)  # fmt: skip
+        assert done.status_code == 200, done.text
+    rng = random.Random(4)
+    runs = [{"id": f"run-{i}", "task_id": f"t{i % 3 + 1}", "tool": ("aider", "other", "third")[i % 3 - (i % 2)],
+             "model": f"m{i % 2}", "total_tokens": rng.randint(1000, 20000), "tool_calls": rng.randint(1, 40),
+             "execution_time": rng.uniform(10, 900), "success": rng.random() < 0.7} for i in range(120)]  # fmt: skip
+    answers: list[int] = []
+
+    def post(k: int) -> None:
+        for run in runs[k::4]:
+            answers.append(instances[k % 2].post("/submissions", json=run, headers=operator).status_code)
+
+    threads = [threading.Thread(target=post, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [201] * 120
+    store = PostgresStore(url)
+    with store.transaction(write=False) as tx:
+        assert sorted(e.submission_id for t in tx.task_ids() for e in tx.evaluations(t)) == sorted(r["id"] for r in runs)
+    expected = [to_dict(r) for r in arena.leaderboard(store=store)]
+    for client in instances:  # each instance's board, from the shared cells, is the store's
+        served = client.get("/leaderboard", headers=operator).json()
+        assert [(r["group"], r["n_runs"], r["rank"]) for r in served] == [(r["group"], r["n_runs"], r["rank"]) for r in expected]
+        assert [r["score"] for r in served] == pytest.approx([r["score"] for r in expected], abs=1e-9)
+    page = instances[0].get("/tasks/t1/rankings?limit=5", headers=operator).json()
+    scores = [e["overall_score"] for e in page]
+    assert len(page) == 5 and scores == sorted(scores, reverse=True)

@@ -80,6 +80,19 @@ def test_the_input_is_cut_between_tasks_into_bounded_partitions(tmp_path: Path) 
     assert sorted(spilled) == sorted(t["id"] for t in TASKS)
 
 
+def test_a_quoted_glob_of_shards_is_its_files(tmp_path: Path) -> None:
+    for k in range(3):  # three shards of 8 tasks each
+        write(tmp_path, ROWS[k * 240 : (k + 1) * 240], name=f"part-{k}.parquet")
+    write(tmp_path, ROWS)
+    streamed = arena(tmp_path, "-c", "small.toml", "leaderboard", "part-*.parquet", "--tasks", "tasks.json")
+    whole = arena(tmp_path, "leaderboard", "part-*.parquet", "--tasks", "tasks.json")  # read whole: the same files
+    single = arena(tmp_path, "leaderboard", "runs.parquet", "--tasks", "tasks.json")
+    assert "streaming 720 runs from 3 file(s)" in streamed.stderr
+    assert streamed.stdout == whole.stdout == single.stdout and whole.returncode == 0
+    nothing = arena(tmp_path, "leaderboard", "nothing-*.parquet", "--tasks", "tasks.json")
+    assert nothing.returncode == 2 and "nothing-*.parquet: no file matches" in nothing.stderr
+
+
 def test_runs_in_any_order_are_spilled_and_scored_as_a_whole(tmp_path: Path) -> None:
     shuffled = [ROWS[i] for i in np.random.default_rng(5).permutation(len(ROWS))]
     write(tmp_path, shuffled)

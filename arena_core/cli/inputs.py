@@ -30,7 +30,7 @@ from arena_core.io.readers import (
     read_tasks,
     used_twice,
 )
-from arena_core.io.shards import read_shard_records, read_shard_table, shard_files
+from arena_core.io.shards import matching, read_shard_records, read_shard_table, shard_files
 from arena_core.io.tables import TABLE_SUFFIXES, read_table
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Submission, Task
@@ -115,9 +115,10 @@ def _importer_for(state: State, given: InputFiles) -> tuple[str | None, tuple[Pa
     importers = state.arena.components.importers
     if given.from_format is not None:
         importers[given.from_format]  # an unknown name is an error naming the known ones
-        return given.from_format, given.submissions
-    name = detect_format(importers.values(), given.submissions)
-    return name, given.submissions  # arena-core's own records: one file, or shards (io/shards.py)
+        return given.from_format, tuple(matching(list(given.submissions)))
+    paths = tuple(matching(list(given.submissions)))  # quoted globs: the files they match
+    name = detect_format(importers.values(), paths)
+    return name, paths  # arena-core's own records: one file, or shards (io/shards.py)
 
 
 def _task_path(given: InputFiles) -> Path | None:

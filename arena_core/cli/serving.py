@@ -14,22 +14,27 @@ import click
 
 from arena_core.arena import Arena
 from arena_core.cli.app import State, command, main
+from arena_core.cli.stores import open_store
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.scalars import parse_size
-from arena_core.store import SQLiteStore
 
-STORE_HELP = "The arena's store: sqlite:///PATH (a SQLite file, created if missing)."
+STORE_HELP = (
+    "The arena's store: sqlite:///PATH (a SQLite file, created if missing) or postgresql://URL (several "
+    "instances may serve one database)."
+)
 
 
-def store_path(url: str) -> Path:
-    """The SQLite file a store URL names.
+def store_path(url: str) -> Path | str:
+    """The SQLite file a store URL names, or the PostgreSQL URL itself.
 
     :raises ArenaError: another kind of URL.
     """
     if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
         return Path(url.removeprefix("sqlite:///"))
-    raise ArenaError(f"--store: expected sqlite:///PATH, got {url!r}")
+    if url.startswith(("postgresql://", "postgres://")):
+        return url
+    raise ArenaError(f"--store: expected sqlite:///PATH or postgresql://URL, got {url!r}")
 
 
 def _service() -> Any:
@@ -74,6 +79,7 @@ def serve(
     \b
     Examples:
       arena serve --store sqlite:///arena.db
+      arena serve --store postgresql://arena@db.internal/arena --host 0.0.0.0
       arena serve token create --role submitter --tool aider/diff --store sqlite:///arena.db
     """
     if ctx.invoked_subcommand is None:
@@ -102,7 +108,7 @@ def _run(
         arena = Arena(attrs.evolve(arena.config, workspace_owner="id"), profile=state.profile or "default")
     service = app.create_app(
         arena,
-        SQLiteStore(path),
+        open_store(path),
         tokens.TokenStore(path),
         public_read=public_read,
         body_limit=limit,

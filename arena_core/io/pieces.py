@@ -20,7 +20,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.io.decoding import InputError
-from arena_core.io.shards import partition_keys, shard_files
+from arena_core.io.shards import matching, partition_keys, shard_files
 from arena_core.io.tables import EXPANSION_FLOOR, MAX_EXPANSION, arrow
 
 __all__ = ["ROW", "Piece", "Source", "conform", "is_url", "open_source"]
@@ -218,9 +218,10 @@ def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None
     if remote and len(remote) != len(given):
         raise InputError(f"{remote[0]}: give local files or URLs, not both")
     if not remote:
-        shards = shard_files([Path(g) for g in given])
+        local = matching([Path(g) for g in given])
+        shards = shard_files(local)
         found: list[tuple[str, str | None]] = (
-            [(str(given[0]), None)] if shards is None else [(str(f), str(root)) for f, root in shards]
+            [(str(local[0]), None)] if shards is None else [(str(f), str(root)) for f, root in shards]
         )
         for name, _ in found:
             if not name.lower().endswith(".parquet"):
@@ -238,7 +239,12 @@ def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None
         try:
             filesystem, path = fsspec.core.url_to_fs(url)
             protocol = url.split("://", 1)[0]
-            if filesystem.isdir(path):
+            if any(c in path for c in "*?[") and not filesystem.exists(path):  # a glob
+                matched = sorted(f for f in filesystem.glob(path) if f.lower().endswith(".parquet"))
+                if not matched:
+                    raise InputError(f"{url}: no file matches")
+                found += [(f"{protocol}://{f}", None) for f in matched]
+            elif filesystem.isdir(path):
                 inside = sorted(f for f in filesystem.find(path) if f.lower().endswith(".parquet"))
                 inside = [f for f in inside if not any(p.startswith((".", "_")) for p in f[len(path) :].split("/"))]
                 if not inside:

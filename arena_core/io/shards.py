@@ -1,5 +1,6 @@
-"""Submissions split over many files: several files, or a folder of them (searched through, so
-a hive-partitioned dataset such as ``runs/task_id=fix-parser/part-0.parquet`` is read whole).
+"""Submissions split over many files: several files, a glob of them (``'runs/*.parquet'``), or a
+folder of them (searched through, so a hive-partitioned dataset such as
+``runs/task_id=fix-parser/part-0.parquet`` is read whole).
 
 The shards are one input: their records in file order (files sorted by path), each named by
 its own ``FILE:LINE`` in messages. A ``key=value`` folder between the folder given and a file
@@ -10,6 +11,7 @@ those columns out of the files themselves. Partition values are text, so partiti
 
 from __future__ import annotations
 
+import glob
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from arena_core.io.decoding import InputError
 from arena_core.io.readers import Located, read_records
 from arena_core.io.tables import arrow, read_table
 
-__all__ = ["SHARD_SUFFIXES", "read_shard_records", "read_shard_table", "shard_files"]
+__all__ = ["SHARD_SUFFIXES", "matching", "read_shard_records", "read_shard_table", "shard_files"]
 
 #: What a folder's shards may be: one kind of file throughout.
 SHARD_SUFFIXES = (".parquet", ".jsonl", ".ndjson", ".json", ".csv")
@@ -36,6 +38,7 @@ def shard_files(paths: Sequence[Path]) -> list[tuple[Path, Path]] | None:
     :raises InputError: a folder without shards, a shard in it that is a link, or shards of
         different kinds.
     """
+    paths = matching(paths)
     if len(paths) == 1 and not paths[0].is_dir():
         return None
     found: list[tuple[Path, Path]] = []
@@ -55,6 +58,24 @@ def shard_files(paths: Sequence[Path]) -> list[tuple[Path, Path]] | None:
     kinds = {_kind(f) for f, _ in found}
     if len(kinds) > 1:
         raise InputError(f"{paths[0]}: shards of one kind expected, found {', '.join(sorted(kinds))} files")
+    return found
+
+
+def matching(paths: Sequence[Path]) -> list[Path]:
+    """The paths, each quoted glob (``'runs/*.parquet'``, ``'runs/**/*.jsonl'``) replaced by the
+    files it matches, in path order.
+
+    :raises InputError: a glob that matches nothing.
+    """
+    found: list[Path] = []
+    for given in paths:
+        if given.exists() or not any(c in str(given) for c in "*?["):
+            found.append(given)
+            continue
+        matched = sorted(Path(p) for p in glob.glob(str(given), recursive=True))
+        if not matched:
+            raise InputError(f"{given}: no file matches")
+        found += matched
     return found
 
 

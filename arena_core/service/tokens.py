@@ -4,7 +4,8 @@ A token is ``arena_<id>.<secret>``; only the secret's SHA-256 is kept (a 256-bit
 needs no slow hash), beside the token's role and, for a submitter, the tools it may post runs
 for. Two roles: an **operator** defines tasks and may post, replace and move any run; a
 **submitter** posts runs for its own tools only, and replaces only runs of those tools. Tokens
-live in the store's SQLite file, in a table of their own.
+live beside the arena, in a table of their own: in the store's SQLite file, or in its PostgreSQL
+database (where every instance of the service reads the same tokens).
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import json
 import re
 import secrets
 import sqlite3
-from collections.abc import Sequence
-from contextlib import closing
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
@@ -59,15 +61,31 @@ class TokenInfo:
 
 
 class TokenStore:
-    """The tokens of the arena in the SQLite file ``path``."""
+    """The tokens of the arena in the SQLite file ``where``, or in the PostgreSQL database a
+    ``postgresql://`` URL names."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        with closing(self._connect()) as connection:
+    def __init__(self, where: str | Path) -> None:
+        self.where = where
+        self._postgres = str(where).startswith(("postgresql://", "postgres://"))
+        self._mark = "%s" if self._postgres else "?"
+        with self._connect() as connection:
             connection.execute(_SCHEMA)
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+    @contextmanager
+    def _connect(self) -> Iterator[Any]:
+        """A connection that commits each statement (a SQLite connection, or psycopg's, which
+        offer the same ``execute``)."""
+        if self._postgres:
+            import psycopg  # the postgresql extra, as the store needs
+
+            with psycopg.connect(str(self.where), autocommit=True) as connection:
+                yield connection
+            return
+        with closing(sqlite3.connect(Path(self.where), timeout=30.0, isolation_level=None)) as connection:
+            yield connection
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", self._mark)
 
     def create(self, role: str, tools: Sequence[str] = (), note: str = "") -> tuple[str, str]:
         """A new token: ``(id, token)``. The token is shown once; only its digest is kept.
@@ -79,15 +97,17 @@ class TokenStore:
         if role == "submitter" and not tools:
             raise ArenaError("a submitter token names the tools it may post runs for (--tool NAME)")
         token_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
-        with closing(self._connect()) as connection:
+        with self._connect() as connection:
             connection.execute(
-                "INSERT INTO service_tokens (id, digest, role, tools, note, created) VALUES (?, ?, ?, ?, ?, ?)",
+                self._sql(
+                    "INSERT INTO service_tokens (id, digest, role, tools, note, created) VALUES (?, ?, ?, ?, ?, ?)"
+                ),
                 (token_id, _digest(secret), role, json.dumps(list(tools)), note, datetime.now(UTC).isoformat()),
             )
         return token_id, f"arena_{token_id}.{secret}"
 
     def tokens(self) -> list[TokenInfo]:
-        with closing(self._connect()) as connection:
+        with self._connect() as connection:
             rows = connection.execute(
                 "SELECT id, role, tools, note, created, revoked FROM service_tokens ORDER BY created"
             ).fetchall()
@@ -95,21 +115,22 @@ class TokenStore:
 
     def revoke(self, token_id: str) -> bool:
         """Revoke a token by id; whether there was one to revoke."""
-        with closing(self._connect()) as connection:
+        with self._connect() as connection:
             done = connection.execute(
-                "UPDATE service_tokens SET revoked = ? WHERE id = ? AND revoked IS NULL",
+                self._sql("UPDATE service_tokens SET revoked = ? WHERE id = ? AND revoked IS NULL"),
                 (datetime.now(UTC).isoformat(), token_id),
             )
-            return done.rowcount == 1
+            return bool(done.rowcount == 1)
 
     def verify(self, token: str) -> Principal | None:
         """The principal of a valid, unrevoked token; ``None`` for anything else."""
         match = _TOKEN.match(token)
         if match is None:
             return None
-        with closing(self._connect()) as connection:
+        with self._connect() as connection:
             row = connection.execute(
-                "SELECT digest, role, tools FROM service_tokens WHERE id = ? AND revoked IS NULL", (match[1],)
+                self._sql("SELECT digest, role, tools FROM service_tokens WHERE id = ? AND revoked IS NULL"),
+                (match[1],),
             ).fetchone()
         if row is None or not hmac.compare_digest(row[0], _digest(match[2])):
             return None

@@ -4,7 +4,7 @@ evaluation, so that a leaderboard reads one row per group and task instead of ev
 A task-mean leaderboard (its scores, Student-t intervals, rank ranges, tiers, dimension means,
 coverage and inversions) needs, per group and task, the number of runs, the sum of their
 overall scores and coverage, and per dimension the sum of its scores and how many runs measured
-it. The SQLite store keeps those for groupings by tool and by model in ``board_cells``: an
+it. The SQLite and PostgreSQL stores keep those for groupings by tool and by model in ``board_cells``: an
 evaluation stored adds its figures to its cells, an evaluation replaced takes its old ones away,
 in the same transaction; :func:`task_table` turns the cells into the
 :class:`~arena_core.stats.tasktable.TaskTable` every leaderboard statistic starts from.
@@ -13,24 +13,32 @@ in the same transaction; :func:`task_table` turns the cells into the
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from arena_core.model.records import DIMENSIONS, Evaluation
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["GROUPINGS", "SCHEMA", "CellLedger", "figures", "task_table"]
+__all__ = ["GROUPINGS", "SCHEMA", "CellLedger", "figures", "schema", "task_table"]
 
 #: The groupings kept: by tool and by model.
 GROUPINGS = ("tool", "model")
 _SUMS = ("runs", "overall", "coverage", *(f"{d}{n}" for d in DIMENSIONS for n in ("", "_n")))
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS board_cells (grouping TEXT NOT NULL, grp TEXT NOT NULL, task_id TEXT NOT NULL, "
-    + ", ".join(f"{name} {'INTEGER' if name == 'runs' or name.endswith('_n') else 'REAL'} NOT NULL" for name in _SUMS)
-    + ", PRIMARY KEY (grouping, grp, task_id)) WITHOUT ROWID"
-)
+
+
+def schema(real: str = "REAL", whole: str = "INTEGER", suffix: str = " WITHOUT ROWID") -> str:
+    """The cells' table, in a database's words for a float and a whole number."""
+    return (
+        "CREATE TABLE IF NOT EXISTS board_cells (grouping TEXT NOT NULL, grp TEXT NOT NULL, task_id TEXT NOT NULL, "
+        + ", ".join(f"{name} {whole if name == 'runs' or name.endswith('_n') else real} NOT NULL" for name in _SUMS)
+        + f", PRIMARY KEY (grouping, grp, task_id)){suffix}"
+    )
+
+
+#: The cells' table in SQLite.
+SCHEMA = schema()
 
 
 def figures(evaluation: Evaluation) -> list[float]:
@@ -58,24 +66,29 @@ class CellLedger:
             for i, value in enumerate(values):
                 change[i] += sign * value
 
-    def flush(self, connection: sqlite3.Connection) -> None:
+    def flush(self, connection: Any, mark: str = "?") -> None:
+        """Write the changes through ``connection`` (a SQLite connection, or a psycopg cursor with
+        ``mark`` ``%s``)."""
         if not self.changes:
             return
         names = ", ".join(_SUMS)
         connection.executemany(
-            f"INSERT INTO board_cells (grouping, grp, task_id, {names}) VALUES (?, ?, ?, {', '.join('?' * len(_SUMS))}) "
+            f"INSERT INTO board_cells (grouping, grp, task_id, {names}) VALUES ({', '.join([mark] * (3 + len(_SUMS)))}) "
             "ON CONFLICT (grouping, grp, task_id) DO UPDATE SET "
-            + ", ".join(f"{n} = {n} + excluded.{n}" for n in _SUMS),
+            + ", ".join(f"{n} = board_cells.{n} + excluded.{n}" for n in _SUMS),
             [(*key, *values) for key, values in self.changes.items()],
         )
         connection.execute("DELETE FROM board_cells WHERE runs <= 0")
         self.changes.clear()
 
-    def rows(self, connection: sqlite3.Connection, grouping: str) -> list[tuple[object, ...]]:
+    def rows(self, connection: Any, grouping: str, mark: str = "?") -> list[tuple[object, ...]]:
         """The cells of ``grouping`` (``tool`` or ``model``): (group or "", task, sums...)."""
-        self.flush(connection)
-        query = f"SELECT grp, task_id, {', '.join(_SUMS)} FROM board_cells WHERE grouping = ? ORDER BY grp, task_id"
-        return connection.execute(query, (grouping,)).fetchall()
+        self.flush(connection, mark)
+        query = (
+            f"SELECT grp, task_id, {', '.join(_SUMS)} FROM board_cells WHERE grouping = {mark} ORDER BY grp, task_id"
+        )
+        found: list[tuple[object, ...]] = connection.execute(query, (grouping,)).fetchall()
+        return found
 
 
 def task_table(rows: Sequence[tuple[object, ...]], unknown: str) -> TaskTable:

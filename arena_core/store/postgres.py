@@ -6,7 +6,10 @@ JSON beside the keys they are looked up by, baselines and evaluations kept by ve
 schema version refused when newer. Writers take turns: a write transaction first takes a
 transaction-scoped advisory lock, as SQLite's ``BEGIN IMMEDIATE`` takes the file's write lock,
 so two instances ingesting at once never interleave a batch or lose one. Ranks are written
-into the stored evaluations (the pipeline's object path), not derived on read.
+into the stored evaluations (the pipeline's object path), not derived on read. The
+leaderboard's cells per group and task (:mod:`arena_core.store.cells`) are kept up to date by
+every stored evaluation, in its transaction, as in SQLite (schema version 2; a version 1
+database gets them, filled from its evaluations, when first opened).
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ import attrs
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
+from arena_core.store.cells import CellLedger, schema
 
 __all__ = ["PostgresStore", "SCHEMA_VERSION"]
 
 T = TypeVar("T")
 
-#: The schema's version, in ``arena_schema``; a newer one is refused.
-SCHEMA_VERSION = 1
+#: The schema's version, in ``arena_schema``; a newer one is refused. 2: the leaderboard's cells.
+SCHEMA_VERSION = 2
 #: Any number, the same for every writer of every arena in the database: the write lock.
 _WRITE_LOCK = 0x6172656E61  # "arena"
 
@@ -45,6 +49,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id, seq)",
     "CREATE TABLE IF NOT EXISTS evaluation_versions (seq BIGSERIAL PRIMARY KEY, submission_id TEXT NOT NULL, "
     "superseded_at TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL)",
+    schema(real="DOUBLE PRECISION", whole="BIGINT", suffix=""),
 )
 
 
@@ -55,6 +60,9 @@ def _dump(obj: Any) -> str:
 class _PostgresTransaction:
     def __init__(self, cursor: Any) -> None:
         self._c = cursor
+        self.ledger = CellLedger()
+        """What this transaction changed in the leaderboard's cells, written before they are read
+        and before it commits."""
 
     def _rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         self._c.execute(sql, args)
@@ -122,11 +130,42 @@ class _PostgresTransaction:
         return [structure(json.loads(row[0]), Evaluation) for row in rows]
 
     def put_evaluation(self, evaluation: Evaluation) -> None:
+        replaced = self._rows("SELECT data FROM evaluations WHERE submission_id = %s", evaluation.submission_id)
+        if replaced:
+            self.ledger.add(structure(json.loads(replaced[0][0]), Evaluation), -1)
+        self.ledger.add(evaluation, 1)
         self._c.execute(
             "INSERT INTO evaluations (submission_id, task_id, data) VALUES (%s, %s, %s) "
             "ON CONFLICT (submission_id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data",
             (evaluation.submission_id, evaluation.task_id, _dump(evaluation)),
         )
+
+    def ranked(self, task_id: str, *, offset: int = 0, limit: int = -1) -> list[Evaluation]:
+        """A page of the task's evaluations, best first (equal scores first stored first)."""
+        rows = self._rows(
+            "SELECT data FROM evaluations WHERE task_id = %s "
+            "ORDER BY (data::jsonb ->> 'overall_score')::float8 DESC, seq LIMIT %s OFFSET %s",
+            task_id,
+            None if limit < 0 else limit,
+            offset,
+        )
+        return [structure(json.loads(row[0]), Evaluation) for row in rows]
+
+    def board_cells(self, grouping: str) -> list[tuple[object, ...]]:
+        """The leaderboard's cells of ``grouping`` (see :mod:`arena_core.store.cells`)."""
+        return self.ledger.rows(self._c, grouping, "%s")
+
+    def group_means(self) -> list[tuple[str | None, float, int]]:
+        """Per tool, the mean over its tasks of its per-task mean overall score and the number of
+        tasks, from the cells: one row per tool and task read, not every evaluation."""
+        self.ledger.flush(self._c, "%s")
+        return [
+            (group, float(mean), int(count))
+            for group, mean, count in self._rows(
+                "SELECT NULLIF(grp, ''), AVG(overall / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' "
+                "GROUP BY grp"
+            )
+        ]
 
     def task_of(self, submission_id: str) -> str | None:
         """The task a stored submission answers, ``None`` when the id is not stored."""
@@ -183,6 +222,12 @@ class PostgresStore:
                 cursor.execute(statement)
             if version is None:
                 cursor.execute("INSERT INTO arena_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+            elif version < SCHEMA_VERSION:  # 1 to 2: the cells of the evaluations stored so far
+                cursor.execute("SELECT data FROM evaluations")
+                for (data,) in cursor.fetchall():
+                    tx.ledger.add(structure(json.loads(data), Evaluation), 1)
+                tx.ledger.flush(cursor, "%s")
+                cursor.execute("UPDATE arena_schema SET version = %s", (SCHEMA_VERSION,))
 
     def _where(self) -> str:
         """The URL without its password, for messages."""
@@ -202,6 +247,8 @@ class PostgresStore:
                 cursor.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
                 if write:
                     cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
-                yield _PostgresTransaction(cursor)
+                tx = _PostgresTransaction(cursor)
+                yield tx
+                tx.ledger.flush(cursor, "%s")
         except psycopg.Error as exc:
             raise ArenaError(f"{self._where()}: {str(exc).strip()}") from None
