@@ -39,7 +39,7 @@ from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
-from arena_core.io.pieces import ROW, Piece, Source
+from arena_core.io.pieces import ROW, Piece, Source, by_file
 from arena_core.io.readers import MAX_REPORTED, used_twice
 from arena_core.io.spill import read_spilled, spill
 from arena_core.model.errors import ArenaError, ValidationError
@@ -123,16 +123,18 @@ def plan(
 
 
 def task_counts(source: Source) -> list[dict[str | None, int]]:
-    """Per row group, its runs per task (``None``: runs without a task)."""
-    import pyarrow.compute as pc
-
+    """Per row group, its runs per task (``None``: runs without a task): each file's ``task_id``
+    column read once, coded as its dictionary pages hold it, and each row group's codes counted."""
+    if "task_id" not in source.schema.names:
+        return [{None: piece.rows} for piece in source.pieces]
     out: list[dict[str | None, int]] = []
-    for piece in source.pieces:
-        if "task_id" not in source.schema.names:
-            out.append({None: piece.rows})
-            continue
-        counted = pc.value_counts(source.read([piece], ["task_id"])["task_id"])
-        out.append(dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)))
+    for _, run in by_file(source.pieces):
+        codes, names = source.coded(run, "task_id")
+        start = 0
+        for piece in run:
+            counted = np.bincount(codes[start : start + piece.rows], minlength=len(names))
+            out.append({names[k]: int(counted[k]) for k in np.flatnonzero(counted).tolist()})
+            start += piece.rows
     return out
 
 
@@ -154,13 +156,15 @@ def stream(
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
+    :raises ValidationError: a run whose task is not among ``tasks``, as scoring the whole input says.
     :raises ArenaError: an error while scoring, naming the run's file and record.
     """
     if arena.recipe is None:
         raise ArenaError("an Arena with plugins registered by hand cannot score on workers: use evaluate_many")
     executor = _workers(arena) if source.rows > limit else None  # started while the input is planned
     try:
-        parts, partition_of = plan(source, task_counts(source), limit)
+        counts = task_counts(source)
+        parts, partition_of = plan(source, counts, limit)
         with tempfile.TemporaryDirectory(prefix="arena-stream-") as scratch:
             if partition_of is not None:
                 files = spill(source, partition_of, max(partition_of.values()) + 1, Path(scratch))
@@ -190,6 +194,7 @@ def stream(
     if count:
         _raise(problems, count)
     _check_ids(source, np.concatenate([o.hashes for o in outcomes]) if outcomes else np.zeros(0, np.uint64))
+    _check_tasks(source, counts, tasks)
     errors = [o.error for o in outcomes if o.error]
     if errors:
         raise ArenaError(errors[0])
@@ -330,6 +335,24 @@ def _raise(problems: list[tuple[int, str]], count: int) -> None:
     if count > len(lines):
         lines.append(f"... and {count - len(lines)} more bad records")
     raise InputError("\n".join(lines))
+
+
+def _check_tasks(source: Source, counts: Sequence[Mapping[str | None, int]], tasks: Mapping[str, Task]) -> None:
+    """Every run's task among the tasks given, or the error scoring the whole input raises, for its
+    first run that names another (a worker knows its own partition's tasks only).
+
+    :raises ValidationError: naming that run and every task given.
+    """
+    for piece, found in zip(source.pieces, counts, strict=True):
+        if all(t is not None and t in tasks for t in found):
+            continue
+        table = source.read([piece], ["id", "task_id"])
+        for ident, task in zip(table["id"].to_pylist(), table["task_id"].to_pylist(), strict=True):
+            if task is None or task not in tasks:
+                known = ", ".join(sorted(tasks)) or "none"
+                raise ValidationError(
+                    f"submission {str(ident)!r}", "task_id", f"one of the given tasks ({known})", task
+                )
 
 
 def _check_ids(source: Source, hashes: np.ndarray) -> None:

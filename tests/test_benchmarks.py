@@ -41,3 +41,22 @@ def test_every_section_of_the_benchmark_runs_and_prints_its_ratio() -> None:
     assert re.search(r"dask \(a local cluster of 2 workers, started in the run\) [\d.]+ workspaces/s", printed) or (
         "   skipped: dask is not installed" in printed
     )
+
+
+def test_the_scale_benchmarks_peers_score_as_arena_core_does(tmp_path: Path) -> None:
+    """benchmarks/scale.py times arena-core against a polars query and DuckDB SQL of the same
+    scoring: its ratios mean something only while the peers compute what arena-core computes,
+    run for run (its --check), which this holds on a small dataset streamed in partitions."""
+    import pytest
+
+    pytest.importorskip("polars")
+    pytest.importorskip("duckdb", reason="the scale benchmark's DuckDB peer is not installed")
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--runs", "20000", "--tasks", "20", "--check"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    checked = re.findall(r"(polars|duckdb): 20,000 runs joined, (\d+) differ in (\w+)", result.stdout)
+    assert len(checked) == 6 and all(differ == "0" for _, differ, _ in checked), result.stdout
+    for job in ("leaderboard", "score -o parquet"):
+        assert re.search(rf"{re.escape(job)} +arena-core +[\d.]+ s .* arena-core / faster peer: [\d.]+x", result.stdout)

@@ -146,6 +146,13 @@ def test_bad_records_are_reported_as_the_whole_input_reports_them(tmp_path: Path
     assert streamed.returncode == whole.returncode == 2
     assert "id: expected an id used once, also used at runs.parquet: record 6" in whole.stderr
     assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()
+    # A run of a task the tasks file lacks: the error names every task given, not its partition's.
+    rows = [dict(r) for r in ROWS]
+    rows[400]["task_id"] = "no-such-task"
+    write(tmp_path, rows)
+    streamed, whole = both(tmp_path, "leaderboard", "runs.parquet")
+    assert streamed.returncode == whole.returncode == 2 and "got 'no-such-task'" in whole.stderr
+    assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines() and TASKS[-1]["id"] in streamed.stderr
 
 
 def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> None:

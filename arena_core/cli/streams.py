@@ -148,10 +148,13 @@ def _stream(
             err=True,
         )
     stamp = datetime.now(UTC).isoformat()
-    return stream(
+    found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
         limit=config.partition_rows,
     )  # fmt: skip
+    if not quiet:
+        click.echo(f"scored {found.runs:,} runs in {found.partitions} partition(s)", err=True)
+    return found
 
 
 def _concatenate(shards: Sequence[Path], fmt: str, output: Path | None) -> None:

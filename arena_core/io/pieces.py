@@ -23,7 +23,7 @@ from arena_core.io.decoding import InputError
 from arena_core.io.shards import matching, partition_keys, shard_files
 from arena_core.io.tables import EXPANSION_FLOOR, MAX_EXPANSION, arrow
 
-__all__ = ["ROW", "Piece", "Source", "conform", "is_url", "open_source"]
+__all__ = ["ROW", "Piece", "Source", "by_file", "conform", "is_url", "open_source"]
 
 #: The column every row read carries: its number in the whole input, from 0.
 ROW = "__row"
@@ -81,7 +81,7 @@ class Source:
         """
         pa = _pyarrow()
         tables = []
-        for file, run in _by_file(pieces):
+        for file, run in by_file(pieces):
             part = self._read_groups(file, [p.group for p in run], columns)
             rows = np.concatenate([np.arange(p.start, p.start + p.rows, dtype=np.int64) for p in run])
             tables.append(conform(part.append_column(ROW, pa.array(rows)), self._target(columns)))
@@ -101,6 +101,39 @@ class Source:
             rows = np.arange(start, start + table.num_rows, dtype=np.int64)
             start += table.num_rows
             yield conform(table.append_column(ROW, pa.array(rows)), self.schema)
+
+    def coded(self, pieces: Sequence[Piece], column: str) -> tuple[np.ndarray, list[Any]]:
+        """A text column of consecutive row groups of one file as (a code per row, the distinct
+        values): read as Parquet's dictionary pages hold it, without a string per row."""
+        file = pieces[0].file
+        keys = dict(self.keys[file])
+        if column not in self._open(file).schema_arrow.names:  # a hive key, or absent: one value
+            return np.zeros(sum(p.rows for p in pieces), dtype=np.int64), [keys.get(column)]
+        handle = self._open(file, read_dictionary=[column])
+        try:
+            table = handle.read_row_groups([p.group for p in pieces], columns=[column], use_threads=True)
+        except Exception as exc:
+            raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
+        _check_text(self.names[file], table)
+        import pyarrow.compute as pc
+
+        values = table[column]
+        if not _pyarrow().types.is_dictionary(values.type):
+            values = pc.dictionary_encode(values, null_encoding="encode")
+        chunks = values.chunks if hasattr(values, "chunks") else [values]
+        codes: list[np.ndarray] = []
+        index: dict[Any, int] = {}  # the chunks' dictionaries, merged
+        for chunk in chunks:
+            remap = np.array([index.setdefault(n, len(index)) for n in chunk.dictionary.to_pylist()], dtype=np.int64)
+            local = np.zeros(len(chunk), dtype=np.int64)  # every row null when the dictionary is empty
+            if len(remap):
+                local = remap[chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)]
+            if chunk.null_count:  # a row without a task: a value of its own
+                missing = index.setdefault(None, len(index))
+                local = np.where(chunk.is_null().to_numpy(zero_copy_only=False), missing, local)
+            codes.append(local)
+        distinct = list(index)
+        return (np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)), distinct
 
     def _target(self, columns: Sequence[str] | None) -> Any:
         if columns is None:
@@ -130,14 +163,14 @@ class Source:
                 table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
         return table
 
-    def _open(self, file: int) -> Any:
+    def _open(self, file: int, read_dictionary: list[str] | None = None) -> Any:
         import pyarrow.parquet as pq
 
         name = self.names[file]
         try:
             if self.filesystem is None:
-                return pq.ParquetFile(name)
-            return pq.ParquetFile(self.filesystem.open(_path_of(name), "rb"))
+                return pq.ParquetFile(name, read_dictionary=read_dictionary)
+            return pq.ParquetFile(self.filesystem.open(_path_of(name), "rb"), read_dictionary=read_dictionary)
         except Exception as exc:
             raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
 
@@ -268,7 +301,7 @@ def _path_of(name: str) -> str:
     return name.split("://", 1)[1] if is_url(name) else name
 
 
-def _by_file(pieces: Sequence[Piece]) -> Iterator[tuple[int, list[Piece]]]:
+def by_file(pieces: Sequence[Piece]) -> Iterator[tuple[int, list[Piece]]]:
     """Runs of consecutive pieces of one file."""
     run: list[Piece] = []
     for piece in pieces:
