@@ -191,8 +191,9 @@ def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> N
 def test_streamed_partitions_score_on_a_dask_cluster_as_here(tmp_path: Path) -> None:
     pytest.importorskip("distributed")
     write(tmp_path, ROWS)
-    (tmp_path / "dask.toml").write_text('partition_rows = 100\ncheck_executor = "dask"\ncheck_concurrency = 2\n')
-    on_dask = arena(tmp_path, "-c", "dask.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json")
+    (tmp_path / "dask.toml").write_text("partition_rows = 100\ncheck_concurrency = 2\n")
+    on_dask = arena(tmp_path, "-c", "dask.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json",
+                    "--executor", "dask")  # fmt: skip
     here = arena(tmp_path, "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json")
     assert on_dask.returncode == 0, on_dask.stderr
     assert "streaming 720 runs" in on_dask.stderr and on_dask.stdout == here.stdout

@@ -77,6 +77,12 @@ from arena_core.stats.tasktable import TaskTable
 @click.option("--adjust", type=click.Choice(ADJUSTMENTS), default="holm", show_default=True, help="p-value adjustment.")
 @click.option("--pass-k", "pass_k", metavar="K,K,...", help="Add pass@k and pass^k over repeated attempts, e.g. 1,2,5.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option(
+    "--executor",
+    metavar="NAME",
+    help="Where runs are scored (by task partitions) and workspaces checked: threads, processes, dask, or a "
+    "plugin's (default: check_executor).",
+)
 @quiet_option
 @command
 def leaderboard(
@@ -97,6 +103,7 @@ def leaderboard(
     adjust: str,
     pass_k: str | None,
     fmt: str,
+    executor: str | None,
     quiet: bool,
 ) -> None:
     """Rank groups by their score over tasks, with intervals, rank ranges and tiers.
@@ -120,6 +127,7 @@ def leaderboard(
       arena leaderboard --store arena.db --method win_rate
       arena leaderboard --from swebench report.json --by model --cluster meta.repo
     """
+    state.executor = executor
     if pool is not None:
         if method is not None:
             raise click.UsageError("give --method or --pool, not both")

@@ -32,8 +32,8 @@ from arena_core.model.serde import to_dict
 @click.option(
     "--executor",
     metavar="NAME",
-    help="Where runs are scored (by task partitions) and workspaces checked: threads, dask, or a plugin's "
-    "(default: check_executor).",
+    help="Where runs are scored (by task partitions) and workspaces checked: threads, processes, dask, or a "
+    "plugin's (default: check_executor).",
 )
 @quiet_option
 @command
