@@ -1,5 +1,5 @@
-"""Check executors: the checks of submissions with workspaces run on threads (the default) or on
-a Dask cluster, with the same verdicts."""
+"""Check executors: the checks of submissions with workspaces run on threads (the default), in
+processes of this machine or on a Dask cluster, with the same verdicts."""
 
 from __future__ import annotations
 
@@ -44,6 +44,19 @@ def test_dask_gives_the_verdicts_of_threads(tmp_path: Path) -> None:
     assert [e.criteria for e in dask] == [e.criteria for e in threads]
     assert list(dask) == list(threads)
     assert {c.status for e in threads for c in e.criteria} == {"passed", "failed"}  # both kinds of verdict
+
+
+def test_processes_give_the_verdicts_of_threads_and_check_in_other_processes(tmp_path: Path) -> None:
+    import os
+
+    runs, tasks = _arena_of(tmp_path)
+    config = {"workspace_root": str(tmp_path), "check_concurrency": 2}
+    threads = Arena(config, autoload=False).evaluate_many(runs, tasks, evaluated_at="2026-01-01T00:00:00Z")
+    arena = Arena({**config, "check_executor": "processes"}, autoload=False)
+    processes = arena.evaluate_many(runs, tasks, evaluated_at="2026-01-01T00:00:00Z")
+    assert [e.criteria for e in processes] == [e.criteria for e in threads] and list(processes) == list(threads)
+    with arena.components.check_executors["processes"].start(2) as pool:  # its jobs run in other processes
+        assert os.getpid() not in {pool.submit(os.getpid).result() for _ in range(4)}
 
 
 def test_executors_are_chosen_by_name_and_refused_when_unknown(tmp_path: Path) -> None:

@@ -105,6 +105,18 @@ def test_the_commands_take_a_postgresql_url_wherever_they_take_a_database(postgr
     card = arena("card", "frontend-001/000", "--store", url)
     assert card.returncode == 0 and "Score card: frontend-001/000" in card.stdout
     assert arena("tasks", "--store", url).returncode == 0
+    # arena serve's tokens live in the database too: made by one command, listed and revoked by others.
+    pytest.importorskip("fastapi", reason="the service extra is not installed")
+    made = arena("serve", "token", "create", "--role", "operator", "--note", "ops", "--store", url)
+    assert made.returncode == 0, made.stderr
+    token_id = made.stdout.split()[1]
+    listed = arena("serve", "token", "list", "--store", url)
+    assert token_id in listed.stdout and "ops" in listed.stdout
+    assert arena("serve", "token", "revoke", token_id, "--store", url).returncode == 0
+    with psycopg.connect(url) as connection:
+        assert connection.execute("SELECT revoked IS NOT NULL FROM service_tokens").fetchall() == [(True,)]
+    wrong = arena("serve", "--store", "mysql://db/arena")
+    assert wrong.returncode == 2 and "expected sqlite:///PATH or postgresql://URL" in wrong.stderr
 
 
 def test_the_cells_follow_every_stored_evaluation_and_a_version_1_database_gets_them(postgres_server) -> None:
