@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
@@ -147,12 +147,14 @@ def stream(
     stamp: str,
     shards: tuple[Path, str] | None = None,
     partition_by: Sequence[str] = (),
+    on_shard: Callable[[Path], None] | None = None,
     limit: int,
 ) -> Streamed:
     """Score ``source`` a partition at a time: its cells grouped ``by`` (``None``: none), and
     with ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations
     written to a file there (Parquet: in ``KEY=VALUE`` folders of ``partition_by``'s columns,
-    when given).
+    when given; ``arrow``: an Arrow file, for a caller that puts them together), each handed to
+    ``on_shard`` as soon as it and every partition before it are scored without a fault.
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
@@ -182,10 +184,16 @@ def stream(
                 for k, part in enumerate(parts)
             ]
             if executor is None or len(jobs) == 1:
-                outcomes = [_score(arena, job) for job in jobs]
+                done: Iterator[_Outcome] = (_score(arena, job) for job in jobs)
             else:
                 futures = [executor.submit(_score_on_worker, arena.recipe, job) for job in jobs]
-                outcomes = [future.result() for future in futures]
+                done = (future.result() for future in futures)
+            outcomes = []
+            for job, outcome in zip(jobs, done, strict=True):  # in partition order, as each is done
+                outcomes.append(outcome)
+                whole = all(o.count == 0 and o.error is None for o in outcomes)
+                if on_shard is not None and job.shard is not None and outcome.runs and whole:
+                    on_shard(Path(job.shard))
     finally:
         if executor is not None:
             executor.shutdown(cancel_futures=True)
@@ -302,6 +310,14 @@ def _unknown_models_meta(table: Any) -> dict[str, Any] | None:
 def _write_shard(result: Any, path: str, partition_by: tuple[str, ...]) -> None:
     """A partition's evaluations as one file, or as a hive dataset by ``partition_by`` (the
     file's name, numbered, in each ``KEY=VALUE`` folder)."""
+    if path.endswith(".arrow"):
+        import pyarrow as pa
+        import pyarrow.ipc
+
+        table = result.to_arrow()
+        with pa.OSFile(path, "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        return
     if path.endswith(".parquet") and partition_by:
         import pyarrow.dataset as ds
 

@@ -314,3 +314,27 @@ def test_the_scaling_page_shows_what_the_commands_print(tmp_path: Path, s3: tupl
         assert done.returncode == 0, done.stderr
         assert _matches(shown, done.stderr.splitlines() + done.stdout.splitlines()), (command, done.stderr)
         assert done.stdout.splitlines() == whole  # the board of the example, streamed
+
+
+def test_partitions_appended_as_they_are_done_widen_to_a_column_a_later_one_brings(tmp_path: Path) -> None:
+    import pyarrow.ipc
+
+    from arena_core.cli.streams import _ParquetAppender
+
+    first = pa.table({"submission_id": ["a", "b"], "model": pa.nulls(2), "overall_score": [1.0, 2.0]})
+    later = pa.table({"submission_id": ["c"], "model": ["m"], "overall_score": [3.0], "speed_score": [50.0]})
+    shards = []
+    for k, table in enumerate((first, later, first)):
+        shards.append(tmp_path / f"part-{k}.arrow")
+        with pa.OSFile(str(shards[-1]), "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+    appender = _ParquetAppender(tmp_path / "whole.parquet")
+    for shard in shards:
+        appender.add(shard)
+    assert appender.stale  # the second brought a column and a type the first lacked
+    written = pq.read_table(appender.finish(shards))
+    assert written.equals(pa.concat_tables([first, later, first], promote_options="default"))
+    same = _ParquetAppender(tmp_path / "same.parquet")  # partitions of one schema: written as they come
+    for shard in (shards[0], shards[2]):
+        same.add(shard)
+    assert not same.stale and pq.read_table(same.finish([shards[0], shards[2]])).equals(pa.concat_tables([first, first]))

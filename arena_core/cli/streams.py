@@ -16,10 +16,10 @@ import os
 import secrets
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import click
 
@@ -29,6 +29,7 @@ from arena_core.cli.picking import Pick
 from arena_core.io.decoding import InputError
 from arena_core.io.output import atomic_output
 from arena_core.io.pieces import Source, conform, is_url, open_source
+from arena_core.io.spill import read_spilled
 from arena_core.model.records import Task
 from arena_core.stats.tasktable import TaskTable
 from arena_core.streaming import Streamed, stream
@@ -119,14 +120,21 @@ def stream_scores(
     target.mkdir()
     try:
         keys = [k for k in dict.fromkeys(k for keys in source.keys for k, _ in keys) if k in _EVALUATION_KEYS]
-        found = _stream(state, source, tasks, None, (target, fmt), quiet, keys if folder and fmt == "parquet" else [])
-        if folder:
-            assert output is not None
-            if output.exists():
-                output.rmdir()
-            target.rename(output)
+        if folder or fmt == "jsonl":
+            found = _stream(
+                state, source, tasks, None, (target, fmt), quiet, keys if folder and fmt == "parquet" else []
+            )
+            if folder:
+                assert output is not None
+                if output.exists():
+                    output.rmdir()
+                target.rename(output)
+                return
+            _concatenate(found.shards, output)
             return
-        _concatenate(found.shards, fmt, output)
+        whole = _ParquetAppender(target / "whole.parquet")  # written while later partitions are scored
+        found = _stream(state, source, tasks, None, (target, "arrow"), quiet, on_shard=whole.add)
+        _concatenate([whole.finish(found.shards)], output)
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
@@ -139,6 +147,7 @@ def _stream(
     shards: tuple[Path, str] | None,
     quiet: bool,
     partition_by: Sequence[str] = (),
+    on_shard: Callable[[Path], None] | None = None,
 ) -> Streamed:
     config = state.arena.config
     if not quiet:
@@ -150,28 +159,61 @@ def _stream(
     stamp = datetime.now(UTC).isoformat()
     found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
-        limit=config.partition_rows,
+        on_shard=on_shard, limit=config.partition_rows,
     )  # fmt: skip
     if not quiet:
         click.echo(f"scored {found.runs:,} runs in {found.partitions} partition(s)", err=True)
     return found
 
 
-def _concatenate(shards: Sequence[Path], fmt: str, output: Path | None) -> None:
-    """The shards, in order, as one file (or stdout): what appears is whole or nothing."""
+def _concatenate(shards: Sequence[Path], output: Path | None) -> None:
+    """The files' bytes, in order, as one file (or stdout): what appears is whole or nothing."""
     with atomic_output(output) as out:
-        if fmt == "jsonl":
-            _copy(shards, out)
-            return
+        _copy(shards, out)
+
+
+class _ParquetAppender:
+    """The evaluations of each partition appended to one Parquet file as soon as the partition is
+    scored, while the workers score the next ones (reading them back and writing them again at
+    the end took a third of a ten-million-run command). Its schema is the first partition's; when
+    a later one brings a column it lacks (a dimension no run of the first measured), the file is
+    written again from every partition at the end, with the schemas unified."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.writer: Any = None
+        self.schema: Any = None
+        self.stale = False
+
+    def add(self, shard: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        schema = pa.unify_schemas([pq.read_schema(s) for s in shards], promote_options="default")
-        out.flush()
-        with pq.ParquetWriter(out.buffer, schema) as writer:  # type: ignore[attr-defined]
-            for shard in shards:
-                table = pq.read_table(shard)
-                writer.write_table(conform(table, schema))
+        if self.stale:
+            return
+        table = read_spilled(shard)
+        if self.writer is None:
+            self.schema = table.schema
+            self.writer = pq.ParquetWriter(str(self.path), self.schema)
+        elif not pa.unify_schemas([self.schema, table.schema], promote_options="default").equals(self.schema):
+            self.stale = True
+            return
+        self.writer.write_table(conform(table, self.schema))
+
+    def finish(self, shards: Sequence[Path]) -> Path:
+        """The file, whole: every partition's evaluations in partition order."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.writer is not None:
+            self.writer.close()
+        if self.stale or self.writer is None:
+            tables = [read_spilled(s) for s in shards]
+            schema = pa.unify_schemas([t.schema for t in tables], promote_options="default")
+            with pq.ParquetWriter(str(self.path), schema) as writer:
+                for table in tables:
+                    writer.write_table(conform(table, schema))
+        return self.path
 
 
 def _copy(shards: Sequence[Path], out: IO[str]) -> None:
