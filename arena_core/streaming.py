@@ -40,7 +40,7 @@ from arena_core.engine.tables import columns_from_table
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
 from arena_core.io.pieces import ROW, Piece, Source, by_file
-from arena_core.io.readers import MAX_REPORTED, used_twice
+from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
 from arena_core.io.spill import read_spilled, spill
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Task
@@ -347,10 +347,12 @@ def _located(source: Source, rows: np.ndarray, ids: Sequence[str], error: Valida
 
 
 def _raise(problems: list[tuple[int, str]], count: int) -> None:
-    lines = [message for _, message in problems[:MAX_REPORTED]]
-    if count > len(lines):
-        lines.append(f"... and {count - len(lines)} more bad records")
-    raise InputError("\n".join(lines))
+    """The first problems (in input order) and how many there were, as the whole read reports them."""
+    found = Problems()
+    for _, message in problems:
+        found.add(message)
+    found.count = count
+    found.raise_if_any()
 
 
 def _check_tasks(source: Source, counts: Sequence[Mapping[str | None, int]], tasks: Mapping[str, Task]) -> None:

@@ -338,3 +338,19 @@ def test_partitions_appended_as_they_are_done_widen_to_a_column_a_later_one_brin
     for shard in (shards[0], shards[2]):
         same.add(shard)
     assert not same.stale and pq.read_table(same.finish([shards[0], shards[2]])).equals(pa.concat_tables([first, first]))
+
+
+def test_the_cells_order_their_runs_as_numpys_lexsort_does() -> None:
+    """A cell's runs are summed in (cell, score) order, ties in input order: the one-key sort used
+    for scores in hundredths gives np.lexsort's order exactly, and other scores go to lexsort."""
+    from arena_core.engine.rounding import round_exact
+    from arena_core.stats.tasktable import _cell_order
+
+    rng = np.random.default_rng(12)
+    cells = rng.integers(0, 300, 50_000)
+    hundredths = round_exact(rng.integers(0, 10_001, 50_000) / 100.0, 2)  # many ties, 0 and 100 included
+    hundredths[::7] = hundredths[::7][::-1]
+    assert np.array_equal(_cell_order(cells, hundredths), np.lexsort((hundredths, cells)))
+    fractions = rng.random(50_000) * 100  # not hundredths: lexsort itself
+    fractions[::5] = 12.5
+    assert np.array_equal(_cell_order(cells, fractions), np.lexsort((fractions, cells)))

@@ -16,6 +16,7 @@ from attrs import frozen
 from arena_core import examples
 from arena_core.cli.app import State
 from arena_core.cli.picking import Pick
+from arena_core.cli.stores import PathOrTextParam
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table
@@ -313,7 +314,7 @@ def _table_columns(state: State, path: Path, task_id: str | None) -> Columns | N
     return columns
 
 
-class _PathOrUrl(click.ParamType[Path | str]):
+class _PathOrUrl(PathOrTextParam):
     """A local path, or a URL kept as text (a ``Path`` would fold ``s3://`` into ``s3:/``)."""
 
     name = "path"

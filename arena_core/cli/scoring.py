@@ -50,7 +50,7 @@ def score(
     Parquet runs of more than partition_rows runs (or at URLs: s3://, gs://, hf://) are streamed,
     a partition of whole tasks at a time on this machine's cores (or the --executor dask
     cluster), in bounded memory: jsonl or parquet out, in input order when the input is grouped
-    by task (a warning says when it is not). See docs/scaling.md.
+    by task, else partition by partition. See docs/scaling.md.
 
     \b
     Examples:

@@ -18,6 +18,7 @@ from arena_core.cli.stores import open_store
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.scalars import parse_size
+from arena_core.store.postgres import is_postgres_url
 
 STORE_HELP = (
     "The arena's store: sqlite:///PATH (a SQLite file, created if missing) or postgresql://URL (several "
@@ -32,7 +33,7 @@ def store_path(url: str) -> Path | str:
     """
     if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
         return Path(url.removeprefix("sqlite:///"))
-    if url.startswith(("postgresql://", "postgres://")):
+    if is_postgres_url(url):
         return url
     raise ArenaError(f"--store: expected sqlite:///PATH or postgresql://URL, got {url!r}")
 

@@ -8,20 +8,18 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from arena_core.store import SQLiteStore, Store
-from arena_core.store.postgres import PostgresStore
+from arena_core.store.postgres import PostgresStore, is_postgres_url
 
-__all__ = ["StoreLocation", "open_store", "stored_arena_option"]
-
-_URL_SCHEMES = ("postgresql://", "postgres://")
-
+__all__ = ["PathOrTextParam", "StoreLocation", "open_store", "stored_arena_option"]
 
 if TYPE_CHECKING:
-    _ParamType = click.ParamType[Path | str]
+    PathOrTextParam = click.ParamType[Path | str]
 else:  # generic only from click 8.2
-    _ParamType = click.ParamType
+    PathOrTextParam = click.ParamType
+"""The base of a parameter that is a local path or a URL kept as text (a path would fold its ``//``)."""
 
 
-class StoreLocation(_ParamType):
+class StoreLocation(PathOrTextParam):
     """A SQLite file (a path) or a PostgreSQL database (a ``postgresql://`` URL, kept as text:
     a path would fold its ``//``)."""
 
@@ -32,7 +30,7 @@ class StoreLocation(_ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
         text = str(value)
-        if text.startswith(_URL_SCHEMES):
+        if is_postgres_url(text):
             return text
         path = Path(text)
         if path.is_dir():

@@ -94,11 +94,6 @@ def factorize(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values)), distinct
 
 
-def coded(values: Sequence[Any]) -> Coded:
-    """``values`` as :class:`Coded` (factorized once)."""
-    return values if isinstance(values, Coded) else Coded(*factorize(values))
-
-
 def factorize_objects(objects: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """Like :func:`factorize`, by identity: for objects that are unhashable or costly to compare
     (baselines, weight profiles, adjusters), of which a batch holds a few shared instances."""

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
 from attrs import frozen
 
 from arena_core.io.decoding import InputError
-from arena_core.io.shards import matching, partition_keys, shard_files
-from arena_core.io.tables import EXPANSION_FLOOR, MAX_EXPANSION, arrow
+from arena_core.io.shards import hidden, matching, partition_keys, shard_files
+from arena_core.io.tables import arrow, check_expansion
 
 __all__ = ["ROW", "Piece", "Source", "by_file", "conform", "is_url", "open_source"]
 
@@ -194,13 +194,9 @@ def open_source(given: Sequence[str | Path]) -> Source:
             metadata = handle.metadata
         except Exception as exc:
             raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
-        size = Path(name).stat().st_size if filesystem is None else filesystem.size(_path_of(name))
-        expanded = sum(metadata.row_group(g).total_byte_size for g in range(metadata.num_row_groups))
-        if expanded > EXPANSION_FLOOR and expanded > MAX_EXPANSION * size:
-            raise InputError(
-                f"{name}: its pages expand to {expanded:,} bytes, over {MAX_EXPANSION} times the file's size: "
-                "refused as a decompression bomb"
-            )
+        check_expansion(
+            name, metadata, Path(name).stat().st_size if filesystem is None else filesystem.size(_path_of(name))
+        )
         file_keys = tuple(partition_keys(Path(_path_of(name)), Path(_path_of(root))).items()) if root else ()
         record = 1
         for group in range(metadata.num_row_groups):
@@ -279,7 +275,7 @@ def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None
                 found += [(f"{protocol}://{f}", None) for f in matched]
             elif filesystem.isdir(path):
                 inside = sorted(f for f in filesystem.find(path) if f.lower().endswith(".parquet"))
-                inside = [f for f in inside if not any(p.startswith((".", "_")) for p in f[len(path) :].split("/"))]
+                inside = [f for f in inside if not hidden(PurePosixPath(f), PurePosixPath(path))]
                 if not inside:
                     raise InputError(f"{url}: no .parquet files there")
                 found += [(f"{protocol}://{f}", url.rstrip("/")) for f in inside]

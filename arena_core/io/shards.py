@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import glob
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from arena_core.io.decoding import InputError
 from arena_core.io.readers import Located, read_records
 from arena_core.io.tables import arrow, read_table
 
-__all__ = ["SHARD_SUFFIXES", "matching", "read_shard_records", "read_shard_table", "shard_files"]
+__all__ = ["SHARD_SUFFIXES", "hidden", "matching", "read_shard_records", "read_shard_table", "shard_files"]
 
 #: What a folder's shards may be: one kind of file throughout.
 SHARD_SUFFIXES = (".parquet", ".jsonl", ".ndjson", ".json", ".csv")
 
 
-def _hidden(path: Path, root: Path) -> bool:
-    """A file Spark, Hive or an editor left beside the data (``_SUCCESS``, ``.crc``)."""
+def hidden(path: PurePath, root: PurePath) -> bool:
+    """A file Spark, Hive or an editor left beside the data (``_SUCCESS``, ``.crc``), below ``root``
+    (a local folder, or a bucket's prefix)."""
     return any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
 
 
@@ -46,7 +47,7 @@ def shard_files(paths: Sequence[Path]) -> list[tuple[Path, Path]] | None:
         if not given.is_dir():
             found.append((given, given.parent))
             continue
-        inside = sorted(f for f in given.rglob("*") if f.is_file() and not _hidden(f, given))
+        inside = sorted(f for f in given.rglob("*") if f.is_file() and not hidden(f, given))
         shards = [f for f in inside if f.suffix.lower() in SHARD_SUFFIXES]
         real = given.resolve()
         for shard in shards:  # a link would read what the folder's writer points it at: a host file

@@ -17,7 +17,9 @@ import numpy as np
 
 from arena_core.io.decoding import InputError, open_binary
 
-__all__ = ["TABLE_SUFFIXES", "arrow", "nests_deeper", "read_table", "records_of_parquet", "write_parquet"]
+__all__ = [
+    "TABLE_SUFFIXES", "arrow", "check_expansion", "nests_deeper", "read_table", "records_of_parquet", "write_parquet",
+]  # fmt: skip
 
 #: The files read as a table: JSON Lines (when pyarrow is installed) and Parquet (which needs it).
 TABLE_SUFFIXES = (".jsonl", ".ndjson", ".parquet")
@@ -90,20 +92,29 @@ def _read_parquet(path: Path) -> Any:
     parquet = _parquet_module()
     try:
         metadata = parquet.ParquetFile(path).metadata
-        expanded = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
     except Exception as exc:
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
-    if expanded > EXPANSION_FLOOR and expanded > MAX_EXPANSION * path.stat().st_size:
-        raise InputError(
-            f"{path}: its pages expand to {expanded:,} bytes, over {MAX_EXPANSION} times the file's size: "
-            "refused as a decompression bomb"
-        )
+    check_expansion(path, metadata, path.stat().st_size)
     try:
         table = parquet.read_table(path)
         table.validate(full=True)  # strings that are not UTF-8 are refused here, not met later
         return table
     except Exception as exc:  # pyarrow raises several kinds (ArrowInvalid, OSError, ...) for a bad file
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
+
+
+def check_expansion(name: str | Path, metadata: Any, size: int) -> None:
+    """Refuse a Parquet file whose pages, by its footer, expand past :data:`MAX_EXPANSION` times
+    its ``size`` (and :data:`EXPANSION_FLOOR`), before any page is read.
+
+    :raises InputError: naming the file as a decompression bomb.
+    """
+    expanded = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    if expanded > EXPANSION_FLOOR and expanded > MAX_EXPANSION * size:
+        raise InputError(
+            f"{name}: its pages expand to {expanded:,} bytes, over {MAX_EXPANSION} times the file's size: "
+            "refused as a decompression bomb"
+        )
 
 
 def records_of_parquet(path: Path) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ from typing import Any
 from attrs import frozen
 
 from arena_core.model.errors import ArenaError
+from arena_core.store.postgres import is_postgres_url
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenStore"]
 
@@ -66,7 +67,7 @@ class TokenStore:
 
     def __init__(self, where: str | Path) -> None:
         self.where = where
-        self._postgres = str(where).startswith(("postgresql://", "postgres://"))
+        self._postgres = is_postgres_url(where)
         self._mark = "%s" if self._postgres else "?"
         with self._connect() as connection:
             connection.execute(_SCHEMA)

@@ -86,9 +86,9 @@ class TaskTable:
         group_codes, group_names = _sorted_codes(runs.groups)
         task_codes, task_ids = _sorted_codes(runs.tasks)
         shape = (len(group_names), len(task_ids))
-        order = _cell_order(group_codes * shape[1] + task_codes, runs.overall)
-        g, t, score = group_codes[order], task_codes[order], runs.overall[order]
-        cell = g * shape[1] + t
+        cells = group_codes * shape[1] + task_codes
+        order = _cell_order(cells, runs.overall)
+        g, t, score, cell = group_codes[order], task_codes[order], runs.overall[order], cells[order]
         counts = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
         sums = np.bincount(cell, weights=score, minlength=counts.size).reshape(shape)
         return cls(

@@ -81,6 +81,15 @@ class CellLedger:
         connection.execute("DELETE FROM board_cells WHERE runs <= 0")
         self.changes.clear()
 
+    def group_means(self, connection: Any, mark: str = "?") -> list[tuple[str | None, float, int]]:
+        """Per tool: the mean over its tasks of its per-task mean overall score, and its number of
+        tasks: a read of one row per task and tool, not of every evaluation."""
+        self.flush(connection, mark)
+        rows = connection.execute(
+            "SELECT NULLIF(grp, ''), AVG(overall / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' GROUP BY grp"
+        ).fetchall()
+        return [(tool, float(mean), int(n)) for tool, mean, n in rows]
+
     def rows(self, connection: Any, grouping: str, mark: str = "?") -> list[tuple[object, ...]]:
         """The cells of ``grouping`` (``tool`` or ``model``): (group or "", task, sums...)."""
         self.flush(connection, mark)

@@ -27,7 +27,7 @@ from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger, schema
 
-__all__ = ["PostgresStore", "SCHEMA_VERSION"]
+__all__ = ["PostgresStore", "SCHEMA_VERSION", "is_postgres_url"]
 
 T = TypeVar("T")
 
@@ -51,6 +51,11 @@ _SCHEMA = (
     "superseded_at TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL)",
     schema(real="DOUBLE PRECISION", whole="BIGINT", suffix=""),
 )
+
+
+def is_postgres_url(location: object) -> bool:
+    """Whether a store's location names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
 
 
 def _dump(obj: Any) -> str:
@@ -158,14 +163,7 @@ class _PostgresTransaction:
     def group_means(self) -> list[tuple[str | None, float, int]]:
         """Per tool, the mean over its tasks of its per-task mean overall score and the number of
         tasks, from the cells: one row per tool and task read, not every evaluation."""
-        self.ledger.flush(self._c, "%s")
-        return [
-            (group, float(mean), int(count))
-            for group, mean, count in self._rows(
-                "SELECT NULLIF(grp, ''), AVG(overall / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' "
-                "GROUP BY grp"
-            )
-        ]
+        return self.ledger.group_means(self._c, "%s")
 
     def task_of(self, submission_id: str) -> str | None:
         """The task a stored submission answers, ``None`` when the id is not stored."""

@@ -197,11 +197,7 @@ class _SQLiteTransaction:
         """Per tool: the mean over tasks of its per-task mean overall score, and its number of
         tasks, from the cells (kept up to date by every stored evaluation): a read of one row
         per task and tool, not of every evaluation."""
-        self.ledger.flush(self._c)
-        rows = self._c.execute(
-            "SELECT NULLIF(grp, ''), AVG(overall / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' GROUP BY grp"
-        )
-        return [(tool, float(mean), int(n)) for tool, mean, n in rows]
+        return self.ledger.group_means(self._c)
 
     def evaluation_columns(self) -> dict[str, list[Any]]:
         """Every stored evaluation's submission id, task, tool, model, overall score, time of
