@@ -37,9 +37,10 @@ from attrs import frozen
 from arena_core.arena import Arena, worker_arena
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table
+from arena_core.io.arrays import to_numpy
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
-from arena_core.io.pieces import ROW, Piece, Source, by_file
+from arena_core.io.pieces import ROW, Piece, Source, by_file, rows_of_tasks
 from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
 from arena_core.io.spill import read_spilled, spill
 from arena_core.model.errors import ArenaError, ValidationError
@@ -262,12 +263,8 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
     source = job.source
     table = read_spilled(Path(job.part.spilled)) if job.part.spilled else source.read(job.part.pieces)
     if job.part.filtered:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        kept = pa.array(job.part.tasks, type=table["task_id"].type)
-        table = table.filter(pc.is_in(table["task_id"], value_set=kept, skip_nulls=False))
-    rows = table[ROW].to_numpy()
+        table = rows_of_tasks(table, job.part.tasks)
+    rows = to_numpy(table[ROW])
     table = table.drop_columns([ROW])
     hashes = id_hashes(table["id"]) if "id" in table.column_names else np.zeros(len(rows), np.uint64)
     strict = arena.config.strict
@@ -387,7 +384,7 @@ def _check_ids(source: Source, hashes: np.ndarray) -> None:
     for piece in source.pieces:
         table = source.read([piece], ["id"])
         chosen = np.flatnonzero(np.isin(id_hashes(table["id"]), candidates))
-        row_numbers = table[ROW].to_numpy()[chosen]
+        row_numbers = to_numpy(table[ROW])[chosen]
         for row, ident in zip(row_numbers.tolist(), table["id"].take(chosen).to_pylist(), strict=True):
             if ident in first:
                 repeats.append((row, used_twice(source.where(row), ident, source.where(first[ident]))))

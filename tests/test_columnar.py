@@ -186,12 +186,28 @@ def _arrays() -> list[pa.ChunkedArray | pa.Array]:
 def test_arrays_read_from_their_buffers_equal_pyarrows_own_conversion(array) -> None:
     import numpy as np
 
-    from arena_core.engine.tables import to_numpy
+    from arena_core.io.arrays import to_numpy
 
     expected = array.to_numpy(zero_copy_only=False) if isinstance(array, pa.Array) else array.to_numpy()
     got = to_numpy(array)
     assert got.dtype.kind == expected.dtype.kind
     np.testing.assert_array_equal(got, expected)
+
+
+def test_arrays_built_from_their_buffers_equal_pyarrows_own_conversion() -> None:
+    import numpy as np
+
+    from arena_core.io.arrays import from_numpy, repeated, text_array
+
+    for values in (np.arange(5, dtype=np.int64), np.array([0.5, np.nan, -2.0]), np.array([True, False, True] * 4),
+                   np.arange(10, dtype=np.int32)[::3], np.zeros(0, dtype=np.int64)):  # fmt: skip
+        built, expected = from_numpy(values), pa.array(values)
+        assert built.type == expected.type and built.null_count == expected.null_count == 0
+        np.testing.assert_array_equal(built.to_numpy(zero_copy_only=False), values)  # NaN equals NaN here
+    for texts in (["a", None, "é", ""], [], [None], ["x" * 1000, "y"]):
+        assert text_array(texts).equals(pa.array(texts, type=pa.string())), texts
+    assert repeated("task_id=é", 3).equals(pa.array(["task_id=é"] * 3, pa.string()))
+    assert repeated("k", 0).equals(pa.array([], pa.string()))
 
 
 def test_reading_a_file_into_columns_leaves_pandas_unimported(tmp_path: Path) -> None:

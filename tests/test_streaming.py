@@ -80,6 +80,41 @@ def test_the_input_is_cut_between_tasks_into_bounded_partitions(tmp_path: Path) 
     assert sorted(spilled) == sorted(t["id"] for t in TASKS)
 
 
+def test_a_partition_keeps_its_own_tasks_rows_whether_they_are_together_or_not() -> None:
+    from arena_core.io.pieces import rows_of_tasks
+
+    table = pa.table({"task_id": ["a", "b", "b", "c", "b", None, "a"], "n": list(range(7))})
+    # Consecutive rows are a slice of the table (nothing copied) ...
+    kept = rows_of_tasks(table.slice(1, 3), ["b"])
+    assert kept["n"].to_pylist() == [1, 2] and kept["n"].chunk(0).offset == 1
+    # ... rows spread out are taken, in input order; a run without a task is kept by the
+    # partition that holds ``None``.
+    assert rows_of_tasks(table, ["b"])["n"].to_pylist() == [1, 2, 4]
+    assert rows_of_tasks(table, ["a", None])["n"].to_pylist() == [0, 5, 6]
+    assert rows_of_tasks(table, ["z"]).num_rows == 0
+
+
+def test_streaming_never_imports_pandas_in_the_command_or_its_workers(tmp_path: Path) -> None:
+    """pyarrow imports pandas (when installed, as here) to convert Python or NumPy values: 0.45 s
+    in the command and in each worker. Every process records what it imported."""
+    write(tmp_path, ROWS)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "import atexit, os, sys\n"
+        "atexit.register(lambda: open(os.environ['IMPORTED_LOG'], 'a').write(\n"
+        "    f\"{os.getpid()} {'pandas' in sys.modules} {'arena_core.streaming' in sys.modules}\\n\"))\n"
+    )
+    log = tmp_path / "imported.log"
+    env = {**ENV, "PYTHONPATH": str(hooks), "IMPORTED_LOG": str(log)}
+    command = [sys.executable, "-m", "arena_core", "-c", "small.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and "streaming 720 runs" in done.stderr, done.stderr
+    processes = [line.split() for line in log.read_text().splitlines()]
+    assert sum(streamed == "True" for _, _, streamed in processes) >= 3  # the command and its workers
+    assert all(pandas == "False" for _, pandas, _ in processes), processes
+
+
 def test_a_quoted_glob_of_shards_is_its_files(tmp_path: Path) -> None:
     for k in range(3):  # three shards of 8 tasks each
         write(tmp_path, ROWS[k * 240 : (k + 1) * 240], name=f"part-{k}.parquet")

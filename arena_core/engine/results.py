@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,6 +12,7 @@ from attrs import frozen
 
 from arena_core.engine.batch import CheckColumn
 from arena_core.engine.columns import Coded
+from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.jsonlines import json_line_blocks
 from arena_core.engine.rowparts import criteria_lists, filled_by_row, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
@@ -41,8 +43,6 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
     scores: Mapping[str, np.ndarray]
     parts: Mapping[str, np.ndarray]
     """Composite part (``token_efficiency``) to rounded scores."""
-    ranks: np.ndarray
-    percentiles: np.ndarray
     provisional: np.ndarray
     task_codes: np.ndarray
     """Per row, the index of its task in :attr:`task_list`."""
@@ -68,6 +68,21 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
 
     def __len__(self) -> int:
         return self.size
+
+    @cached_property
+    def _ranking(self) -> tuple[np.ndarray, np.ndarray]:
+        # Made when first read: a leaderboard, which needs none, is spared sorting every task.
+        return competition_ranks_by_group(self.task_codes, self.overall)
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """Per row, its rank among its task's rows by overall score (best first; ties share: 1 1 3)."""
+        return self._ranking[0]
+
+    @property
+    def percentiles(self) -> np.ndarray:
+        """Per row, the share of its task's rows scoring below it, in percent (1 place)."""
+        return self._ranking[1]
 
     def columns(self) -> dict[str, Any]:
         """Column name to array: ids, tool, model, overall and dimension scores (NaN where left

@@ -16,9 +16,10 @@ import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
+from arena_core.io.arrays import text_array, to_numpy
 from arena_core.model.records import RUN_DETAILS
 
-__all__ = ["columns_from_table", "table_of", "to_numpy"]
+__all__ = ["columns_from_table", "table_of"]
 
 _NAMES = ("id", "task_id", "tool", "model")
 
@@ -35,27 +36,6 @@ def table_of(data: Any) -> Any | None:
     if hasattr(data, "__arrow_c_stream__") or type(data).__module__.startswith("pandas"):
         return pyarrow.table(data)
     return None
-
-
-def to_numpy(column: Any) -> np.ndarray:
-    """An Arrow array or chunked array of numbers or booleans as a NumPy array (nulls as NaN),
-    read from its buffers. pyarrow's own ``to_numpy`` imports pandas whenever it is installed:
-    0.15 s of every command that reads a file, for a library it never uses."""
-    import pyarrow
-
-    array = column.combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
-    n, offset = len(array), array.offset
-    validity, data = array.buffers()[:2]
-    if pyarrow.types.is_boolean(array.type):
-        bits = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
-        values = np.unpackbits(bits, count=offset + n, bitorder="little")[offset:].astype(bool)
-    else:
-        dtype = np.dtype(array.type.to_pandas_dtype())  # a NumPy type; pandas is not imported
-        values = np.frombuffer(data, dtype=dtype, count=offset + n)[offset:] if n else np.zeros(0, dtype)
-    if array.null_count:
-        present = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=offset + n, bitorder="little")
-        values = np.where(present[offset:].astype(bool), values, np.nan)
-    return values
 
 
 def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
@@ -154,12 +134,7 @@ def _file_lists(column: Any) -> Coded | None:
         flat = pc.list_flatten(column)
         if flat.null_count or pc.any(pc.match_substring(flat, "\x00")).as_py():
             return None
-    # The separator as an Arrow scalar built from its bytes: given as a Python string, pyarrow
-    # would import pandas to convert it (see to_numpy).
-    nul = pyarrow.py_buffer(b"\x00")
-    separator = pyarrow.Array.from_buffers(
-        pyarrow.string(), 1, [None, pyarrow.py_buffer(np.array([0, 1], np.int32)), nul]
-    )
+    separator = text_array(["\x00"])  # not a Python string: pyarrow would import pandas (see io.arrays)
     joined = pc.binary_join(column.cast(pyarrow.list_(pyarrow.string())), separator[0])
     encoded = pc.dictionary_encode(joined).combine_chunks()
     lengths = to_numpy(pc.list_value_length(column))

@@ -22,7 +22,6 @@ from arena_core.engine.columns import (
 )
 from arena_core.engine.coverage import coverage_column
 from arena_core.engine.gating import UNSOLVED, gate_column
-from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.plans import TaskPlans, task_plans
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
@@ -131,7 +130,6 @@ def evaluate_columns(
         batch_form = getattr(adjuster, "adjust_batch", None)
         adjusted[rows] = batch_form(overall[rows]) if batch_form else [adjuster.adjust(float(v)) for v in overall[rows]]
     overall_rounded = round_exact(adjusted, 2)
-    ranks, percentiles = competition_ranks_by_group(task_codes, overall_rounded)
     tool_codes, distinct_tools = columns.codes("tools")
     pair = task_codes * max(len(distinct_tools), 1) + tool_codes
     counts = np.bincount(pair)[pair] if n else pair
@@ -146,8 +144,6 @@ def evaluate_columns(
         raw_scores=raw_scores,
         scores={d: round_exact(v, 2) for d, v in raw_scores.items()},
         parts={p: round_exact(v, 2) for p, v in parts.items()},
-        ranks=ranks,
-        percentiles=percentiles,
         provisional=counts < provisional_minimum,
         task_codes=task_codes,
         task_list=task_list,

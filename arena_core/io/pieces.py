@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
+from arena_core.io.arrays import from_numpy, repeated, text_array, to_numpy, valid
 from arena_core.io.decoding import InputError
 from arena_core.io.shards import hidden, matching, partition_keys, shard_files
 from arena_core.io.tables import arrow, check_expansion
 
-__all__ = ["ROW", "Piece", "Source", "by_file", "conform", "is_url", "open_source"]
+__all__ = ["ROW", "Piece", "Source", "by_file", "conform", "is_url", "open_source", "rows_of_tasks"]
 
 #: The column every row read carries: its number in the whole input, from 0.
 ROW = "__row"
@@ -84,7 +85,7 @@ class Source:
         for file, run in by_file(pieces):
             part = self._read_groups(file, [p.group for p in run], columns)
             rows = np.concatenate([np.arange(p.start, p.start + p.rows, dtype=np.int64) for p in run])
-            tables.append(conform(part.append_column(ROW, pa.array(rows)), self._target(columns)))
+            tables.append(conform(part.append_column(ROW, from_numpy(rows)), self._target(columns)))
         if not tables:
             return self._target(columns).empty_table()
         return pa.concat_tables(tables)
@@ -100,7 +101,7 @@ class Source:
             _check_text(self.names[piece.file], table)
             rows = np.arange(start, start + table.num_rows, dtype=np.int64)
             start += table.num_rows
-            yield conform(table.append_column(ROW, pa.array(rows)), self.schema)
+            yield conform(table.append_column(ROW, from_numpy(rows)), self.schema)
 
     def coded(self, pieces: Sequence[Piece], column: str) -> tuple[np.ndarray, list[Any]]:
         """A text column of consecutive row groups of one file as (a code per row, the distinct
@@ -126,11 +127,14 @@ class Source:
         for chunk in chunks:
             remap = np.array([index.setdefault(n, len(index)) for n in chunk.dictionary.to_pylist()], dtype=np.int64)
             local = np.zeros(len(chunk), dtype=np.int64)  # every row null when the dictionary is empty
+            present = valid(chunk)
             if len(remap):
-                local = remap[chunk.indices.fill_null(0).to_numpy(zero_copy_only=False)]
-            if chunk.null_count:  # a row without a task: a value of its own
-                missing = index.setdefault(None, len(index))
-                local = np.where(chunk.is_null().to_numpy(zero_copy_only=False), missing, local)
+                indices = chunk.indices
+                raw = np.frombuffer(indices.buffers()[1], dtype=indices.type.to_pandas_dtype(),
+                                    count=indices.offset + len(indices))[indices.offset :]  # fmt: skip
+                local = remap[raw if present is None else np.where(present, raw, 0)]
+            if present is not None:  # a row without a task: a value of its own
+                local = np.where(present, local, index.setdefault(None, len(index)))
             codes.append(local)
         distinct = list(index)
         return (np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)), distinct
@@ -157,10 +161,9 @@ class Source:
 
     def _keyed(self, file: int, table: Any, keys: dict[str, str] | None = None) -> Any:
         """The table with its file's partition keys as columns (a column the file has wins)."""
-        pa = _pyarrow()
         for key, value in (dict(self.keys[file]) if keys is None else keys).items():
             if key not in table.column_names:
-                table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
+                table = table.append_column(key, repeated(value, table.num_rows))
         return table
 
     def _open(self, file: int, read_dictionary: list[str] | None = None) -> Any:
@@ -236,6 +239,18 @@ def conform(table: Any, schema: Any) -> Any:
         else:
             columns.append(pa.nulls(table.num_rows, field.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def rows_of_tasks(table: Any, tasks: Sequence[str | None]) -> Any:
+    """The rows of ``tasks``: a slice when they are consecutive (an input clustered by task),
+    which copies nothing, else those rows taken."""
+    import pyarrow.compute as pc
+
+    kept = text_array(tasks).cast(table["task_id"].type)
+    chosen = np.flatnonzero(to_numpy(pc.is_in(table["task_id"], value_set=kept, skip_nulls=False)))
+    if len(chosen) and chosen[-1] - chosen[0] + 1 == len(chosen):
+        return table.slice(int(chosen[0]), len(chosen))
+    return table.take(from_numpy(chosen))
 
 
 def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None]]]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePath
 from typing import Any
 
+from arena_core.io.arrays import repeated
 from arena_core.io.decoding import InputError
 from arena_core.io.readers import Located, read_records
 from arena_core.io.tables import arrow, read_table
@@ -130,7 +131,7 @@ def read_shard_table(shards: Sequence[tuple[Path, Path]], *, task_id: str | None
             return None
         for key, value in partition_keys(path, root).items():
             if key not in table.column_names:
-                table = table.append_column(key, pa.array([value] * table.num_rows, pa.string()))
+                table = table.append_column(key, repeated(value, table.num_rows))
         parts.append(table)
     try:
         return pa.concat_tables(parts, promote_options="default")

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_core.io.arrays import from_numpy, to_numpy
 from arena_core.io.pieces import Source
 
 __all__ = ["SPILL_BATCH", "read_spilled", "spill"]
@@ -23,7 +24,6 @@ SPILL_BATCH = 1 << 18
 def spill(source: Source, partition_of: Mapping[str | None, int], count: int, folder: Path) -> list[Path]:
     """Every row of ``source`` appended to the file of its task's partition (``partition_of``;
     a row without a task goes where ``None`` goes); the ``count`` files, in partition order."""
-    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.ipc
 
@@ -34,12 +34,12 @@ def spill(source: Source, partition_of: Mapping[str | None, int], count: int, fo
             for table in source.batches(piece, SPILL_BATCH):
                 encoded = pc.dictionary_encode(table["task_id"], null_encoding="encode").combine_chunks()
                 lookup = np.array([partition_of[t] for t in encoded.dictionary.to_pylist()], dtype=np.int64)
-                codes = encoded.indices.to_numpy(zero_copy_only=False)
+                codes = to_numpy(encoded.indices)
                 target = lookup[codes] if len(lookup) else np.zeros(0, dtype=np.int64)
                 order = np.argsort(target, kind="stable")
                 bounds = np.searchsorted(target[order], np.arange(count + 1))
                 for k in np.unique(target).tolist():
-                    rows = pa.array(order[bounds[k] : bounds[k + 1]])
+                    rows = from_numpy(order[bounds[k] : bounds[k + 1]])
                     writers[k].write_table(table.take(rows))
     finally:
         for writer in writers:

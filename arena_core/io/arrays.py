@@ -1,0 +1,76 @@
+"""Arrow arrays to NumPy and back through their buffers.
+
+pyarrow converts Python and NumPy values by first importing pandas whenever it is installed
+(``pyarrow.array``, ``pyarrow.scalar``, ``Array.to_numpy`` and ``fill_null`` all do): 0.45 s
+in every process that reads or writes a table, paid by each worker of the streaming path, for a
+library arena-core never uses. These functions build and read the buffers themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["from_numpy", "repeated", "text_array", "to_numpy", "valid"]
+
+
+def valid(array: Any) -> np.ndarray | None:
+    """Which rows of an Arrow array hold a value (``None``: all of them)."""
+    if not array.null_count:
+        return None
+    bits = np.frombuffer(array.buffers()[0], dtype=np.uint8)
+    return np.unpackbits(bits, count=array.offset + len(array), bitorder="little")[array.offset :].astype(bool)
+
+
+def to_numpy(column: Any) -> np.ndarray:
+    """An Arrow array or chunked array of numbers or booleans as a NumPy array (nulls as NaN)."""
+    import pyarrow
+
+    array = column.combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
+    n, offset = len(array), array.offset
+    data = array.buffers()[1]
+    if pyarrow.types.is_boolean(array.type):
+        bits = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(0, dtype=np.uint8)
+        values = np.unpackbits(bits, count=offset + n, bitorder="little")[offset:].astype(bool)
+    else:
+        dtype = np.dtype(array.type.to_pandas_dtype())  # a NumPy type; pandas is not imported
+        values = np.frombuffer(data, dtype=dtype, count=offset + n)[offset:] if n else np.zeros(0, dtype)
+    present = valid(array)
+    return values if present is None else np.where(present, values, np.nan)
+
+
+def from_numpy(values: np.ndarray) -> Any:
+    """A NumPy array of numbers or booleans (no nulls) as an Arrow array, sharing its memory when
+    it can."""
+    import pyarrow
+
+    values = np.ascontiguousarray(values)
+    if values.dtype == bool:
+        bits = np.packbits(values, bitorder="little")
+        return pyarrow.Array.from_buffers(pyarrow.bool_(), len(values), [None, pyarrow.py_buffer(bits)])
+    kind = pyarrow.from_numpy_dtype(values.dtype)
+    return pyarrow.Array.from_buffers(kind, len(values), [None, pyarrow.py_buffer(values)])
+
+
+def text_array(values: Sequence[str | None]) -> Any:
+    """A few Python strings (``None``: null) as an Arrow string array (for a column of many,
+    ``pyarrow.array`` converts faster, once pandas is imported)."""
+    import pyarrow
+
+    encoded = [b"" if v is None else v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    missing = np.array([v is None for v in values], dtype=bool)
+    validity = pyarrow.py_buffer(np.packbits(~missing, bitorder="little")) if missing.any() else None
+    buffers = [validity, pyarrow.py_buffer(offsets), pyarrow.py_buffer(b"".join(encoded))]
+    return pyarrow.Array.from_buffers(pyarrow.string(), len(encoded), buffers, int(missing.sum()))
+
+
+def repeated(value: str, count: int) -> Any:
+    """``value`` ``count`` times as an Arrow string array (a hive key's column)."""
+    import pyarrow
+
+    codes = from_numpy(np.zeros(count, dtype=np.int32))
+    return pyarrow.DictionaryArray.from_arrays(codes, text_array([value])).dictionary_decode()
