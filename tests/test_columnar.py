@@ -210,6 +210,19 @@ def test_arrays_built_from_their_buffers_equal_pyarrows_own_conversion() -> None
     assert repeated("k", 0).equals(pa.array([], pa.string()))
 
 
+@pytest.mark.parametrize(
+    "ids",
+    [["run-1", "run 2"], ["run-1", "   "], ["", "a"], ["a\tb"], ["a\x7f"], ["x" * 1000], ["x" * 1001], ["é"], [" a "],
+     ["a", " "], []],
+)  # fmt: skip
+def test_ids_read_from_their_bytes_are_valid_names_exactly_when_the_records_say_so(ids: list[str]) -> None:
+    from arena_core.engine.records import valid_names
+    from arena_core.engine.tables import _printable_ascii_names
+
+    fast = _printable_ascii_names(pa.chunked_array([pa.array(["pad", *ids]).slice(1)]))
+    assert fast == valid_names(ids) or (not fast and not all(i.isascii() for i in ids))
+
+
 def test_reading_a_file_into_columns_leaves_pandas_unimported(tmp_path: Path) -> None:
     """pyarrow's ``to_numpy`` imports pandas whenever it is installed (it is, here: these tests
     use it), about 0.15 s of every command; the table reader converts without it."""

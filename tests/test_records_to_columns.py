@@ -151,3 +151,34 @@ def test_scoring_pauses_the_cyclic_collector_and_restores_it() -> None:
         assert gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_the_rules_across_fields_treat_an_absent_field_as_absent_from_every_row() -> None:
+    """A table gives only the fields it has; the rules then read as if the others were NaN."""
+    from arena_core.engine.records import inconsistent
+
+    rng = np.random.default_rng(11)
+    n = 400
+    full = {f: np.where(rng.random(n) < 0.3, np.nan, rng.integers(0, 6, n).astype(float)) for f in NUMERIC_FIELDS}
+    full["correctness"] = rng.random(n) * 1.2
+    expected_any = False
+    for _ in range(300):
+        kept = {f: v for f, v in full.items() if rng.random() < 0.5}
+        got = inconsistent(kept, n)
+        assert (got == _rules({f: kept.get(f, np.full(n, np.nan)) for f in NUMERIC_FIELDS})).all(), sorted(kept)
+        expected_any |= bool(got.any())
+    assert expected_any
+
+
+def _rules(v: dict[str, np.ndarray]) -> np.ndarray:
+    """The rules written out on every field (NaN: absent), as the model's validators state them."""
+    with np.errstate(invalid="ignore"):
+        cached = np.nan_to_num(v["cache_read_tokens"]) + np.nan_to_num(v["cache_write_tokens"])
+        return (
+            (v["correctness"] > 1)
+            | (np.isnan(v["tests_passed"]) != np.isnan(v["tests_total"]))
+            | (v["tests_passed"] > v["tests_total"])
+            | (cached > v["input_tokens"])
+            | (v["reasoning_tokens"] > v["output_tokens"])
+            | (np.isnan(v["total_tokens"]) & ~np.isnan(v["input_tokens"]) & ~np.isnan(v["output_tokens"]))
+        )

@@ -94,6 +94,25 @@ def test_a_partition_keeps_its_own_tasks_rows_whether_they_are_together_or_not()
     assert rows_of_tasks(table, ["z"]).num_rows == 0
 
 
+def test_an_ids_hash_depends_on_the_id_alone() -> None:
+    """Equal ids hash alike wherever they sit (another array, an offset, another chunk, next to
+    longer or shorter neighbours); distinct ids of every length up to 40 bytes do not collide."""
+    from arena_core.io.ids import id_hashes
+
+    rng = np.random.default_rng(4)
+    ids = ["", "a", "abcdefgh", "abcdefghi", "abcdefgh\x00", "é" * 20, *(f"run-{i}" for i in range(3000))]
+    ids += ["".join(rng.choice(list("ab\x00é"), size=k)) for k in rng.integers(0, 40, 20_000)]
+    ids = list(dict.fromkeys(ids))
+    hashes = id_hashes(pa.array(ids))
+    assert len(np.unique(hashes)) == len(ids)
+    shuffled = rng.permutation(len(ids))
+    moved = id_hashes(pa.chunked_array([pa.array([ids[i] for i in shuffled[:7]]), pa.array([ids[i] for i in shuffled[7:]])]))
+    assert (moved == hashes[shuffled]).all()
+    assert (id_hashes(pa.array(["x", *ids]).slice(1)) == hashes).all()
+    assert (id_hashes(pa.array(ids, pa.large_string())) == hashes).all()
+    assert id_hashes(pa.array(["a", None]))[1] == 0
+
+
 def test_streaming_never_imports_pandas_in_the_command_or_its_workers(tmp_path: Path) -> None:
     """pyarrow imports pandas (when installed, as here) to convert Python or NumPy values: 0.45 s
     in the command and in each worker. Every process records what it imported."""

@@ -93,7 +93,7 @@ def columns_from_records(
     for name in RUN_DETAILS:  # checked here, kept with the record only (scores never read them)
         if name in present:
             suspect |= np.array([not run_detail(name, v) for v in column(name)], dtype=bool)
-    suspect |= inconsistent(numeric)
+    suspect |= inconsistent(numeric, len(suspect))
     ids, task_ids, tools, models = (names[f] for f in ("id", "task_id", "tool", "model"))
     for row in map(int, np.flatnonzero(suspect)):  # raises for the first record that is really invalid
         try:
@@ -223,17 +223,38 @@ def _file_lists(values: list[Any]) -> tuple[np.ndarray, tuple[np.ndarray, list[A
     return np.array([not (type(v) in (list, tuple) and all(type(x) is str for x in v)) for v in values]), None
 
 
-def inconsistent(numeric: Mapping[str, np.ndarray]) -> np.ndarray:
+def inconsistent(numeric: Mapping[str, np.ndarray], size: int) -> np.ndarray:
     """Rows breaking a rule across fields: correctness above 1, tests_passed without tests_total
     (or the other way), more tests passed than run, more cached input tokens than input tokens
     or reasoning tokens than output tokens;
-    and rows whose total tokens the model derives from their breakdown."""
-    passed, total, correctness = numeric["tests_passed"], numeric["tests_total"], numeric["correctness"]
-    cached = np.nan_to_num(numeric["cache_read_tokens"]) + np.nan_to_num(numeric["cache_write_tokens"])
+    and rows whose total tokens the model derives from their breakdown. A field absent from
+    ``numeric`` is absent from every row (a rule needing it holds)."""
+    rows = np.zeros(size, dtype=bool)
+    given = {f: v for f, v in numeric.items() if f in _RULE_FIELDS}
     with np.errstate(invalid="ignore"):
-        rows: np.ndarray = (correctness > 1) | (np.isnan(passed) != np.isnan(total)) | (passed > total)
-        rows |= cached > numeric["input_tokens"]  # NaN (no input count) compares false
-        rows |= numeric["reasoning_tokens"] > numeric["output_tokens"]
-    # a total to derive from the breakdown: the model derives it (and notes it in meta)
-    rows |= np.isnan(numeric["total_tokens"]) & ~np.isnan(numeric["input_tokens"]) & ~np.isnan(numeric["output_tokens"])
+        if "correctness" in given:
+            rows |= given["correctness"] > 1
+        passed, total = given.get("tests_passed"), given.get("tests_total")
+        if passed is not None or total is not None:
+            rows |= _measured(passed, size) != _measured(total, size)
+        if passed is not None and total is not None:
+            rows |= passed > total
+        cached = [np.nan_to_num(given[f]) for f in ("cache_read_tokens", "cache_write_tokens") if f in given]
+        if "input_tokens" in given and cached:
+            rows |= sum(cached) > given["input_tokens"]  # NaN (no input count) compares false
+        if "reasoning_tokens" in given and "output_tokens" in given:
+            rows |= given["reasoning_tokens"] > given["output_tokens"]
+    if "input_tokens" in given and "output_tokens" in given:  # a total the model derives from the breakdown
+        derived = ~np.isnan(given["input_tokens"]) & ~np.isnan(given["output_tokens"])
+        rows |= derived if "total_tokens" not in given else derived & np.isnan(given["total_tokens"])
     return rows
+
+
+_RULE_FIELDS = frozenset(
+    {"correctness", "tests_passed", "tests_total", "cache_read_tokens", "cache_write_tokens", "input_tokens",
+     "reasoning_tokens", "output_tokens", "total_tokens"}
+)  # fmt: skip
+
+
+def _measured(values: np.ndarray | None, size: int) -> np.ndarray:
+    return np.zeros(size, dtype=bool) if values is None else ~np.isnan(values)

@@ -14,6 +14,7 @@ from arena_core.engine.batch import CheckColumn
 from arena_core.engine.columns import Coded
 from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.jsonlines import json_line_blocks
+from arena_core.engine.rounding import round_exact
 from arena_core.engine.rowparts import criteria_lists, filled_by_row, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.protocols import DifficultyAdjuster
@@ -37,12 +38,13 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
     models: Sequence[str | None]
     overall: np.ndarray
     """Overall scores, adjusted for difficulty and rounded to 2 places."""
-    unadjusted: np.ndarray
+    raw_unadjusted: np.ndarray
+    """Overall scores before the difficulty adjustment, unrounded."""
     raw_scores: Mapping[str, np.ndarray]
     """Dimension to unrounded scores (NaN where the dimension was left out)."""
     scores: Mapping[str, np.ndarray]
-    parts: Mapping[str, np.ndarray]
-    """Composite part (``token_efficiency``) to rounded scores."""
+    raw_parts: Mapping[str, np.ndarray]
+    """Composite part (``token_efficiency``) to unrounded scores."""
     provisional: np.ndarray
     task_codes: np.ndarray
     """Per row, the index of its task in :attr:`task_list`."""
@@ -69,9 +71,20 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
     def __len__(self) -> int:
         return self.size
 
+    # What a leaderboard never reads is made when first read: ranks sort every task, and each
+    # rounding is a few passes over every row.
+    @cached_property
+    def unadjusted(self) -> np.ndarray:
+        """Overall scores before the difficulty adjustment, rounded to 2 places."""
+        return round_exact(self.raw_unadjusted, 2)
+
+    @cached_property
+    def parts(self) -> dict[str, np.ndarray]:
+        """Composite part (``token_efficiency``) to rounded scores."""
+        return {p: round_exact(v, 2) for p, v in self.raw_parts.items()}
+
     @cached_property
     def _ranking(self) -> tuple[np.ndarray, np.ndarray]:
-        # Made when first read: a leaderboard, which needs none, is spared sorting every task.
         return competition_ranks_by_group(self.task_codes, self.overall)
 
     @property

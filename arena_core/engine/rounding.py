@@ -64,10 +64,11 @@ def round_exact(values: np.ndarray, digits: int) -> np.ndarray:
     Python call per element unless one lies beyond ``_FAST_LIMIT``."""
     scale = _SCALES[digits]
     scaled = values * scale
-    out = np.round(values, digits)  # rint(values * scale) / scale
+    nearest = np.rint(scaled)
+    out = nearest / scale  # what np.round(values, digits) computes
     with np.errstate(invalid="ignore"):
-        # NaN compares false everywhere: np.round keeps it NaN, as round does.
-        halves = np.flatnonzero(scaled - np.floor(scaled) == 0.5)
+        # NaN compares false everywhere: it stays NaN, as round keeps it.
+        halves = np.flatnonzero(np.abs(scaled - nearest) == 0.5)
         large = np.flatnonzero(np.abs(scaled) >= _FAST_LIMIT)
     if len(halves):
         product = scaled[halves]

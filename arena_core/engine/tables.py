@@ -17,7 +17,7 @@ import numpy as np
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
 from arena_core.io.arrays import text_array, to_numpy
-from arena_core.model.records import RUN_DETAILS
+from arena_core.model.records import MAX_NAME_LENGTH, RUN_DETAILS
 
 __all__ = ["columns_from_table", "table_of"]
 
@@ -58,7 +58,7 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             return None
         if name == "id":  # distinct (or refused later): the values themselves
             ids = column.to_pylist()
-            if column.null_count or not valid_names(ids):
+            if column.null_count or not (_printable_ascii_names(column) or valid_names(ids)):
                 return None
             text[name] = ids
             continue
@@ -91,7 +91,7 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         if bad_figures(values, name).any():
             return None
         numeric[name] = values
-    if inconsistent({f: numeric.get(f, np.full(n, np.nan)) for f in NUMERIC_FIELDS}).any():
+    if inconsistent(numeric, n).any():
         return None
     success = None
     if "success" in names:
@@ -117,6 +117,26 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         success=success,
         files_created=files,
     )
+
+
+def _printable_ascii_names(column: Any) -> bool:
+    """Whether every value is printable ASCII, not blank and not over the length limit: what
+    :func:`valid_names` says of such text, read from the bytes at once (``False``: ask it)."""
+    import pyarrow
+
+    array = column.combine_chunks().cast(pyarrow.large_string())
+    if not len(array):
+        return True
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64, count=array.offset + len(array) + 1)[array.offset :]
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    lengths = np.diff(offsets)
+    if not ((data >= 0x20) & (data <= 0x7E)).all() or lengths.min() < 1 or lengths.max() > MAX_NAME_LENGTH:
+        return False
+    space = data == 0x20
+    if not space.any():
+        return True
+    spaces = np.concatenate([[0], np.cumsum(space)])  # a blank name: spaces only
+    return not (spaces[offsets[1:] - offsets[0]] - spaces[offsets[:-1] - offsets[0]] == lengths).any()
 
 
 def _file_lists(column: Any) -> Coded | None:
