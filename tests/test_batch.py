@@ -587,3 +587,19 @@ def test_task_groups_gather_equal_keys_and_keep_none_alone(kinds, data) -> None:
         assert list(local) == sorted(local)
         assert {tasks[c].id for c in task_codes[rows[local]]} == {t.id for t in members}
     assert sorted(np.concatenate([local for _, local in groups]).tolist()) == list(range(len(rows)))
+
+
+@pytest.mark.parametrize("entries", [0, 1, 3, 17, 70])
+def test_each_rows_filled_text_is_its_entries_in_order_coded_as_first_seen(entries: int) -> None:
+    from arena_core.engine.columns import Coded
+    from arena_core.engine.rowparts import filled_texts
+
+    rng = np.random.default_rng(entries)
+    n = 3000
+    filled = [(f"slot{i % 5}", ("neutral", "reweight")[i % 2], rng.random(n) < 0.2) for i in range(entries)]
+    expected = [";".join(f"{s}={p}" for s, p, mask in filled if mask[row]) for row in range(n)]
+    got = filled_texts(filled, n)
+    assert list(got) == expected
+    if isinstance(got, Coded):
+        firsts = [int(np.flatnonzero(got.codes == c)[0]) for c in range(len(got.distinct))]
+        assert firsts == sorted(firsts) and len(set(got.distinct)) == len(got.distinct)

@@ -15,7 +15,7 @@ from arena_core.engine.columns import Coded
 from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.jsonlines import json_line_blocks
 from arena_core.engine.rounding import round_exact
-from arena_core.engine.rowparts import criteria_lists, filled_by_row, kept_weights, verdict
+from arena_core.engine.rowparts import criteria_lists, filled_by_row, filled_texts, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
@@ -130,9 +130,6 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
     def _flat(self, text: Any) -> dict[str, Any]:
         """:meth:`table`'s columns, each text column made by ``text`` from a sequence."""
         codes = self.task_codes
-        filled = np.full(self.size, "", dtype=object)
-        for slot, policy, mask in self.filled:
-            filled[mask] = filled[mask] + np.where(filled[mask] == "", "", ";") + f"{slot}={policy}"
         out: dict[str, Any] = {
             "submission_id": text(self.ids),
             "task_id": text(self.task_ids),
@@ -149,7 +146,7 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 "provisional": self.provisional,
                 "weight_profile": text(Coded(codes, [p.name for p in self.profiles])),
                 "difficulty": text(Coded(codes, [a and a.name for a in self.adjusters])),
-                "filled": text(filled.tolist()),
+                "filled": text(filled_texts(self.filled, self.size)),
                 "coverage": self.coverage,
             }
         )

@@ -11,10 +11,10 @@ import numpy as np
 import orjson
 
 from arena_core.engine.batch import STATUSES, CheckColumn
-from arena_core.engine.columns import factorize
+from arena_core.engine.columns import Coded, factorize
 from arena_core.model.records import CriterionResult, SuccessCriterion
 
-__all__ = ["criteria_lists", "filled_by_row", "kept_weights", "verdict"]
+__all__ = ["criteria_lists", "filled_by_row", "filled_texts", "kept_weights", "verdict"]
 
 _PASSED = STATUSES.index("passed")
 
@@ -31,6 +31,40 @@ def filled_by_row(filled: Sequence[tuple[str, str, np.ndarray]]) -> dict[int, di
         for row in np.flatnonzero(mask).tolist():
             out.setdefault(row, {})[slot] = policy
     return out
+
+
+def filled_texts(filled: Sequence[tuple[str, str, np.ndarray]], size: int) -> Sequence[str]:
+    """Per row, its ``filled`` as text (``SLOT=POLICY;...`` in the entries' order, ``""`` for
+    none), as :class:`Coded`: each row's entries are bits of one integer, and each distinct set
+    of them is written once."""
+    if len(filled) > 62:  # more entries than bits: row by row
+        out = np.full(size, "", dtype=object)
+        for slot, policy, mask in filled:
+            out[mask] = out[mask] + np.where(out[mask] == "", "", ";") + f"{slot}={policy}"
+        return list(out.tolist())
+    bits = np.zeros(size, dtype=np.int64)
+    for place, (_, _, mask) in enumerate(filled):
+        bits |= mask.astype(np.int64) << place
+    present = np.zeros(1 << len(filled), dtype=bool) if len(filled) <= 16 else None
+    if present is not None:  # few entries: the sets present, without a sort
+        present[bits] = True
+        distinct = np.flatnonzero(present)
+        code_of = np.zeros(len(present), dtype=np.int64)
+        code_of[distinct] = np.arange(len(distinct))
+        codes = code_of[bits]
+    else:
+        distinct, inverse = np.unique(bits, return_inverse=True)
+        codes = inverse.reshape(-1)
+    first = np.full(len(distinct), size, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(size))
+    seen = np.argsort(first, kind="stable")  # the sets in first-seen order, as Coded holds them
+    renumber = np.empty(len(seen), dtype=np.int64)
+    renumber[seen] = np.arange(len(seen))
+    names = [f"{slot}={policy}" for slot, policy, _ in filled]
+    texts = [";".join(n for i, n in enumerate(names) if d >> i & 1) for d in distinct[seen].tolist()]
+    values: dict[str, int] = {}  # sets that read alike (an entry repeated per profile) are one value
+    merged = np.array([values.setdefault(t, len(values)) for t in texts], dtype=np.int64)
+    return Coded(merged[renumber[codes]], list(values))
 
 
 def criteria_lists(
