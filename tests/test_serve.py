@@ -37,13 +37,20 @@ def _sandboxed() -> dict:
 
 
 class Service:
-    def __init__(self, tmp_path: Path, **options: object) -> None:
+    def __init__(self, tmp_path: Path, database: str | None = None, **options: object) -> None:
+        """The app over an SQLite file, or over the PostgreSQL database ``database`` names."""
         self.root = tmp_path / "workspaces"
         self.root.mkdir()
         self.db = tmp_path / "arena.db"
         self.arena = Arena({**_sandboxed(), "workspace_root": str(self.root)}, autoload=False)
-        self.tokens = TokenStore(self.db)
-        self.store = SQLiteStore(self.db)
+        self.where = database or str(self.db)
+        self.tokens = TokenStore(database or self.db)
+        if database is None:
+            self.store = SQLiteStore(self.db)
+        else:
+            from arena_core.store.postgres import PostgresStore
+
+            self.store = PostgresStore(database)
         self.client = TestClient(create_app(self.arena, self.store, self.tokens, **options))
         self.operator = self.bearer("operator")
         self.aider = self.bearer("submitter", ["aider"])
@@ -53,9 +60,10 @@ class Service:
         return {"Authorization": f"Bearer {self.tokens.create(role, tools or [])[1]}"}
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Service:
-    s = Service(tmp_path)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def service(request: pytest.FixtureRequest, tmp_path: Path) -> Service:
+    """The service over each store it runs on: every attack below runs against both."""
+    s = Service(tmp_path, request.getfixturevalue("postgres_server")() if request.param == "postgresql" else None)
     for task_id in TASKS:
         assert s.client.put(f"/tasks/{task_id}", json={"category": "debugging", "success_criteria": [
             {"type": "no_errors"}]}, headers=s.operator).status_code == 200
@@ -167,7 +175,7 @@ def test_bodies_too_large_or_too_deep_and_bad_parameters_get_one_problem_shape(s
     _is_problem(service.client.get("/tasks/none/rankings", headers=service.aider), 404)
     for response in (service.client.post("/submissions", content=b"{", headers=service.aider),
                      service.client.get("/tasks/none/rankings", headers=service.aider)):
-        assert str(service.db) not in response.text and "Traceback" not in response.text
+        assert service.where not in response.text and "Traceback" not in response.text
 
 
 def test_the_rate_is_limited_per_token(tmp_path: Path) -> None:

@@ -222,6 +222,7 @@ def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> N
     streamed, whole = both(tmp_path, "leaderboard", "runs", "--format", "json")
     assert "streaming 720 runs from 24 file(s)" in streamed.stderr
     assert streamed.stdout == whole.stdout
+    board = whole.stdout
     # Its scores as a folder keep its partitioning: one task_id=T folder per task.
     done = arena(tmp_path, "-c", "small.toml", "score", "runs", "--tasks", "tasks.json", "--format", "parquet", "-o", "scores/")
     assert done.returncode == 0, done.stderr
@@ -232,6 +233,10 @@ def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> N
     assert scores.num_rows == 720 and sorted(scores["submission_id"].to_pylist()) == sorted(r["id"] for r in ROWS)
     owner = dict(zip(scores["submission_id"].to_pylist(), scores["task_id"].to_pylist(), strict=True))
     assert all(owner[r["id"]] == r["task_id"] for r in ROWS)
+    # A quoted glob over the dataset reads the task_id=T folders below where it starts as keys.
+    for given in ("runs/*/part-*.parquet", "runs/**/*.parquet"):
+        streamed, whole = both(tmp_path, "leaderboard", given, "--format", "json")
+        assert "streaming 720 runs from 24 file(s)" in streamed.stderr and streamed.stdout == whole.stdout == board
     secret = tmp_path / "secret.parquet"
     pq.write_table(pa.table({"id": ["x"]}), secret)
     (tmp_path / "runs" / "task_id=zz").mkdir()
@@ -240,6 +245,9 @@ def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> N
         open_source([tmp_path / "runs"])
     refused = arena(tmp_path, "-c", "small.toml", "leaderboard", "runs", "--tasks", "tasks.json")
     assert refused.returncode == 2 and "a link" in refused.stderr
+    for config in ("small.toml", "/dev/null"):  # streamed, or read whole: a glob refuses it too
+        refused = arena(tmp_path, "-c", config, "leaderboard", "runs/*/part-0.parquet", "--tasks", "tasks.json")
+        assert refused.returncode == 2 and "task_id=zz/part-0.parquet: a link" in refused.stderr, refused.stderr
 
 
 def test_streamed_partitions_score_on_a_dask_cluster_as_here(tmp_path: Path) -> None:

@@ -119,7 +119,9 @@ def _importer_for(state: State, given: InputFiles) -> tuple[str | None, tuple[Pa
         return given.from_format, tuple(matching(list(given.submissions)))
     paths = tuple(matching(list(given.submissions)))  # quoted globs: the files they match
     name = detect_format(importers.values(), paths)
-    return name, paths  # arena-core's own records: one file, or shards (io/shards.py)
+    if name is None:  # arena-core's own records: one file, or shards, globs kept (io/shards.py)
+        return None, tuple(given.submissions)
+    return name, paths
 
 
 def _task_path(given: InputFiles) -> Path | None:
@@ -204,7 +206,7 @@ def read_inputs(
     """Every submission ``pick`` keeps (all by default) as an object, and the tasks it keeps."""
     pick = pick or Pick()
     name, paths = _importer_for(state, given)
-    if name is None and not pick.chooses and len(paths) == 1 and not paths[0].is_dir():
+    if name is None and not pick.chooses and shard_files(paths) is None:
         state.sources = Sources(paths[0], _task_path(given))  # arena-core's own file, all of it:
         tasks = _tasks(state, given, None, {}, need_tasks, pick)  # structured while it is read
         subs = list(iter_submissions(paths[0], state.arena.structure_submission))

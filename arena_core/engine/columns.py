@@ -151,7 +151,9 @@ class Columns:
         self.task_ids = task_ids
         self.tools = tools if tools is not None else [None] * self.size
         self.models = models if models is not None else [None] * self.size
-        self.numeric = {f: numeric.get(f, np.full(self.size, np.nan)) for f in NUMERIC_FIELDS}
+        absent = np.full(self.size, np.nan)
+        absent.flags.writeable = False  # shared by every field not given
+        self.numeric = {f: numeric.get(f, absent) for f in NUMERIC_FIELDS}
         self.success = success if success is not None else np.ones(self.size, dtype=bool)
         self.files_created = files_created if files_created is not None else [()] * self.size
         self._file_index: dict[str, list[int]] | None = None
@@ -174,17 +176,11 @@ class Columns:
         return self
 
     def codes(self, field: str) -> tuple[np.ndarray, list[Any]]:
-        """:func:`factorize` of ``task_ids`` or ``tools``, computed once (reading records
-        computes it while checking the distinct values, and hands it over with :meth:`coded`)."""
+        """:func:`factorize` of ``task_ids`` or ``tools``, computed once (free when the readers
+        hand them over as :class:`Coded`, as they do when they found the codes while checking)."""
         if field not in self._codes:
             self._codes[field] = factorize(getattr(self, field))
         return self._codes[field]
-
-    def coded(self, field: str, codes: tuple[np.ndarray, list[Any]]) -> Columns:
-        """These columns, knowing the :meth:`codes` of ``field`` already (of ``files_created``:
-        its :meth:`file_sets`)."""
-        self._codes[field] = codes
-        return self
 
     def file_sets(self) -> tuple[np.ndarray, list[Any]]:
         """Rows' ``files_created`` as codes into the distinct lists, as tuples (computed once)."""

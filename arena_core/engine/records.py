@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_core.engine.columns import NUMERIC_FIELDS, Columns, bad_figures, factorize
+from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures, factorize
 from arena_core.model.checks import moment
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, RUN_DETAILS, Submission
@@ -116,15 +116,16 @@ def columns_from_records(
         files_created[row] = submission.files_created
     # Every row now holds a valid id and a task id or None (refused later, by the task lookup,
     # naming the submission).
-    result = Columns(ids, task_ids, numeric, tools=tools, models=models, success=success, files_created=files_created)
-    if not suspect.any():  # (a structured record may change a row)
-        for name, field in (("task_id", "task_ids"), ("tool", "tools")):
-            known = codes[name]
-            if known is not None:
-                result.coded(field, known)
-        if file_codes is not None:
-            result.coded("files_created", file_codes)
-    return result
+    clean = not suspect.any()  # the codes found while checking (a structured record may change a row)
+    return Columns(
+        ids,
+        Coded(*codes["task_id"]) if clean and codes["task_id"] is not None else task_ids,
+        numeric,
+        tools=Coded(*codes["tool"]) if clean and codes["tool"] is not None else tools,
+        models=models,
+        success=success,
+        files_created=Coded(*file_codes) if clean and file_codes is not None else files_created,
+    )
 
 
 #: Fields a record may hold; anything else goes under ``meta`` (or is refused in strict mode).

@@ -21,7 +21,7 @@ from attrs import frozen
 
 from arena_core.io.arrays import from_numpy, repeated, text_array, to_numpy, valid
 from arena_core.io.decoding import InputError
-from arena_core.io.shards import hidden, matching, partition_keys, shard_files
+from arena_core.io.shards import glob_root, hidden, partition_keys, shard_files
 from arena_core.io.tables import arrow, check_expansion
 
 __all__ = ["ROW", "Piece", "Source", "by_file", "conform", "is_url", "open_source", "rows_of_tasks"]
@@ -262,7 +262,7 @@ def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None
     if remote and len(remote) != len(given):
         raise InputError(f"{remote[0]}: give local files or URLs, not both")
     if not remote:
-        local = matching([Path(g) for g in given])
+        local = [Path(g) for g in given]
         shards = shard_files(local)
         found: list[tuple[str, str | None]] = (
             [(str(local[0]), None)] if shards is None else [(str(f), str(root)) for f, root in shards]
@@ -287,7 +287,8 @@ def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None
                 matched = sorted(f for f in filesystem.glob(path) if f.lower().endswith(".parquet"))
                 if not matched:
                     raise InputError(f"{url}: no file matches")
-                found += [(f"{protocol}://{f}", None) for f in matched]
+                root = f"{protocol}://{glob_root(PurePosixPath(path))}"  # its key=value folders are keys
+                found += [(f"{protocol}://{f}", root) for f in matched]
             elif filesystem.isdir(path):
                 inside = sorted(f for f in filesystem.find(path) if f.lower().endswith(".parquet"))
                 inside = [f for f in inside if not hidden(PurePosixPath(f), PurePosixPath(path))]

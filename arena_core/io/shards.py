@@ -14,14 +14,19 @@ from __future__ import annotations
 import glob
 from collections.abc import Sequence
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from arena_core.io.arrays import repeated
 from arena_core.io.decoding import InputError
 from arena_core.io.readers import Located, read_records
 from arena_core.io.tables import arrow, read_table
 
-__all__ = ["SHARD_SUFFIXES", "hidden", "matching", "read_shard_records", "read_shard_table", "shard_files"]
+__all__ = [
+    "SHARD_SUFFIXES", "glob_root", "hidden", "matched_with_roots", "matching", "read_shard_records", "read_shard_table",
+    "shard_files",
+]  # fmt: skip
+
+_P = TypeVar("_P", bound=PurePath)
 
 #: What a folder's shards may be: one kind of file throughout.
 SHARD_SUFFIXES = (".parquet", ".jsonl", ".ndjson", ".json", ".csv")
@@ -40,13 +45,15 @@ def shard_files(paths: Sequence[Path]) -> list[tuple[Path, Path]] | None:
     :raises InputError: a folder without shards, a shard in it that is a link, or shards of
         different kinds.
     """
-    paths = matching(paths)
-    if len(paths) == 1 and not paths[0].is_dir():
+    matched = matched_with_roots(paths)
+    if len(matched) == 1 and matched[0][1] is None and not matched[0][0].is_dir():
         return None
     found: list[tuple[Path, Path]] = []
-    for given in paths:
+    for given, root in matched:
+        if root is not None and (given.is_symlink() or not given.resolve().is_relative_to(root.resolve())):
+            raise InputError(f"{given}: a link; the files a glob matches are read as regular files below it")
         if not given.is_dir():
-            found.append((given, given.parent))
+            found.append((given, root or given.parent))
             continue
         inside = sorted(f for f in given.rglob("*") if f.is_file() and not hidden(f, given))
         shards = [f for f in inside if f.suffix.lower() in SHARD_SUFFIXES]
@@ -59,7 +66,7 @@ def shard_files(paths: Sequence[Path]) -> list[tuple[Path, Path]] | None:
         found += [(f, given) for f in shards]
     kinds = {_kind(f) for f, _ in found}
     if len(kinds) > 1:
-        raise InputError(f"{paths[0]}: shards of one kind expected, found {', '.join(sorted(kinds))} files")
+        raise InputError(f"{matched[0][0]}: shards of one kind expected, found {', '.join(sorted(kinds))} files")
     return found
 
 
@@ -69,16 +76,33 @@ def matching(paths: Sequence[Path]) -> list[Path]:
 
     :raises InputError: a glob that matches nothing.
     """
-    found: list[Path] = []
+    return [path for path, _ in matched_with_roots(paths)]
+
+
+def matched_with_roots(paths: Sequence[Path]) -> list[tuple[Path, Path | None]]:
+    """:func:`matching`'s paths, each a file a glob matched with the folder the glob starts from
+    (``runs`` for ``'runs/**/*.parquet'``: its ``key=value`` folders below are partition keys), a
+    path given as such with ``None``.
+
+    :raises InputError: a glob that matches nothing.
+    """
+    found: list[tuple[Path, Path | None]] = []
     for given in paths:
         if given.exists() or not any(c in str(given) for c in "*?["):
-            found.append(given)
+            found.append((given, None))
             continue
         matched = sorted(Path(p) for p in glob.glob(str(given), recursive=True))
         if not matched:
             raise InputError(f"{given}: no file matches")
-        found += matched
+        found += [(path, glob_root(given)) for path in matched]
     return found
+
+
+def glob_root(pattern: _P) -> _P:
+    """The folder a glob starts from: its parts before the first that holds a wildcard."""
+    parts = pattern.parts
+    fixed = next(i for i, part in enumerate(parts) if any(c in part for c in "*?["))
+    return type(pattern)(*parts[:fixed]) if fixed else type(pattern)(".")
 
 
 def _kind(path: Path) -> str:
