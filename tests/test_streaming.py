@@ -191,7 +191,8 @@ def test_bad_records_are_reported_as_the_whole_input_reports_them(tmp_path: Path
     assert streamed.returncode == whole.returncode == 2
     assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()  # after the streaming note
     assert "runs.parquet: record 11: submission" in whole.stderr and "record 701" in whole.stderr
-    assert not (tmp_path / "out.parquet").exists()  # nothing written
+    assert not (tmp_path / "out.parquet").exists()  # nothing written, not even its unfinished file
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.parquet")]
     # An id used twice, in two partitions: refused, naming both places, as a whole read does.
     rows = [dict(r) for r in ROWS]
     rows[650]["id"] = rows[5]["id"]
@@ -207,6 +208,12 @@ def test_bad_records_are_reported_as_the_whole_input_reports_them(tmp_path: Path
     streamed, whole = both(tmp_path, "leaderboard", "runs.parquet")
     assert streamed.returncode == whole.returncode == 2 and "got 'no-such-task'" in whole.stderr
     assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines() and TASKS[-1]["id"] in streamed.stderr
+    # Scores are written beside the output while the partitions are scored: its folder must be there.
+    write(tmp_path, ROWS)
+    gone = arena(tmp_path, "-c", "small.toml", "score", "runs.parquet", "--tasks", "tasks.json", "--format",
+                 "parquet", "-o", "no-such-folder/out.parquet")  # fmt: skip
+    assert gone.returncode == 2 and "no-such-folder/out.parquet: cannot write" in gone.stderr, gone.stderr
+    assert "Traceback" not in gone.stderr
 
 
 def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> None:

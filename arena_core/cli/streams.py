@@ -132,9 +132,21 @@ def stream_scores(
                 return
             _concatenate(found.shards, output)
             return
-        whole = _ParquetAppender(target / "whole.parquet")  # written while later partitions are scored
-        found = _stream(state, source, tasks, None, (target, "arrow"), quiet, on_shard=whole.add)
-        _concatenate([whole.finish(found.shards)], output)
+        # Written while later partitions are scored, beside the output (renamed to it when whole).
+        near = target if output is None else output.parent / f".{output.name}.{secrets.token_hex(8)}"
+        whole = _ParquetAppender(near / "whole.parquet" if output is None else near)
+        try:
+            found = _stream(state, source, tasks, None, (target, "arrow"), quiet, on_shard=whole.add)
+            if output is None:
+                _concatenate([whole.finish(found.shards)], None)
+            else:
+                os.replace(whole.finish(found.shards), output)
+        except OSError as exc:  # a full disk, a folder that vanished
+            raise InputError(f"{output}: cannot write: {exc.strerror or exc}") from None
+        finally:
+            if output is not None:
+                whole.close()
+                near.unlink(missing_ok=True)
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
@@ -200,14 +212,20 @@ class _ParquetAppender:
             return
         self.writer.write_table(conform(table, self.schema))
 
+    def close(self) -> None:
+        """The file closed, whatever was written (before it is removed, on a failure)."""
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
     def finish(self, shards: Sequence[Path]) -> Path:
         """The file, whole: every partition's evaluations in partition order."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self.writer is not None:
-            self.writer.close()
-        if self.stale or self.writer is None:
+        empty = self.writer is None
+        self.close()
+        if self.stale or empty:
             tables = [read_spilled(s) for s in shards]
             schema = pa.unify_schemas([t.schema for t in tables], promote_options="default")
             with pq.ParquetWriter(str(self.path), schema) as writer:
