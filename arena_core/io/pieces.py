@@ -294,7 +294,7 @@ def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None
                 inside = [f for f in inside if not hidden(PurePosixPath(f), PurePosixPath(path))]
                 if not inside:
                     raise InputError(f"{url}: no .parquet files there")
-                found += [(f"{protocol}://{f}", url.rstrip("/")) for f in inside]
+                found += [(f"{protocol}://{f}", f"{protocol}://{path.rstrip('/')}") for f in inside]
             elif filesystem.exists(path):
                 found.append((url, None))
             else:
