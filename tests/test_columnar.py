@@ -223,6 +223,22 @@ def test_ids_read_from_their_bytes_are_valid_names_exactly_when_the_records_say_
     assert fast == valid_names(ids) or (not fast and not all(i.isascii() for i in ids))
 
 
+def test_ids_read_from_a_table_become_strings_only_when_read() -> None:
+    from arena_core import Arena
+    from arena_core.io.arrays import ArrowText
+
+    runs = [{k: v for k, v in s.items() if k != "meta"} for s in SUBS]
+    table = pa.table({k: [r.get(k) for r in runs] for k in runs[0]})
+    columns = columns_from_table(table)
+    assert columns is not None and isinstance(columns.ids, ArrowText)
+    arena = Arena(autoload=False)
+    board = arena.leaderboard(arena.evaluate_many(columns.ids_checked(), TASK_MAP))
+    assert board and columns.ids._values is None  # a leaderboard never read them
+    written = arena.evaluate_many(columns_from_table(table), TASK_MAP).to_arrow()["submission_id"]
+    assert written.to_pylist() == [r["id"] for r in runs] and written.type == pa.string()
+    assert columns.ids == [r["id"] for r in runs] and list(columns.ids) == columns.ids[:]
+
+
 def test_reading_a_file_into_columns_leaves_pandas_unimported(tmp_path: Path) -> None:
     """pyarrow's ``to_numpy`` imports pandas whenever it is installed (it is, here: these tests
     use it), about 0.15 s of every command; the table reader converts without it."""

@@ -17,6 +17,7 @@ from arena_core.engine.jsonlines import json_line_blocks
 from arena_core.engine.rounding import round_exact
 from arena_core.engine.rowparts import criteria_lists, filled_by_row, filled_texts, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
+from arena_core.io.arrays import ArrowText
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
@@ -328,6 +329,8 @@ def _arrow_text(values: Sequence[Any]) -> Any:
     type); codes are decoded by Arrow from the distinct values, without a string per row."""
     import pyarrow
 
+    if isinstance(values, ArrowText):  # as it was read, without a string per row
+        return values.array if values.array.type == pyarrow.string() else values.array.cast(pyarrow.string())
     if not isinstance(values, Coded) or all(v is None for v in values.distinct):
         return pyarrow.array(list(values))
     dictionary = pyarrow.array(values.distinct, type=pyarrow.string())

@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
-from arena_core.io.arrays import text_array, to_numpy
+from arena_core.io.arrays import ArrowText, text_array, to_numpy
 from arena_core.model.records import MAX_NAME_LENGTH, RUN_DETAILS
 
 __all__ = ["columns_from_table", "table_of"]
@@ -57,10 +57,9 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         if not pyarrow.types.is_string(column.type) and not pyarrow.types.is_large_string(column.type):
             return None
         if name == "id":  # distinct (or refused later): the values themselves
-            ids = column.to_pylist()
-            if column.null_count or not (_printable_ascii_names(column) or valid_names(ids)):
+            if column.null_count or not (_printable_ascii_names(column) or valid_names(column.to_pylist())):
                 return None
-            text[name] = ids
+            text[name] = ArrowText(column)
             continue
         encoded = pc.dictionary_encode(column, null_encoding="encode").combine_chunks()  # a null: a value
         distinct = encoded.dictionary.to_pylist()
