@@ -137,6 +137,13 @@ def test_streaming_never_imports_pandas_in_the_command_or_its_workers(tmp_path: 
     events = [line.split()[0] for line in log.read_text().splitlines()]
     assert events.count("start") >= 3  # the command and its workers (8 partitions, two or more workers)
     assert "pandas" not in events
+    # Scores written to Parquet too.
+    log.unlink()
+    command = [*command[:5], "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", "out.parquet"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 0 and pq.read_table(tmp_path / "out.parquet").num_rows == 720, done.stderr
+    events = [line.split()[0] for line in log.read_text().splitlines()]
+    assert events.count("start") >= 3 and "pandas" not in events
 
 
 def test_a_quoted_glob_of_shards_is_its_files(tmp_path: Path) -> None:

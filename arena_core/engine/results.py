@@ -17,7 +17,7 @@ from arena_core.engine.jsonlines import json_line_blocks
 from arena_core.engine.rounding import round_exact
 from arena_core.engine.rowparts import criteria_lists, filled_by_row, filled_texts, kept_weights, verdict
 from arena_core.engine.sequences import BuiltOnAccess
-from arena_core.io.arrays import ArrowText
+from arena_core.io.arrays import ArrowText, from_numpy, text_array
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
@@ -126,7 +126,13 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
         text held as codes (tasks, tools, profiles) goes to Arrow as codes, not a string per row."""
         import pyarrow
 
-        return pyarrow.table(self._flat(_arrow_text))
+        columns = self._flat(_arrow_text)  # arrays of numbers from their buffers: see io.arrays
+        return pyarrow.table(
+            {
+                k: from_numpy(v) if isinstance(v, np.ndarray) and v.dtype.kind in "biuf" else v
+                for k, v in columns.items()
+            }
+        )
 
     def _flat(self, text: Any) -> dict[str, Any]:
         """:meth:`table`'s columns, each text column made by ``text`` from a sequence."""
@@ -333,5 +339,5 @@ def _arrow_text(values: Sequence[Any]) -> Any:
         return values.array if values.array.type == pyarrow.string() else values.array.cast(pyarrow.string())
     if not isinstance(values, Coded) or all(v is None for v in values.distinct):
         return pyarrow.array(list(values))
-    dictionary = pyarrow.array(values.distinct, type=pyarrow.string())
-    return pyarrow.DictionaryArray.from_arrays(pyarrow.array(values.codes), dictionary).dictionary_decode()
+    dictionary = text_array(values.distinct)
+    return pyarrow.DictionaryArray.from_arrays(from_numpy(values.codes), dictionary).dictionary_decode()
