@@ -16,7 +16,8 @@ import os
 import secrets
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -133,20 +134,17 @@ def stream_scores(
             _concatenate(found.shards, output)
             return
         # Written while later partitions are scored, beside the output (renamed to it when whole).
-        near = target if output is None else output.parent / f".{output.name}.{secrets.token_hex(8)}"
-        whole = _ParquetAppender(near / "whole.parquet" if output is None else near)
+        path = target / "whole.parquet" if output is None else output.parent / f".{output.name}.{secrets.token_hex(8)}"
+        whole = _ParquetAppender(path, output)
         try:
             found = _stream(state, source, tasks, None, (target, "arrow"), quiet, on_shard=whole.add)
             if output is None:
                 _concatenate([whole.finish(found.shards)], None)
             else:
-                os.replace(whole.finish(found.shards), output)
-        except OSError as exc:  # a full disk, a folder that vanished
-            raise InputError(f"{output}: cannot write: {exc.strerror or exc}") from None
+                whole.finish(found.shards, output)
         finally:
-            if output is not None:
-                whole.close()
-                near.unlink(missing_ok=True)
+            whole.close()
+            path.unlink(missing_ok=True)
     finally:
         shutil.rmtree(target, ignore_errors=True)
 
@@ -191,8 +189,10 @@ class _ParquetAppender:
     a later one brings a column it lacks (a dimension no run of the first measured), the file is
     written again from every partition at the end, with the schemas unified."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shown: Path | None = None) -> None:
         self.path = path
+        self.shown = shown or path
+        """The path messages name: the output the file becomes."""
         self.writer: Any = None
         self.schema: Any = None
         self.stale = False
@@ -204,13 +204,22 @@ class _ParquetAppender:
         if self.stale:
             return
         table = read_spilled(shard)
-        if self.writer is None:
-            self.schema = table.schema
-            self.writer = pq.ParquetWriter(str(self.path), self.schema)
-        elif not pa.unify_schemas([self.schema, table.schema], promote_options="default").equals(self.schema):
-            self.stale = True
-            return
-        self.writer.write_table(conform(table, self.schema))
+        with self._writing():
+            if self.writer is None:
+                self.schema = table.schema
+                self.writer = pq.ParquetWriter(str(self.path), self.schema)
+            elif not pa.unify_schemas([self.schema, table.schema], promote_options="default").equals(self.schema):
+                self.stale = True
+                return
+            self.writer.write_table(conform(table, self.schema))
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Writing the file: a full disk or a folder that is not there is said, naming the output."""
+        try:
+            yield
+        except OSError as exc:
+            raise InputError(f"{self.shown}: cannot write: {exc.strerror or exc}") from None
 
     def close(self) -> None:
         """The file closed, whatever was written (before it is removed, on a failure)."""
@@ -218,19 +227,23 @@ class _ParquetAppender:
             self.writer.close()
             self.writer = None
 
-    def finish(self, shards: Sequence[Path]) -> Path:
-        """The file, whole: every partition's evaluations in partition order."""
+    def finish(self, shards: Sequence[Path], to: Path | None = None) -> Path:
+        """The file, whole: every partition's evaluations in partition order (renamed ``to``
+        that path when given)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         empty = self.writer is None
-        self.close()
-        if self.stale or empty:
-            tables = [read_spilled(s) for s in shards]
-            schema = pa.unify_schemas([t.schema for t in tables], promote_options="default")
-            with pq.ParquetWriter(str(self.path), schema) as writer:
-                for table in tables:
-                    writer.write_table(conform(table, schema))
+        with self._writing():
+            self.close()
+            if self.stale or empty:
+                tables = [read_spilled(s) for s in shards]
+                schema = pa.unify_schemas([t.schema for t in tables], promote_options="default")
+                with pq.ParquetWriter(str(self.path), schema) as writer:
+                    for table in tables:
+                        writer.write_table(conform(table, schema))
+            if to is not None:
+                return self.path.replace(to)
         return self.path
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.engine.batch import CheckColumn
-from arena_core.engine.columns import Coded
+from arena_core.engine.columns import Coded, factorize
 from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.jsonlines import json_line_blocks
 from arena_core.engine.rounding import round_exact
@@ -151,8 +151,8 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 "overall_ranking": self.ranks,
                 "percentile": self.percentiles,
                 "provisional": self.provisional,
-                "weight_profile": text(Coded(codes, [p.name for p in self.profiles])),
-                "difficulty": text(Coded(codes, [a and a.name for a in self.adjusters])),
+                "weight_profile": text(_named(codes, [p.name for p in self.profiles])),
+                "difficulty": text(_named(codes, [a.name if a is not None else None for a in self.adjusters])),
                 "filled": text(filled_texts(self.filled, self.size)),
                 "coverage": self.coverage,
             }
@@ -328,6 +328,13 @@ class EvaluationList(list[Evaluation]):
         super().__init__(evaluations)
         #: The submission with a workspace, or the component in use without a batch form.
         self.fallback_reason: str | None = fallback_reason
+
+
+def _named(codes: np.ndarray, names: list[str | None]) -> Coded:
+    """Per row, the name of its task's profile or adjuster (``codes`` index ``names``, one per
+    task; tasks share names): a :class:`Coded` of the distinct names."""
+    task_name, distinct = factorize(names)
+    return Coded(task_name[codes], distinct)
 
 
 def _arrow_text(values: Sequence[Any]) -> Any:

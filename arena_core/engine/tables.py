@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
-from arena_core.io.arrays import ArrowText, text_array, to_numpy
+from arena_core.io.arrays import ArrowText, string_buffers, text_array, to_numpy
 from arena_core.model.records import MAX_NAME_LENGTH, RUN_DETAILS
 
 __all__ = ["columns_from_table", "table_of"]
@@ -121,13 +121,10 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
 def _printable_ascii_names(column: Any) -> bool:
     """Whether every value is printable ASCII, not blank and not over the length limit: what
     :func:`valid_names` says of such text, read from the bytes at once (``False``: ask it)."""
-    import pyarrow
-
-    array = column.combine_chunks().cast(pyarrow.large_string())
-    if not len(array):
+    offsets, data = string_buffers(column)
+    if len(offsets) == 1:
         return True
-    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64, count=array.offset + len(array) + 1)[array.offset :]
-    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[offsets[0] : offsets[-1]]
+    data = data[offsets[0] :]
     lengths = np.diff(offsets)
     if not ((data >= 0x20) & (data <= 0x7E)).all() or lengths.min() < 1 or lengths.max() > MAX_NAME_LENGTH:
         return False

@@ -13,19 +13,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArrowText", "from_numpy", "repeated", "text_array", "to_numpy", "valid"]
+__all__ = ["ArrowText", "from_numpy", "repeated", "string_buffers", "text_array", "to_numpy", "valid"]
 
 
-def valid(array: Any) -> np.ndarray | None:
-    """Which rows of an Arrow array hold a value (``None``: all of them)."""
-    if not array.null_count:
+def valid(column: Any) -> np.ndarray | None:
+    """Which rows of an Arrow array or chunked array hold a value (``None``: all of them)."""
+    if not column.null_count:
         return None
+    array = column.combine_chunks() if hasattr(column, "chunks") else column
+    if array.buffers()[0] is None:  # the null type: no value anywhere
+        return np.zeros(len(array), dtype=bool)
     bits = np.frombuffer(array.buffers()[0], dtype=np.uint8)
     return np.unpackbits(bits, count=array.offset + len(array), bitorder="little")[array.offset :].astype(bool)
 
 
-def to_numpy(column: Any) -> np.ndarray:
-    """An Arrow array or chunked array of numbers or booleans as a NumPy array (nulls as NaN)."""
+def to_numpy(column: Any, null: Any = np.nan) -> np.ndarray:
+    """An Arrow array or chunked array of numbers or booleans as a NumPy array, ``null`` where a
+    row holds none (NaN, unless the caller keeps integers with an integer)."""
     import pyarrow
 
     array = column.combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
@@ -38,7 +42,22 @@ def to_numpy(column: Any) -> np.ndarray:
         dtype = np.dtype(array.type.to_pandas_dtype())  # a NumPy type; pandas is not imported
         values = np.frombuffer(data, dtype=dtype, count=offset + n)[offset:] if n else np.zeros(0, dtype)
     present = valid(array)
-    return values if present is None else np.where(present, values, np.nan)
+    return values if present is None else np.where(present, values, null)
+
+
+def string_buffers(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """An Arrow string column's bytes: (``len + 1`` offsets, each row's bytes lying between two,
+    into the data; the data), read from its buffers."""
+    import pyarrow
+
+    array = column.combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
+    array = array.cast(pyarrow.large_string())
+    n = len(array)
+    if n == 0:
+        return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64, count=array.offset + n + 1)[array.offset :]
+    data = array.buffers()[2]
+    return offsets, np.frombuffer(data, dtype=np.uint8, count=int(offsets[-1])) if data else np.zeros(0, np.uint8)
 
 
 def from_numpy(values: np.ndarray) -> Any:

@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from arena_core.io.arrays import string_buffers, valid
+
 __all__ = ["id_hashes"]
 
 _BASE = np.uint64(0x100000001B3)
@@ -20,28 +22,19 @@ _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
 def id_hashes(column: Any) -> np.ndarray:
     """Per value of an Arrow string column, a 64-bit hash (0 for a null, which the checks refuse)."""
-    import pyarrow as pa
-
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if pa.types.is_string(array.type):
-        array = array.cast(pa.large_string())
-    n = len(array)
-    out = np.zeros(n, dtype=np.uint64)
-    if n == 0 or not pa.types.is_large_string(array.type):
-        return out
-    validity, offsets_buffer, data_buffer = array.buffers()
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int64, count=array.offset + n + 1)[array.offset :]
+    offsets, data = string_buffers(column)
     lengths = np.diff(offsets)
-    if int(offsets[-1]) > int(offsets[0]):
-        out = _horner(np.frombuffer(data_buffer, dtype=np.uint8, count=int(offsets[-1])), offsets[:-1], lengths)
+    out = np.zeros(len(lengths), dtype=np.uint64)
+    if len(data) > int(offsets[0]):
+        out = _horner(data, offsets[:-1], lengths)
     with np.errstate(over="ignore"):
         out ^= lengths.astype(np.uint64) * _MIX
         out ^= out >> np.uint64(31)
         out *= _MIX
         out ^= out >> np.uint64(29)
-    if array.null_count:
-        present = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), count=array.offset + n, bitorder="little")
-        out[~present[array.offset :].astype(bool)] = 0
+    present = valid(column)
+    if present is not None:
+        out[~present] = 0
     return out
 
 

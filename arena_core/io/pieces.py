@@ -110,12 +110,7 @@ class Source:
         keys = dict(self.keys[file])
         if column not in self._open(file).schema_arrow.names:  # a hive key, or absent: one value
             return np.zeros(sum(p.rows for p in pieces), dtype=np.int64), [keys.get(column)]
-        handle = self._open(file, read_dictionary=[column])
-        try:
-            table = handle.read_row_groups([p.group for p in pieces], columns=[column], use_threads=True)
-        except Exception as exc:
-            raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
-        _check_text(self.names[file], table)
+        table = self._read_groups(file, [p.group for p in pieces], [column], dictionary=True)
         import pyarrow.compute as pc
 
         values = table[column]
@@ -129,10 +124,7 @@ class Source:
             local = np.zeros(len(chunk), dtype=np.int64)  # every row null when the dictionary is empty
             present = valid(chunk)
             if len(remap):
-                indices = chunk.indices
-                raw = np.frombuffer(indices.buffers()[1], dtype=indices.type.to_pandas_dtype(),
-                                    count=indices.offset + len(indices))[indices.offset :]  # fmt: skip
-                local = remap[raw if present is None else np.where(present, raw, 0)]
+                local = remap[to_numpy(chunk.indices, null=0)]
             if present is not None:  # a row without a task: a value of its own
                 local = np.where(present, local, index.setdefault(None, len(index)))
             codes.append(local)
@@ -145,9 +137,13 @@ class Source:
         pa = _pyarrow()
         return pa.schema([self.schema.field(c) for c in [*columns, ROW] if c in self.schema.names])
 
-    def _read_groups(self, file: int, groups: list[int], columns: Sequence[str] | None) -> Any:
+    def _read_groups(
+        self, file: int, groups: list[int], columns: Sequence[str] | None, *, dictionary: bool = False
+    ) -> Any:
+        """Row groups of one file, its keys added, UTF-8 checked (``dictionary``: text columns
+        read as the dictionary pages hold them)."""
         keys = dict(self.keys[file])
-        handle = self._open(file)
+        handle = self._open(file, read_dictionary=list(columns or ()) if dictionary else None)
         stored = None if columns is None else [c for c in columns if c in handle.schema_arrow.names]
         try:
             table = handle.read_row_groups(groups, columns=stored, use_threads=True)
