@@ -5,14 +5,16 @@ A task's baseline, scores, ranks and percentiles depend only on its own runs, an
 leaderboard needs only, per group and task, the number of runs and the sums of their scores
 (a :class:`~arena_core.stats.tasktable.TaskTable`). So the input is cut into partitions of whole
 tasks of at most ``partition_rows`` runs (a task larger than that is a partition of its own),
-and each is read, checked and scored by ``evaluate_many`` in a worker process (or on the Dask
-cluster of ``check_executor = "dask"``), which hands back its cells and writes its evaluations
-to a shard. Nothing holds every run at once: a worker holds its partition, the caller the cells
-and eight bytes per run (a hash of its id, to find an id used twice anywhere).
+and each is read, checked and scored by ``evaluate_many`` in this process or a worker process
+(one per other core; on the Dask cluster of ``check_executor = "dask"``, there only), which
+hands back its cells and writes its evaluations to a shard. Nothing holds every run at once:
+each process holds the partition it scores, the caller the cells and eight bytes per run (a hash
+of its id, to find an id used twice anywhere).
 
-How the input is cut (:func:`plan`): the ``task_id`` column of every row group is read first.
-Tasks are gathered in the order they appear into partitions, and a partition reads the row
-groups its tasks span, keeping its own tasks' rows: an input sorted or clustered by task (as
+How the input is cut (:func:`arena_core.io.planning.plan`): the ``task_id`` column of every row
+group is read first. Tasks are cut in the order they appear into partitions of about equal
+size, as many as a multiple of the processes scoring them, and a partition reads the row groups
+its tasks span, keeping its own tasks' rows: an input sorted or clustered by task (as
 hive partitions by task and most writers leave it) is read about once. When tasks are spread
 over the row groups so that this would read the input more than twice, every row is first
 spilled to its partition's temporary Arrow file instead (:mod:`arena_core.io.spill`).
@@ -26,8 +28,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,8 @@ from arena_core.engine.tables import columns_from_table
 from arena_core.io.arrays import to_numpy
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
-from arena_core.io.pieces import ROW, Piece, Source, by_file, rows_of_tasks
+from arena_core.io.pieces import ROW, Source, rows_of_tasks
+from arena_core.io.planning import Part, plan, task_counts
 from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
 from arena_core.io.spill import read_spilled, spill
 from arena_core.model.errors import ArenaError, ValidationError
@@ -48,19 +52,7 @@ from arena_core.model.records import Task
 from arena_core.stats.runs import runs_of
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["Part", "Streamed", "plan", "stream"]
-
-
-@frozen
-class Part:
-    """One partition: consecutive row groups of the input, or a spill file."""
-
-    rows: int
-    tasks: tuple[str | None, ...]
-    pieces: tuple[Piece, ...] = ()
-    filtered: bool = False
-    """Its row groups hold other partitions' tasks too: only its tasks' rows are kept."""
-    spilled: str | None = None
+__all__ = ["Streamed", "stream"]
 
 
 @frozen
@@ -72,71 +64,6 @@ class Streamed:
     runs: int
     shards: list[Path]
     partitions: int
-
-
-def plan(
-    source: Source, counts: Sequence[Mapping[str | None, int]], limit: int
-) -> tuple[list[Part], dict[str | None, int] | None]:
-    """The partitions of whole tasks, of at most ``limit`` runs unless one task has more; and,
-    when the tasks are spread over the row groups, the partition of each task (the rows are
-    then spilled).
-
-    Tasks are taken in the order they first appear and gathered until the next would pass
-    ``limit``; a partition reads the row groups its tasks span, keeping its tasks' rows (a row
-    group at a cut is read by both sides). When that would read the input more than twice over
-    (tasks in no order), the rows are dealt to partitions instead.
-
-    :param counts: per row group, its runs per task.
-    """
-    first: dict[str | None, int] = {}
-    last: dict[str | None, int] = {}
-    rows_of: dict[str | None, int] = {}
-    for index, found in enumerate(counts):
-        for task, n in found.items():
-            first.setdefault(task, index)
-            last[task] = index
-            rows_of[task] = rows_of.get(task, 0) + n
-    groups: list[list[str | None]] = []
-    load = 0
-    for task in first:  # in order of first appearance
-        if groups and load + rows_of[task] <= limit:
-            groups[-1].append(task)
-            load += rows_of[task]
-        else:
-            groups.append([task])
-            load = rows_of[task]
-    parts = []
-    for tasks in groups:
-        span = range(min(first[t] for t in tasks), max(last[t] for t in tasks) + 1)
-        rows = sum(rows_of[t] for t in tasks)
-        read = sum(source.pieces[i].rows for i in span)
-        parts.append(Part(rows, tuple(tasks), tuple(source.pieces[i] for i in span), filtered=read > rows))
-    if sum(sum(p.rows for p in part.pieces) for part in parts) <= 2 * source.rows:
-        return parts, None
-    bins: list[list[str | None]] = [[] for _ in range(max(1, -(-source.rows // limit)))]
-    loads = [0] * len(bins)
-    for task, n in sorted(rows_of.items(), key=lambda item: -item[1]):
-        k = loads.index(min(loads))
-        bins[k].append(task)
-        loads[k] += n
-    partition_of = {t: k for k, tasks in enumerate(bins) for t in tasks}
-    return [Part(loads[k], tuple(bins[k])) for k in range(len(bins)) if loads[k]], partition_of
-
-
-def task_counts(source: Source) -> list[dict[str | None, int]]:
-    """Per row group, its runs per task (``None``: runs without a task): each file's ``task_id``
-    column read once, coded as its dictionary pages hold it, and each row group's codes counted."""
-    if "task_id" not in source.schema.names:
-        return [{None: piece.rows} for piece in source.pieces]
-    out: list[dict[str | None, int]] = []
-    for _, run in by_file(source.pieces):
-        codes, names = source.coded(run, "task_id")
-        start = 0
-        for piece in run:
-            counted = np.bincount(codes[start : start + piece.rows], minlength=len(names))
-            out.append({names[k]: int(counted[k]) for k in np.flatnonzero(counted).tolist()})
-            start += piece.rows
-    return out
 
 
 def stream(
@@ -164,10 +91,10 @@ def stream(
     """
     if arena.recipe is None:
         raise ArenaError("an Arena with plugins registered by hand cannot score on workers: use evaluate_many")
-    executor = _workers(arena) if source.rows > limit else None  # started while the input is planned
+    lanes = _lanes(arena) if source.rows > limit else _Lanes(None, 0, True)
     try:
         counts = task_counts(source)
-        parts, partition_of = plan(source, counts, limit)
+        parts, partition_of = plan(source, counts, limit, lanes.count + lanes.helping)
         with tempfile.TemporaryDirectory(prefix="arena-stream-") as scratch:
             if partition_of is not None:
                 files = spill(source, partition_of, max(partition_of.values()) + 1, Path(scratch))
@@ -184,20 +111,15 @@ def stream(
                 )
                 for k, part in enumerate(parts)
             ]
-            if executor is None or len(jobs) == 1:
-                done: Iterator[_Outcome] = (_score(arena, job) for job in jobs)
-            else:
-                futures = [executor.submit(_score_on_worker, arena.recipe, job) for job in jobs]
-                done = (future.result() for future in futures)
             outcomes = []
-            for job, outcome in zip(jobs, done, strict=True):  # in partition order, as each is done
-                outcomes.append(outcome)
+            for job, outcome in zip(jobs, _outcomes(arena, lanes, jobs), strict=True):
+                outcomes.append(outcome)  # in partition order, as each is done
                 whole = all(o.count == 0 and o.error is None for o in outcomes)
                 if on_shard is not None and job.shard is not None and outcome.runs and whole:
                     on_shard(Path(job.shard))
     finally:
-        if executor is not None:
-            executor.shutdown(cancel_futures=True)
+        if lanes.workers is not None:
+            lanes.workers.shutdown(cancel_futures=True)
     problems = sorted(p for o in outcomes for p in o.problems)
     count = sum(o.count for o in outcomes)
     if count:
@@ -219,18 +141,59 @@ def stream(
     )
 
 
-def _workers(arena: Arena) -> Executor:
-    """The configured executor's workers, or processes of this machine (one per core) when that
-    one runs in this process: threads cannot score in parallel (the engine's Python between
-    NumPy calls holds the interpreter's lock). Each starts building its Arena at once."""
+@frozen
+class _Lanes:
+    """What scores the partitions: ``count`` workers, and this process too when ``helping``."""
+
+    workers: Executor | None
+    count: int
+    helping: bool
+
+
+def _lanes(arena: Arena) -> _Lanes:
+    """On this machine, processes for every core but the one this process scores on (threads
+    cannot score in parallel: the engine's Python between NumPy calls holds the interpreter's
+    lock); else the configured executor's workers (a Dask cluster's), this process only handing
+    them out. Each worker starts building its Arena at once, while the input is planned."""
     executors = arena.components.check_executors
     local = getattr(executors[arena.config.check_executor], "local", True)
     name = "processes" if local else arena.config.check_executor
-    workers = (os.cpu_count() or 1) if local else arena.config.check_concurrency
-    executor: Executor = executors[name].start(workers)
-    for _ in range(workers):
+    count = (os.cpu_count() or 1) - 1 if local else arena.config.check_concurrency
+    if count < 1:
+        return _Lanes(None, 0, True)
+    executor: Executor = executors[name].start(count)
+    for _ in range(count):
         executor.submit(worker_arena, *arena.recipe)  # type: ignore[misc]  # checked by the caller
-    return executor
+    return _Lanes(executor, count, local)
+
+
+def _outcomes(arena: Arena, lanes: _Lanes, jobs: Sequence[_Job]) -> Iterator[_Outcome]:
+    """Each job's outcome, in partition order. Every lane takes the next job as soon as it is
+    free, so none idles while another has jobs waiting: a lane hands its job to a worker, unless
+    this process is free to score it (its Arena is built already)."""
+    workers = lanes.workers
+    if workers is None or len(jobs) == 1:
+        yield from (_score(arena, job) for job in jobs)
+        return
+    own = threading.Lock() if lanes.helping else None
+    recipe = arena.recipe
+    assert recipe is not None  # checked by the caller
+
+    def lane(job: _Job) -> _Outcome:
+        if own is not None and own.acquire(blocking=False):
+            try:
+                return _score(arena, job)
+            finally:
+                own.release()
+        outcome: _Outcome = workers.submit(_score_on_worker, recipe, job).result()
+        return outcome
+
+    pool = ThreadPoolExecutor(max_workers=lanes.count + lanes.helping, thread_name_prefix="arena-lane")
+    try:
+        futures = [pool.submit(lane, job) for job in jobs]
+        yield from (future.result() for future in futures)
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 @frozen

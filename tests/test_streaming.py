@@ -18,7 +18,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from arena_core.examples.synthetic import generate_arena  # noqa: E402
 from arena_core.io.decoding import InputError  # noqa: E402
 from arena_core.io.pieces import open_source  # noqa: E402
-from arena_core.streaming import plan, task_counts  # noqa: E402
+from arena_core.io.planning import plan, task_counts  # noqa: E402
 
 ENV = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
 TASKS, ROWS = generate_arena(tasks=24, submissions_per_task=30, seed=8)
@@ -78,6 +78,69 @@ def test_the_input_is_cut_between_tasks_into_bounded_partitions(tmp_path: Path) 
     parts, spilled = plan(source, task_counts(source), 100)
     assert spilled is not None and max(p.rows for p in parts) <= 100 and sum(p.rows for p in parts) == 720
     assert sorted(spilled) == sorted(t["id"] for t in TASKS)
+
+
+def test_tasks_are_cut_into_partitions_of_about_equal_size_for_every_lane(tmp_path: Path) -> None:
+    """Partitions of about equal runs, as many as a multiple of the lanes scoring them, so none
+    is left scoring the last one alone; none over the limit; uneven tasks fall back to gathering."""
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 40, 60)
+    rows = [{"id": f"r{t}-{i}", "task_id": f"t{t:02d}", "tool": "x"} for t, n in enumerate(sizes) for i in range(n)]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "runs.parquet", row_group_size=50)
+    source = open_source([tmp_path / "runs.parquet"])
+    total = int(sizes.sum())
+    for limit in (100, 250, 400):
+        for lanes in (1, 2, 3):
+            parts, spilled = plan(source, task_counts(source), limit, lanes)
+            loads = [p.rows for p in parts]
+            assert spilled is None and sum(loads) == total and max(loads) <= limit
+            assert len(parts) % lanes == 0 and len(parts) >= -(-total // limit)
+            assert max(loads) - min(loads) <= 2 * int(sizes.max())  # about equal: within a task or two
+            cut = [t for p in parts for t in p.tasks]
+            assert cut == [f"t{t:02d}" for t in range(60)]  # whole tasks, in order
+    # 20 tasks of 10 runs and a limit of 100: 2 partitions for 2 lanes, 3 equal ones for 3
+    # (gathering up to the limit would leave the third lane idle).
+    even = [{"id": f"e{t}-{i}", "task_id": f"e{t}", "tool": "x"} for t in range(20) for i in range(10)]
+    pq.write_table(pa.Table.from_pylist(even), tmp_path / "even.parquet", row_group_size=10)
+    source = open_source([tmp_path / "even.parquet"])
+    assert [p.rows for p in plan(source, task_counts(source), 100, 2)[0]] == [100, 100]
+    assert [p.rows for p in plan(source, task_counts(source), 100, 3)[0]] == [70, 60, 70]
+    # One task of most of the runs: a partition of its own; the rest gathered up to the limit.
+    lopsided = [{"id": f"l{i}", "task_id": "a" if i < 20 else "big" if i < 320 else "z", "tool": "x"} for i in range(340)]
+    pq.write_table(pa.Table.from_pylist(lopsided), tmp_path / "lopsided.parquet", row_group_size=20)
+    source = open_source([tmp_path / "lopsided.parquet"])
+    parts, _ = plan(source, task_counts(source), 100, 2)
+    assert [(p.tasks, p.rows) for p in parts] == [(("a",), 20), (("big",), 300), (("z",), 20)]
+
+
+def test_the_command_scores_partitions_beside_its_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one worker, the command's own process scores partitions too (its Arena is built),
+    and the result is the board of the whole input; on one core no worker is started at all."""
+    from datetime import UTC, datetime
+
+    from arena_core import Arena, streaming
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    write(tmp_path, ROWS)
+    arena, tasks = Arena(autoload=False), {t["id"]: structure(t, Task) for t in TASKS}
+    stamp = datetime.now(UTC).isoformat()
+    whole = [(r.group, r.n_runs, r.score) for r in arena.leaderboard(arena.evaluate_many(ROWS, tasks, evaluated_at=stamp))]
+    here: list[int] = []
+    scored = streaming._score
+    monkeypatch.setattr(streaming, "_score", lambda a, job: here.append(job.part.rows) or scored(a, job))
+    for cores, workers in ((2, 1), (1, 0)):
+        here.clear()
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        lanes = streaming._lanes(arena)
+        assert lanes.count == workers and lanes.helping and (lanes.workers is None) == (workers == 0)
+        if lanes.workers is not None:
+            lanes.workers.shutdown()
+        found = streaming.stream(arena, open_source([tmp_path / "runs.parquet"]), tasks, by="tool", stamp=stamp, limit=60)
+        assert found.partitions == 12 and found.table is not None
+        assert [(r.group, r.n_runs, r.score) for r in arena.leaderboard(found.table)] == whole
+        # Partitions scored here, not in the worker (which has its own copy of the module).
+        assert (0 < len(here) < 12) if workers else len(here) == 12
 
 
 def test_a_partition_keeps_its_own_tasks_rows_whether_they_are_together_or_not() -> None:

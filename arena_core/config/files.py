@@ -81,7 +81,7 @@ HELP: dict[str, str] = {
     "check_concurrency": "Submissions whose workspaces are checked at the same time.",
     "check_executor": "Where workspace checks run: threads (default), processes or dask.",
     "dask_scheduler": 'Dask scheduler address for check_executor = "dask" (empty: a local cluster).',
-    "partition_rows": "Most runs held at once per worker: larger Parquet inputs are streamed by task partitions.",
+    "partition_rows": "Most runs held at once per process scoring: larger Parquet inputs are streamed by task partitions.",
     "gate": 'A dimension that gates the others ("correctness": resources credited only on solved work; "": off).',
     "workspace_max_files": "Files a workspace (a checked-out ref, a sandboxed command's copy) may hold.",
     "workspace_max_bytes": 'Bytes a workspace may hold (apparent size: sparse files count whole), e.g. "1G".',
