@@ -182,3 +182,29 @@ def _rules(v: dict[str, np.ndarray]) -> np.ndarray:
             | (v["reasoning_tokens"] > v["output_tokens"])
             | (np.isnan(v["total_tokens"]) & ~np.isnan(v["input_tokens"]) & ~np.isnan(v["output_tokens"]))
         )
+
+
+def test_a_figures_bounds_are_checked_alike_with_or_without_holes() -> None:
+    """The check of a column in bounds (its usual case, taken in fewer passes) and of one with a
+    NaN, an infinity or a value out of bounds flag the same rows as the rule written out."""
+    from arena_core.engine.columns import FIGURE_MINIMUM, INTEGER_FIELDS, MAX_FIGURE, bad_figures
+
+    rng = np.random.default_rng(12)
+    odd = [math.nan, math.inf, -math.inf, -1.0, 0.5, 0.0, 1.0, MAX_FIGURE, MAX_FIGURE * 2, 3.25]
+    flagged = 0
+    for name in ("iterations", "total_tokens", "execution_time", "estimated_cost"):
+        for case in range(200):
+            values = rng.integers(1, 50, 64).astype(float)
+            if name not in INTEGER_FIELDS:
+                values += rng.random(64)
+            if case % 2:  # about half the columns hold odd values somewhere
+                values[rng.integers(0, 64, 3)] = rng.choice(odd, 3)
+            with np.errstate(invalid="ignore"):
+                minimum = FIGURE_MINIMUM.get(name, 0.0)
+                expected = ~np.isnan(values) & ~((values >= minimum) & (values <= MAX_FIGURE))
+                if name in INTEGER_FIELDS:
+                    expected |= np.isfinite(values) & (values != np.floor(values))
+            got = bad_figures(values, name)
+            assert got.dtype == bool and (got == expected).all(), (name, values)
+            flagged += int(got.any())
+    assert 0 < flagged < 800

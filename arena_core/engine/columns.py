@@ -35,6 +35,9 @@ def bad_figures(values: np.ndarray, name: str) -> np.ndarray:
     minimum, above :data:`MAX_FIGURE` (infinities included), or not whole for a count. The
     columns and records ways in share it, so both refuse what a model refuses."""
     minimum = FIGURE_MINIMUM.get(name, 0.0)
+    if len(values) and values.min() >= minimum and values.max() <= MAX_FIGURE:  # false for any NaN
+        in_bounds: np.ndarray = values != np.floor(values) if name in INTEGER_FIELDS else np.zeros(len(values), bool)
+        return in_bounds  # the usual case, in three passes instead of eight
     with np.errstate(invalid="ignore"):
         bad: np.ndarray = ~np.isnan(values) & ~((values >= minimum) & (values <= MAX_FIGURE))
         if name in INTEGER_FIELDS:

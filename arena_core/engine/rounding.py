@@ -69,7 +69,9 @@ def round_exact(values: np.ndarray, digits: int) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         # NaN compares false everywhere: it stays NaN, as round keeps it.
         halves = np.flatnonzero(np.abs(scaled - nearest) == 0.5)
-        large = np.flatnonzero(np.abs(scaled) >= _FAST_LIMIT)
+        # fmax and fmin skip NaN: two plain reductions find that no value is large (as scores are).
+        within = not len(scaled) or (np.fmin.reduce(scaled) > -_FAST_LIMIT and np.fmax.reduce(scaled) < _FAST_LIMIT)
+        large = np.zeros(0, dtype=np.intp) if within else np.flatnonzero(np.abs(scaled) >= _FAST_LIMIT)
     if len(halves):
         product = scaled[halves]
         with np.errstate(over="ignore", invalid="ignore"):  # large values are redone below

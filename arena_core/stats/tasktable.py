@@ -99,8 +99,8 @@ class TaskTable:
             g,
             t,
             score,
-            {d: cell_means(cell, values[order], shape) for d, values in runs.dimensions.items()},
-            cell_means(cell, runs.coverage[order], shape),
+            {d: cell_means(cell, values[order], shape, counts) for d, values in runs.dimensions.items()},
+            cell_means(cell, runs.coverage[order], shape, counts),
             None if runs.clusters is None else _task_clusters(runs, task_ids),
         )
 
@@ -208,12 +208,23 @@ def _sorted_codes(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     return renumber[codes], [distinct[i] for i in order]
 
 
-def cell_means(cell: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """Mean of ``values`` per cell over the values that are not NaN (NaN where none is)."""
-    measured = ~np.isnan(values)
+def cell_means(
+    cell: np.ndarray, values: np.ndarray, shape: tuple[int, int], counts: np.ndarray | None = None
+) -> np.ndarray:
+    """Mean of ``values`` per cell over the values that are not NaN (NaN where none is).
+
+    :param counts: the number of rows per cell, when known: used when no value is NaN.
+    """
     size = shape[0] * shape[1]
-    counts = np.bincount(cell[measured], minlength=size)
-    sums = np.bincount(cell[measured], weights=values[measured], minlength=size)
+    measured = ~np.isnan(values)
+    if measured.all():  # summed in the same order as the rows taken below would be
+        if counts is None:
+            counts = np.bincount(cell, minlength=size)
+        sums = np.bincount(cell, weights=values, minlength=size)
+    else:
+        counts = np.bincount(cell[measured], minlength=size)
+        sums = np.bincount(cell[measured], weights=values[measured], minlength=size)
+    counts = counts.reshape(size)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan).reshape(shape)
 
