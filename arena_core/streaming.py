@@ -29,11 +29,13 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 from attrs import frozen
 
@@ -75,14 +77,15 @@ def stream(
     stamp: str,
     shards: tuple[Path, str] | None = None,
     partition_by: Sequence[str] = (),
-    on_shard: Callable[[Path], None] | None = None,
+    on_table: Callable[[Any], None] | None = None,
     limit: int,
 ) -> Streamed:
-    """Score ``source`` a partition at a time: its cells grouped ``by`` (``None``: none), and
-    with ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations
-    written to a file there (Parquet: in ``KEY=VALUE`` folders of ``partition_by``'s columns,
-    when given; ``arrow``: an Arrow file, for a caller that puts them together), each handed to
-    ``on_shard`` as soon as it and every partition before it are scored without a fault.
+    """Score ``source`` a partition at a time: its cells grouped ``by`` (``None``: none); with
+    ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations written to
+    a file there (Parquet: in ``KEY=VALUE`` folders of ``partition_by``'s columns, when given);
+    with ``on_table``, each partition's evaluations handed to it as an Arrow table, in partition
+    order, as soon as it and every partition before it are scored without a fault (a worker's
+    come back with its outcome: no file between them, and no shared file system needed).
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
@@ -94,7 +97,7 @@ def stream(
     lanes = _lanes(arena) if source.rows > limit else _Lanes(None, 0, True)
     try:
         counts = task_counts(source)
-        parts, partition_of = plan(source, counts, limit, lanes.count + lanes.helping)
+        parts, partition_of = plan(source, counts, limit, lanes.count + lanes.local)
         with tempfile.TemporaryDirectory(prefix="arena-stream-") as scratch:
             if partition_of is not None:
                 files = spill(source, partition_of, max(partition_of.values()) + 1, Path(scratch))
@@ -108,15 +111,19 @@ def stream(
                     stamp,
                     None if shards is None else str(shards[0] / f"part-{k:05d}.{shards[1]}"),
                     tuple(partition_by),
+                    on_table is not None,
+                    f"{scratch}/table-{k:05d}.arrow" if on_table is not None and lanes.local else None,
                 )
                 for k, part in enumerate(parts)
             ]
-            outcomes = []
-            for job, outcome in zip(jobs, _outcomes(arena, lanes, jobs), strict=True):
-                outcomes.append(outcome)  # in partition order, as each is done
+            outcomes: list[_Outcome] = []
+            for outcome in _outcomes(arena, lanes, jobs):  # in partition order, as each is done
+                outcomes.append(attrs.evolve(outcome, table=None))  # the table is not held on to
                 whole = all(o.count == 0 and o.error is None for o in outcomes)
-                if on_shard is not None and job.shard is not None and outcome.runs and whole:
-                    on_shard(Path(job.shard))
+                if on_table is not None and outcome.table is not None and whole:
+                    on_table(read_spilled(Path(outcome.table)) if isinstance(outcome.table, str) else outcome.table)
+                if isinstance(outcome.table, str):
+                    os.unlink(outcome.table)
     finally:
         if lanes.workers is not None:
             lanes.workers.shutdown(cancel_futures=True)
@@ -143,11 +150,12 @@ def stream(
 
 @frozen
 class _Lanes:
-    """What scores the partitions: ``count`` workers, and this process too when ``helping``."""
+    """What scores the partitions: ``count`` workers; when they are ``local`` (on this machine),
+    this process too, and they hand their tables over in files rather than with their outcomes."""
 
     workers: Executor | None
     count: int
-    helping: bool
+    local: bool
 
 
 def _lanes(arena: Arena) -> _Lanes:
@@ -175,7 +183,7 @@ def _outcomes(arena: Arena, lanes: _Lanes, jobs: Sequence[_Job]) -> Iterator[_Ou
     if workers is None or len(jobs) == 1:
         yield from (_score(arena, job) for job in jobs)
         return
-    own = threading.Lock() if lanes.helping else None
+    own = threading.Lock() if lanes.local else None
     recipe = arena.recipe
     assert recipe is not None  # checked by the caller
 
@@ -188,10 +196,18 @@ def _outcomes(arena: Arena, lanes: _Lanes, jobs: Sequence[_Job]) -> Iterator[_Ou
         outcome: _Outcome = workers.submit(_score_on_worker, recipe, job).result()
         return outcome
 
-    pool = ThreadPoolExecutor(max_workers=lanes.count + lanes.helping, thread_name_prefix="arena-lane")
+    count = lanes.count + lanes.local
+    pool = ThreadPoolExecutor(max_workers=count, thread_name_prefix="arena-lane")
+    pending: deque[Future[_Outcome]] = deque()
+    handed = 0
     try:
-        futures = [pool.submit(lane, job) for job in jobs]
-        yield from (future.result() for future in futures)
+        for done in range(len(jobs)):
+            # Jobs are handed out at most 2 lanes' worth ahead of the one the caller waits for:
+            # outcomes done out of order (and their tables) wait for it in bounded number.
+            while handed < len(jobs) and handed < done + 2 * count:
+                pending.append(pool.submit(lane, jobs[handed]))
+                handed += 1
+            yield pending.popleft().result()
     finally:
         pool.shutdown(cancel_futures=True)
 
@@ -205,6 +221,11 @@ class _Job:
     stamp: str
     shard: str | None
     partition_by: tuple[str, ...] = ()
+    arrow: bool = False
+    """Whether the evaluations come back as an Arrow table."""
+    handoff: str | None = None
+    """Where a worker on this machine writes that table, as an Arrow file, for the caller to map
+    (a worker elsewhere sends it back with its outcome)."""
 
 
 @frozen
@@ -215,10 +236,20 @@ class _Outcome:
     count: int
     cells: TaskTable | None = None
     error: str | None = None
+    table: Any = None
+    """The evaluations as an Arrow table, or the path of the Arrow file that holds them."""
 
 
 def _score_on_worker(recipe: tuple[Any, ...], job: _Job) -> _Outcome:
-    return _score(worker_arena(*recipe), job)
+    outcome = _score(worker_arena(*recipe), job)
+    if outcome.table is None or job.handoff is None:
+        return outcome
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    with pa.OSFile(job.handoff, "wb") as sink, pyarrow.ipc.new_file(sink, outcome.table.schema) as writer:
+        writer.write_table(outcome.table)
+    return attrs.evolve(outcome, table=job.handoff)
 
 
 def _score(arena: Arena, job: _Job) -> _Outcome:
@@ -245,7 +276,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
     if problems or not len(rows):
         return _Outcome(0, hashes, sorted(problems)[:MAX_REPORTED], len(problems))
     try:  # ids used twice, here or across partitions, are found by their hashes, afterwards
-        result = arena.evaluate_many(columns.ids_checked(), job.tasks, evaluated_at=job.stamp)
+        result: Any = arena.evaluate_many(columns.ids_checked(), job.tasks, evaluated_at=job.stamp)  # a batch
     except ValidationError as error:
         return _Outcome(0, hashes, [], 0, error=_located(source, rows, columns.ids, error))
     cells = None
@@ -254,7 +285,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
         cells = TaskTable.of(runs_of(arena.scorer, result, job.by, meta)).cells_only()
     if job.shard is not None:
         _write_shard(result, job.shard, job.partition_by)
-    return _Outcome(len(rows), hashes, [], 0, cells)
+    return _Outcome(len(rows), hashes, [], 0, cells, table=result.to_arrow() if job.arrow else None)
 
 
 def _unknown_models_meta(table: Any) -> dict[str, Any] | None:
@@ -270,14 +301,6 @@ def _unknown_models_meta(table: Any) -> dict[str, Any] | None:
 def _write_shard(result: Any, path: str, partition_by: tuple[str, ...]) -> None:
     """A partition's evaluations as one file, or as a hive dataset by ``partition_by`` (the
     file's name, numbered, in each ``KEY=VALUE`` folder)."""
-    if path.endswith(".arrow"):
-        import pyarrow as pa
-        import pyarrow.ipc
-
-        table = result.to_arrow()
-        with pa.OSFile(path, "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        return
     if path.endswith(".parquet") and partition_by:
         import pyarrow.dataset as ds
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -133,7 +134,7 @@ def test_the_command_scores_partitions_beside_its_workers(tmp_path: Path, monkey
         here.clear()
         monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
         lanes = streaming._lanes(arena)
-        assert lanes.count == workers and lanes.helping and (lanes.workers is None) == (workers == 0)
+        assert lanes.count == workers and lanes.local and (lanes.workers is None) == (workers == 0)
         if lanes.workers is not None:
             lanes.workers.shutdown()
         found = streaming.stream(arena, open_source([tmp_path / "runs.parquet"]), tasks, by="tool", stamp=stamp, limit=60)
@@ -341,6 +342,46 @@ def test_streamed_partitions_score_on_a_dask_cluster_as_here(tmp_path: Path) -> 
     here = arena(tmp_path, "leaderboard", "runs.parquet", "--tasks", "tasks.json", "--format", "json")
     assert on_dask.returncode == 0, on_dask.stderr
     assert "streaming 720 runs" in on_dask.stderr and on_dask.stdout == here.stdout
+    # Scores to one file: each partition's table comes back with its outcome (no shared folder).
+    scored = arena(tmp_path, "-c", "dask.toml", "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet",
+                   "-o", "dask.parquet", "--executor", "dask")  # fmt: skip
+    assert scored.returncode == 0 and "streaming 720 runs" in scored.stderr, scored.stderr
+    whole = arena(tmp_path, "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", "w.parquet")
+    assert whole.returncode == 0 and pq.read_table(tmp_path / "dask.parquet").equals(pq.read_table(tmp_path / "w.parquet"))
+
+
+def test_a_workers_table_is_handed_over_in_a_file_removed_once_appended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker on this machine writes its partition's table to an Arrow file that the command
+    maps; each is removed as soon as it is appended, so at most a few exist at once (they were
+    all kept to the end: the whole output again, in the temporary folder)."""
+    import tempfile
+    from datetime import UTC, datetime
+
+    from arena_core import Arena, streaming
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    write(tmp_path, ROWS)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    arena, tasks = Arena(autoload=False), {t["id"]: structure(t, Task) for t in TASKS}
+    scored = streaming._score  # this process is slow: the worker scores most partitions
+    monkeypatch.setattr(streaming, "_score", lambda a, job: time.sleep(0.5) or scored(a, job))
+    seen: list[tuple[int, int]] = []
+
+    def appended(table: object) -> None:
+        seen.append((table.num_rows, len(list(scratch.glob("arena-stream-*/table-*.arrow")))))
+
+    found = streaming.stream(arena, open_source([tmp_path / "runs.parquet"]), tasks, by=None,
+                             stamp=datetime.now(UTC).isoformat(), on_table=appended, limit=60)  # fmt: skip
+    assert found.partitions == 12 and sum(rows for rows, _ in seen) == 720
+    assert max(files for _, files in seen) <= 4  # two lanes' worth ahead of the one appended
+    assert sum(files > 0 for _, files in seen) >= 6  # the worker's tables came as files ...
+    assert not list(scratch.rglob("*.arrow"))  # ... none left behind
 
 
 @pytest.fixture(scope="module")
@@ -509,27 +550,22 @@ def test_the_scaling_page_shows_what_the_commands_print(tmp_path: Path, s3: tupl
 
 
 def test_partitions_appended_as_they_are_done_widen_to_a_column_a_later_one_brings(tmp_path: Path) -> None:
-    import pyarrow.ipc
-
     from arena_core.cli.streams import _ParquetAppender
 
     first = pa.table({"submission_id": ["a", "b"], "model": pa.nulls(2), "overall_score": [1.0, 2.0]})
     later = pa.table({"submission_id": ["c"], "model": ["m"], "overall_score": [3.0], "speed_score": [50.0]})
-    shards = []
-    for k, table in enumerate((first, later, first)):
-        shards.append(tmp_path / f"part-{k}.arrow")
-        with pa.OSFile(str(shards[-1]), "wb") as sink, pyarrow.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
     appender = _ParquetAppender(tmp_path / "whole.parquet")
-    for shard in shards:
-        appender.add(shard)
-    assert appender.stale  # the second brought a column and a type the first lacked
-    written = pq.read_table(appender.finish(shards))
-    assert written.equals(pa.concat_tables([first, later, first], promote_options="default"))
+    for table in (first, first, later, first):
+        appender.add(table)
+    # The third brought a column and a type the first lacked: what was written took them on.
+    assert appender.schema.field("speed_score").type == pa.float64() and appender.schema.field("model").type == pa.string()
+    written = pq.ParquetFile(appender.finish(tmp_path / "out.parquet"))
+    assert written.num_row_groups == 4 and not list(tmp_path.glob("whole.parquet*"))  # no file left beside
+    assert written.read().equals(pa.concat_tables([first, first, later, first], promote_options="default"))
     same = _ParquetAppender(tmp_path / "same.parquet")  # partitions of one schema: written as they come
-    for shard in (shards[0], shards[2]):
-        same.add(shard)
-    assert not same.stale and pq.read_table(same.finish([shards[0], shards[2]])).equals(pa.concat_tables([first, first]))
+    for table in (first, first):
+        same.add(table)
+    assert pq.read_table(same.finish()).equals(pa.concat_tables([first, first]))
 
 
 def test_the_cells_order_their_runs_as_numpys_lexsort_does() -> None:

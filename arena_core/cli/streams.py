@@ -30,7 +30,6 @@ from arena_core.cli.picking import Pick
 from arena_core.io.decoding import InputError
 from arena_core.io.output import atomic_output
 from arena_core.io.pieces import Source, conform, is_url, open_source
-from arena_core.io.spill import read_spilled
 from arena_core.model.records import Task
 from arena_core.stats.tasktable import TaskTable
 from arena_core.streaming import Streamed, stream
@@ -137,11 +136,11 @@ def stream_scores(
         path = target / "whole.parquet" if output is None else output.parent / f".{output.name}.{secrets.token_hex(8)}"
         whole = _ParquetAppender(path, output)
         try:
-            found = _stream(state, source, tasks, None, (target, "arrow"), quiet, on_shard=whole.add)
+            _stream(state, source, tasks, None, None, quiet, on_table=whole.add)
             if output is None:
-                _concatenate([whole.finish(found.shards)], None)
+                _concatenate([whole.finish()], None)
             else:
-                whole.finish(found.shards, output)
+                whole.finish(output)
         finally:
             whole.close()
             path.unlink(missing_ok=True)
@@ -157,7 +156,7 @@ def _stream(
     shards: tuple[Path, str] | None,
     quiet: bool,
     partition_by: Sequence[str] = (),
-    on_shard: Callable[[Path], None] | None = None,
+    on_table: Callable[[Any], None] | None = None,
 ) -> Streamed:
     config = state.arena.config
     if not quiet:
@@ -169,7 +168,7 @@ def _stream(
     stamp = datetime.now(UTC).isoformat()
     found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
-        on_shard=on_shard, limit=config.partition_rows,
+        on_table=on_table, limit=config.partition_rows,
     )  # fmt: skip
     if not quiet:
         click.echo(f"scored {found.runs:,} runs in {found.partitions} partition(s)", err=True)
@@ -184,10 +183,10 @@ def _concatenate(shards: Sequence[Path], output: Path | None) -> None:
 
 class _ParquetAppender:
     """The evaluations of each partition appended to one Parquet file as soon as the partition is
-    scored, while the workers score the next ones (reading them back and writing them again at
-    the end took a third of a ten-million-run command). Its schema is the first partition's; when
-    a later one brings a column it lacks (a dimension no run of the first measured), the file is
-    written again from every partition at the end, with the schemas unified."""
+    scored, while the next ones are (reading them back and writing them again at the end took a
+    third of a ten-million-run command). Its schema is the first partition's; when a later one
+    brings a column it lacks (a dimension no run before measured), the file is written again with
+    the schemas unified, a row group at a time, and appending goes on."""
 
     def __init__(self, path: Path, shown: Path | None = None) -> None:
         self.path = path
@@ -195,23 +194,35 @@ class _ParquetAppender:
         """The path messages name: the output the file becomes."""
         self.writer: Any = None
         self.schema: Any = None
-        self.stale = False
 
-    def add(self, shard: Path) -> None:
+    def add(self, table: Any) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if self.stale:
-            return
-        table = read_spilled(shard)
         with self._writing():
             if self.writer is None:
                 self.schema = table.schema
                 self.writer = pq.ParquetWriter(str(self.path), self.schema)
-            elif not pa.unify_schemas([self.schema, table.schema], promote_options="default").equals(self.schema):
-                self.stale = True
-                return
+            else:
+                unified = pa.unify_schemas([self.schema, table.schema], promote_options="default")
+                if not unified.equals(self.schema):
+                    self._widen(unified)
             self.writer.write_table(conform(table, self.schema))
+
+    def _widen(self, schema: Any) -> None:
+        """The file written so far, written again with ``schema``, row group by row group."""
+        import pyarrow.parquet as pq
+
+        self.close()
+        narrow = self.path.with_name(f"{self.path.name}.narrow")
+        self.path.replace(narrow)
+        try:
+            self.schema, self.writer = schema, pq.ParquetWriter(str(self.path), schema)
+            written = pq.ParquetFile(str(narrow))
+            for group in range(written.num_row_groups):
+                self.writer.write_table(conform(written.read_row_group(group), schema))
+        finally:
+            narrow.unlink(missing_ok=True)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -227,21 +238,12 @@ class _ParquetAppender:
             self.writer.close()
             self.writer = None
 
-    def finish(self, shards: Sequence[Path], to: Path | None = None) -> Path:
+    def finish(self, to: Path | None = None) -> Path:
         """The file, whole: every partition's evaluations in partition order (renamed ``to``
         that path when given)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        empty = self.writer is None
+        assert self.writer is not None  # a stream without a run has raised before
         with self._writing():
             self.close()
-            if self.stale or empty:
-                tables = [read_spilled(s) for s in shards]
-                schema = pa.unify_schemas([t.schema for t in tables], promote_options="default")
-                with pq.ParquetWriter(str(self.path), schema) as writer:
-                    for table in tables:
-                        writer.write_table(conform(table, schema))
             if to is not None:
                 return self.path.replace(to)
         return self.path
