@@ -41,7 +41,7 @@ from attrs import frozen
 
 from arena_core.arena import Arena, worker_arena
 from arena_core.engine.records import columns_from_records
-from arena_core.engine.tables import columns_from_table
+from arena_core.engine.tables import CODED_TEXT, columns_from_table
 from arena_core.io.arrays import to_numpy
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
@@ -255,7 +255,7 @@ def _score_on_worker(recipe: tuple[Any, ...], job: _Job) -> _Outcome:
 def _score(arena: Arena, job: _Job) -> _Outcome:
     """One partition: read, checked as the in-memory reader checks, scored; its cells and shard."""
     source = job.source
-    table = read_spilled(Path(job.part.spilled)) if job.part.spilled else source.read(job.part.pieces)
+    table = read_spilled(Path(job.part.spilled)) if job.part.spilled else source.read(job.part.pieces, coded=CODED_TEXT)
     if job.part.filtered:
         table = rows_of_tasks(table, job.part.tasks)
     rows = to_numpy(table[ROW])

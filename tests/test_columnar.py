@@ -255,3 +255,42 @@ def test_reading_a_file_into_columns_leaves_pandas_unimported(tmp_path: Path) ->
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_text_read_as_parquet_dictionaries_is_coded_as_the_strings_would_be(tmp_path: Path) -> None:
+    """Tasks and tools read as Arrow dictionaries (chunks of their own, values no kept row holds,
+    nulls, a slice, a taken subset) give the codes and values that coding their strings gives:
+    first-seen order, only values held, a null as a value; and the same columns as the table
+    of strings."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from arena_core.io.arrays import first_seen
+    from arena_core.io.pieces import open_source, rows_of_tasks
+
+    rng = np.random.default_rng(21)
+    words = ["t-b", "t-a", "é", "t-c", None, "t-d"]
+    for trial in range(200):
+        chunks = [pa.array([words[k] for k in rng.integers(0, len(words), rng.integers(0, 9))], pa.string()) for _ in range(3)]
+        dictionaries = [c.dictionary_encode() for c in chunks]
+        column = pa.chunked_array(dictionaries, pa.dictionary(pa.int32(), pa.string()))
+        if trial % 3 == 1:  # a slice, whose dictionaries hold values its rows do not
+            column = column.slice(2, max(0, len(column) - 4))
+        if trial % 3 == 2 and len(column):
+            column = column.take(pa.array(rng.integers(0, len(column), 5)))
+        strings = column.cast(pa.string())
+        encoded = pc.dictionary_encode(strings, null_encoding="encode").combine_chunks()
+        codes, values = first_seen(column)
+        assert values == encoded.dictionary.to_pylist() and codes.tolist() == encoded.indices.to_pylist(), trial
+    # As the streaming path reads a file: the same columns as from its strings.
+    runs = [{k: v for k, v in s.items() if k != "meta"} for s in SUBS]
+    pq.write_table(pa.table({k: [r.get(k) for r in runs] for k in runs[0]}), tmp_path / "runs.parquet", row_group_size=7)
+    source = open_source([tmp_path / "runs.parquet"])
+    tasks = sorted({r["task_id"] for r in runs})[1:]
+    coded = rows_of_tasks(source.read(source.pieces, coded=("task_id", "tool", "model")), tasks).drop_columns(["__row"])
+    plain = rows_of_tasks(source.read(source.pieces), tasks).drop_columns(["__row"])
+    assert pa.types.is_dictionary(coded["task_id"].type) and not pa.types.is_dictionary(plain["task_id"].type)
+    ours, theirs = columns_from_table(coded), columns_from_table(plain)
+    assert ours is not None and theirs is not None
+    for name in ("task_ids", "tools", "models"):
+        assert list(getattr(ours, name)) == list(getattr(theirs, name)) and getattr(ours, name).distinct == getattr(theirs, name).distinct

@@ -16,12 +16,14 @@ import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
-from arena_core.io.arrays import ArrowText, string_buffers, text_array, to_numpy
+from arena_core.io.arrays import ArrowText, first_seen, is_text, string_buffers, text_array, to_numpy
 from arena_core.model.records import MAX_NAME_LENGTH, RUN_DETAILS
 
-__all__ = ["columns_from_table", "table_of"]
+__all__ = ["CODED_TEXT", "columns_from_table", "table_of"]
 
 _NAMES = ("id", "task_id", "tool", "model")
+#: The text columns held as codes: a reader may hand them over as Arrow dictionaries.
+CODED_TEXT = _NAMES[1:]
 
 
 def table_of(data: Any) -> Any | None:
@@ -54,7 +56,13 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             text[name] = Coded(np.zeros(n, dtype=np.int64), [None] if n else [])
             continue
         column = table[name]
-        if not pyarrow.types.is_string(column.type) and not pyarrow.types.is_large_string(column.type):
+        if name != "id" and pyarrow.types.is_dictionary(column.type) and is_text(column.type.value_type):
+            codes, distinct = first_seen(column)  # read coded: Parquet's dictionary pages
+            if not valid_names([v for v in distinct if v is not None]):
+                return None
+            text[name] = Coded(codes, distinct)
+            continue
+        if not is_text(column.type):
             return None
         if name == "id":  # distinct (or refused later): the values themselves
             if column.null_count or not (_printable_ascii_names(column) or valid_names(column.to_pylist())):
@@ -70,7 +78,7 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         column = table[name]
         if pyarrow.types.is_null(column.type):
             continue
-        if not pyarrow.types.is_string(column.type) and not pyarrow.types.is_large_string(column.type):
+        if not is_text(column.type):
             return None
         if not all(run_detail(name, v) for v in pc.unique(column).to_pylist()):
             return None

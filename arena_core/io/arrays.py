@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArrowText", "from_numpy", "repeated", "string_buffers", "text_array", "to_numpy", "valid"]
+__all__ = [
+    "ArrowText", "first_seen", "from_numpy", "is_text", "repeated", "string_buffers", "text_array", "to_numpy", "valid",
+]  # fmt: skip
 
 
 def valid(column: Any) -> np.ndarray | None:
@@ -43,6 +45,34 @@ def to_numpy(column: Any, null: Any = np.nan) -> np.ndarray:
         values = np.frombuffer(data, dtype=dtype, count=offset + n)[offset:] if n else np.zeros(0, dtype)
     present = valid(array)
     return values if present is None else np.where(present, values, null)
+
+
+def is_text(kind: Any) -> bool:
+    """Whether an Arrow type is a string type (UTF-8, 32- or 64-bit offsets)."""
+    import pyarrow
+
+    return bool(pyarrow.types.is_string(kind) or pyarrow.types.is_large_string(kind))
+
+
+def first_seen(column: Any) -> tuple[np.ndarray, list[Any]]:
+    """An Arrow dictionary column (chunks of their own dictionaries too) as (a code per row, the
+    values), as ``pyarrow.compute.dictionary_encode`` with nulls encoded gives them for the same
+    text: values in the order rows first hold them, only those some row holds, a null one
+    among them. A dictionary read from Parquet holds a row group's values in its writer's order,
+    and the rows kept may not hold them all."""
+    import pyarrow
+
+    array = column.unify_dictionaries().combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
+    values = array.dictionary.to_pylist()
+    n, null = len(array), len(values)
+    codes = to_numpy(array.indices, null=null).astype(np.int64)
+    first = np.full(null + 1, n, dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(n))
+    held = np.flatnonzero(first < n)
+    order = held[np.argsort(first[held], kind="stable")]
+    renumber = np.zeros(null + 1, dtype=np.int64)
+    renumber[order] = np.arange(len(order))
+    return renumber[codes], [values[k] if k < null else None for k in order.tolist()]
 
 
 def string_buffers(column: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from arena_core.io.arrays import from_numpy, repeated, text_array, to_numpy, valid
+from arena_core.io.arrays import from_numpy, is_text, repeated, text_array, to_numpy, valid
 from arena_core.io.decoding import InputError
 from arena_core.io.shards import glob_root, hidden, partition_keys, shard_files
 from arena_core.io.tables import arrow, check_expansion
@@ -63,6 +63,8 @@ class Source:
     """The files' schemas unified, the partition keys and ``__row`` added: every table read has it."""
     filesystem: Any = None
     """The fsspec filesystem of remote files, ``None`` for local ones."""
+    stored: tuple[frozenset[str], ...] = ()
+    """Each file's own columns (its partition keys are not among them)."""
 
     @property
     def rows(self) -> int:
@@ -74,20 +76,26 @@ class Source:
         piece = self.pieces[int(np.searchsorted(starts, row, side="right")) - 1]
         return f"{self.names[piece.file]}: record {piece.record + row - piece.start}"
 
-    def read(self, pieces: Sequence[Piece], columns: Sequence[str] | None = None) -> Any:
+    def read(self, pieces: Sequence[Piece], columns: Sequence[str] | None = None, *, coded: Sequence[str] = ()) -> Any:
         """The rows of ``pieces`` (in order) as one table of :attr:`schema` (or of ``columns`` and
         ``__row``), UTF-8 checked.
 
+        :param coded: text columns read as Arrow dictionaries, as Parquet's dictionary pages hold
+            them: a run's task or tool is not made a string per row only to be coded again.
         :raises InputError: a file that cannot be read, or whose strings are not UTF-8.
         """
         pa = _pyarrow()
+        target = self._target(columns)
+        coded = [c for c in coded if c in target.names and is_text(target.field(c).type)]
+        for name in coded:
+            target = target.set(target.get_field_index(name), pa.field(name, pa.dictionary(pa.int32(), pa.string())))
         tables = []
         for file, run in by_file(pieces):
-            part = self._read_groups(file, [p.group for p in run], columns)
+            part = self._read_groups(file, [p.group for p in run], columns, dictionary=coded)
             rows = np.concatenate([np.arange(p.start, p.start + p.rows, dtype=np.int64) for p in run])
-            tables.append(conform(part.append_column(ROW, from_numpy(rows)), self._target(columns)))
+            tables.append(conform(part.append_column(ROW, from_numpy(rows)), target))
         if not tables:
-            return self._target(columns).empty_table()
+            return target.empty_table()
         return pa.concat_tables(tables)
 
     def batches(self, piece: Piece, size: int) -> Iterator[Any]:
@@ -108,9 +116,9 @@ class Source:
         values): read as Parquet's dictionary pages hold it, without a string per row."""
         file = pieces[0].file
         keys = dict(self.keys[file])
-        if column not in self._open(file).schema_arrow.names:  # a hive key, or absent: one value
+        if column not in self.stored[file]:  # a hive key, or absent: one value
             return np.zeros(sum(p.rows for p in pieces), dtype=np.int64), [keys.get(column)]
-        table = self._read_groups(file, [p.group for p in pieces], [column], dictionary=True)
+        table = self._read_groups(file, [p.group for p in pieces], [column], dictionary=[column])
         import pyarrow.compute as pc
 
         values = table[column]
@@ -138,12 +146,12 @@ class Source:
         return pa.schema([self.schema.field(c) for c in [*columns, ROW] if c in self.schema.names])
 
     def _read_groups(
-        self, file: int, groups: list[int], columns: Sequence[str] | None, *, dictionary: bool = False
+        self, file: int, groups: list[int], columns: Sequence[str] | None, *, dictionary: Sequence[str] = ()
     ) -> Any:
         """Row groups of one file, its keys added, UTF-8 checked (``dictionary``: text columns
         read as the dictionary pages hold them)."""
         keys = dict(self.keys[file])
-        handle = self._open(file, read_dictionary=list(columns or ()) if dictionary else None)
+        handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]] or None)
         stored = None if columns is None else [c for c in columns if c in handle.schema_arrow.names]
         try:
             table = handle.read_row_groups(groups, columns=stored, use_threads=True)
@@ -185,7 +193,7 @@ def open_source(given: Sequence[str | Path]) -> Source:
     import pyarrow.parquet as pq
 
     filesystem, files = _files(given)
-    names, keys, pieces, schemas = [], [], [], []
+    names, keys, pieces, schemas, stored = [], [], [], [], []
     start = 0
     for index, (name, root) in enumerate(files):
         try:
@@ -203,6 +211,7 @@ def open_source(given: Sequence[str | Path]) -> Source:
             pieces.append(Piece(index, group, rows, start, record))
             start, record = start + rows, record + rows
         schema = handle.schema_arrow
+        stored.append(frozenset(schema.names))
         for key, _ in file_keys:
             if key not in schema.names:
                 schema = schema.append(pa.field(key, pa.string()))
@@ -213,7 +222,9 @@ def open_source(given: Sequence[str | Path]) -> Source:
         unified = pa.unify_schemas(schemas, promote_options="default")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise InputError(f"{names[0]}: the files' columns differ in type: {exc}") from None
-    return Source(tuple(names), tuple(keys), tuple(pieces), unified.append(pa.field(ROW, pa.int64())), filesystem)
+    return Source(
+        tuple(names), tuple(keys), tuple(pieces), unified.append(pa.field(ROW, pa.int64())), filesystem, tuple(stored)
+    )
 
 
 def conform(table: Any, schema: Any) -> Any:
@@ -242,7 +253,8 @@ def rows_of_tasks(table: Any, tasks: Sequence[str | None]) -> Any:
     which copies nothing, else those rows taken."""
     import pyarrow.compute as pc
 
-    kept = text_array(tasks).cast(table["task_id"].type)
+    kind = table["task_id"].type
+    kept = text_array(tasks).cast(kind.value_type if _pyarrow().types.is_dictionary(kind) else kind)
     chosen = np.flatnonzero(to_numpy(pc.is_in(table["task_id"], value_set=kept, skip_nulls=False)))
     if len(chosen) and chosen[-1] - chosen[0] + 1 == len(chosen):
         return table.slice(int(chosen[0]), len(chosen))
