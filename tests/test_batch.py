@@ -530,12 +530,13 @@ def test_group_medians_are_sorted_for_only_when_read(monkeypatch) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 70)), max_size=60),
+    st.lists(st.tuples(st.integers(0, 6), st.one_of(st.integers(0, 70), st.integers(0, 1100))), max_size=60),
     st.integers(7, 9),
 )
 def test_counted_medians_equal_sorted_ones(rows, count) -> None:
-    """Small whole numbers (iteration counts) are counted, not sorted, into medians: the same
-    medians as statistics.median, and no answer when the values are too large to count."""
+    """Whole numbers up to a thousand (iteration counts) are counted, not sorted, into medians:
+    the same medians as statistics.median, and no answer when the values are too large to count
+    or the table of groups by values would be many times larger than the rows."""
     import statistics
 
     from arena_core.engine.grouped import _COUNTED_UP_TO, _counted_medians
@@ -544,6 +545,9 @@ def test_counted_medians_equal_sorted_ones(rows, count) -> None:
     values = np.array([float(v) for _, v in rows])
     counted = _counted_medians(values, groups, count)
     if len(rows) == 0 or max(v for _, v in rows) > _COUNTED_UP_TO:
+        assert counted is None
+        return
+    if count * (max(v for _, v in rows) + 1) > 4 * len(rows) + 4096:
         assert counted is None
         return
     assert counted is not None
@@ -603,3 +607,22 @@ def test_each_rows_filled_text_is_its_entries_in_order_coded_as_first_seen(entri
     if isinstance(got, Coded):
         firsts = [int(np.flatnonzero(got.codes == c)[0]) for c in range(len(got.distinct))]
         assert firsts == sorted(firsts) and len(set(got.distinct)) == len(got.distinct)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 8), st.floats(-1e6, 1e6)), max_size=50), st.integers(9, 11))
+def test_bounds_of_rows_in_group_order_equal_those_scattered(rows, count) -> None:
+    """Rows that come group by group (a partition clustered by task) are reduced stretch by
+    stretch: the same least and greatest values, and inf/-inf for groups without rows, as the
+    scatter gives rows in any order."""
+    from arena_core.engine.grouped import _bounds
+
+    rows = sorted(rows, key=lambda r: r[0])
+    groups = np.array([g for g, _ in rows], dtype=np.int64)
+    values = np.array([v for _, v in rows], dtype=float)
+    stretched, scattered = _bounds(values, groups, count, True), _bounds(values, groups, count, False)
+    for got, expected in zip(stretched, scattered, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    for g in range(count):
+        mine = [v for k, v in rows if k == g]
+        assert (stretched[0][g], stretched[1][g]) == ((min(mine), max(mine)) if mine else (np.inf, -np.inf))

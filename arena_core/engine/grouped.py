@@ -73,12 +73,11 @@ def group_baselines(
     partly_measured = partly_measured_figures(columns, groups, count) if partial is None else partial
     order = _GroupOrder(columns, groups, count, assume_one)
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # present, min, max
+    ordered = bool(len(groups) < 2 or (groups[1:] >= groups[:-1]).all())  # rows clustered by task, in order
     for field in _FAMILIES:
         values, kept_groups = order.kept(field)
         present = np.bincount(kept_groups, minlength=count) > 0
-        low, high = np.full(count, np.inf), np.full(count, -np.inf)
-        np.minimum.at(low, kept_groups, values)  # bounds by scatter, without a sort
-        np.maximum.at(high, kept_groups, values)
+        low, high = _bounds(values, kept_groups, count, ordered)
         stats[field] = (present, np.where(present, low, 0.0), np.where(present, high, 0.0))
     kept_samples = {field: order.sorted(field) for field in samples}
     default_codes, distinct_defaults = factorize_objects(defaults)  # a few shared default baselines
@@ -227,8 +226,26 @@ def _figure_arrays(
     return Figures(pending, ready)
 
 
-#: The largest whole number :func:`_counted_medians` counts: iteration counts, tool calls of short runs.
-_COUNTED_UP_TO = 63
+def _bounds(values: np.ndarray, groups: np.ndarray, count: int, ordered: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's least and greatest value (inf and -inf for a group without values): by
+    reducing each group's stretch when the rows come group by group in order (as a partition of
+    an input clustered by task does), else by scatter, without a sort (several times slower)."""
+    low, high = np.full(count, np.inf), np.full(count, -np.inf)
+    if ordered:
+        starts = np.searchsorted(groups, np.arange(count))
+        held = np.flatnonzero(np.diff(np.append(starts, len(groups))) > 0)
+        if len(held):
+            low[held] = np.minimum.reduceat(values, starts[held])
+            high[held] = np.maximum.reduceat(values, starts[held])
+        return low, high
+    np.minimum.at(low, groups, values)
+    np.maximum.at(high, groups, values)
+    return low, high
+
+
+#: The largest whole number :func:`_counted_medians` counts: iteration counts (an agent's cap is
+#: commonly 100 to 250 turns), tool calls of short runs.
+_COUNTED_UP_TO = 1023
 
 
 def _counted_medians(values: np.ndarray, groups: np.ndarray, count: int) -> np.ndarray | None:
@@ -269,6 +286,8 @@ class _GroupOrder:
         keep = ~np.isnan(values)
         if field in ZERO_MEANS_MISSING:
             keep &= values > 0
+        if keep.all():  # every row counts: nothing to copy
+            return values, self._groups
         return values[keep], self._groups[keep]
 
     def sorted(self, field: str) -> tuple[np.ndarray, np.ndarray]:
