@@ -7,9 +7,9 @@ leaderboard needs only, per group and task, the number of runs and the sums of t
 tasks of at most ``partition_rows`` runs (a task larger than that is a partition of its own),
 and each is read, checked and scored by ``evaluate_many`` in this process or a worker process
 (one per other core; on the Dask cluster of ``check_executor = "dask"``, there only), which
-hands back its cells and writes its evaluations to a shard. Nothing holds every run at once:
-each process holds the partition it scores, the caller the cells and eight bytes per run (a hash
-of its id, to find an id used twice anywhere).
+hands back its cells and its evaluations (written to a shard, or as a table for the caller to
+append). Nothing holds every run at once: each process holds the partition it scores, the
+caller the cells and eight bytes per run (a hash of its id, to find an id used twice anywhere).
 
 How the input is cut (:func:`arena_core.io.planning.plan`): the ``task_id`` column of every row
 group is read first. Tasks are cut in the order they appear into partitions of about equal
