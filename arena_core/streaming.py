@@ -166,13 +166,21 @@ def _lanes(arena: Arena) -> _Lanes:
     executors = arena.components.check_executors
     local = getattr(executors[arena.config.check_executor], "local", True)
     name = "processes" if local else arena.config.check_executor
-    count = (os.cpu_count() or 1) - 1 if local else arena.config.check_concurrency
+    count = _cores() - 1 if local else arena.config.check_concurrency
     if count < 1:
         return _Lanes(None, 0, True)
     executor: Executor = executors[name].start(count)
     for _ in range(count):
         executor.submit(worker_arena, *arena.recipe)  # type: ignore[misc]  # checked by the caller
     return _Lanes(executor, count, local)
+
+
+def _cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system keeps one (a
+    container's cpuset or ``taskset`` narrows it; ``os.cpu_count`` counts the whole host)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def _outcomes(arena: Arena, lanes: _Lanes, jobs: Sequence[_Job]) -> Iterator[_Outcome]:

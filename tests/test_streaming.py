@@ -132,7 +132,7 @@ def test_the_command_scores_partitions_beside_its_workers(tmp_path: Path, monkey
     monkeypatch.setattr(streaming, "_score", lambda a, job: here.append(job.part.rows) or scored(a, job))
     for cores, workers in ((2, 1), (1, 0)):
         here.clear()
-        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        monkeypatch.setattr(streaming, "_cores", lambda cores=cores: cores)
         lanes = streaming._lanes(arena)
         assert lanes.count == workers and lanes.local and (lanes.workers is None) == (workers == 0)
         if lanes.workers is not None:
@@ -350,6 +350,18 @@ def test_streamed_partitions_score_on_a_dask_cluster_as_here(tmp_path: Path) -> 
     assert whole.returncode == 0 and pq.read_table(tmp_path / "dask.parquet").equals(pq.read_table(tmp_path / "w.parquet"))
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this system")
+def test_workers_are_counted_from_the_cores_the_command_may_use() -> None:
+    """A command confined to one core (as a container's cpuset or taskset confines it) starts no
+    worker, however many cores the host has."""
+    code = "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); from arena_core import streaming; print(streaming._cores())"
+    confined = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert confined.returncode == 0 and confined.stdout.strip() == "1", confined.stderr
+    from arena_core import streaming
+
+    assert streaming._cores() == len(os.sched_getaffinity(0))
+
+
 def test_a_workers_table_is_handed_over_in_a_file_removed_once_appended(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -367,7 +379,7 @@ def test_a_workers_table_is_handed_over_in_a_file_removed_once_appended(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(streaming, "_cores", lambda: 2)
     arena, tasks = Arena(autoload=False), {t["id"]: structure(t, Task) for t in TASKS}
     scored = streaming._score  # this process is slow: the worker scores most partitions
     monkeypatch.setattr(streaming, "_score", lambda a, job: time.sleep(0.5) or scored(a, job))
