@@ -48,7 +48,7 @@ from arena_core.io.ids import id_hashes
 from arena_core.io.pieces import ROW, Source, rows_of_tasks
 from arena_core.io.planning import Part, plan, task_counts
 from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
-from arena_core.io.spill import read_spilled, spill
+from arena_core.io.spill import read_spilled, spill, write_spilled
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Task
 from arena_core.stats.runs import runs_of
@@ -84,8 +84,9 @@ def stream(
     ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations written to
     a file there (Parquet: in ``KEY=VALUE`` folders of ``partition_by``'s columns, when given);
     with ``on_table``, each partition's evaluations handed to it as an Arrow table, in partition
-    order, as soon as it and every partition before it are scored without a fault (a worker's
-    come back with its outcome: no file between them, and no shared file system needed).
+    order, as soon as it and every partition before it are scored without a fault (a worker on
+    this machine hands them over in a temporary Arrow file, removed once handed on; a Dask worker
+    with its outcome, so no shared file system is needed).
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
@@ -117,9 +118,10 @@ def stream(
                 for k, part in enumerate(parts)
             ]
             outcomes: list[_Outcome] = []
+            whole = True  # no partition so far has a bad record or an error
             for outcome in _outcomes(arena, lanes, jobs):  # in partition order, as each is done
                 outcomes.append(attrs.evolve(outcome, table=None))  # the table is not held on to
-                whole = all(o.count == 0 and o.error is None for o in outcomes)
+                whole = whole and outcome.count == 0 and outcome.error is None
                 if on_table is not None and outcome.table is not None and whole:
                     on_table(read_spilled(Path(outcome.table)) if isinstance(outcome.table, str) else outcome.table)
                 if isinstance(outcome.table, str):
@@ -252,11 +254,7 @@ def _score_on_worker(recipe: tuple[Any, ...], job: _Job) -> _Outcome:
     outcome = _score(worker_arena(*recipe), job)
     if outcome.table is None or job.handoff is None:
         return outcome
-    import pyarrow as pa
-    import pyarrow.ipc
-
-    with pa.OSFile(job.handoff, "wb") as sink, pyarrow.ipc.new_file(sink, outcome.table.schema) as writer:
-        writer.write_table(outcome.table)
+    write_spilled(outcome.table, job.handoff)
     return attrs.evolve(outcome, table=job.handoff)
 
 

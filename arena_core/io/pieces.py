@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from arena_core.io.arrays import from_numpy, is_text, repeated, text_array, to_numpy, valid
+from arena_core.io.arrays import first_seen, from_numpy, is_text, repeated, text_array, to_numpy
 from arena_core.io.decoding import InputError
 from arena_core.io.shards import glob_root, hidden, partition_keys, shard_files
 from arena_core.io.tables import arrow, check_expansion
@@ -61,10 +61,10 @@ class Source:
     pieces: tuple[Piece, ...]
     schema: Any
     """The files' schemas unified, the partition keys and ``__row`` added: every table read has it."""
+    stored: tuple[frozenset[str], ...]
+    """Each file's own columns (its partition keys are not among them)."""
     filesystem: Any = None
     """The fsspec filesystem of remote files, ``None`` for local ones."""
-    stored: tuple[frozenset[str], ...] = ()
-    """Each file's own columns (its partition keys are not among them)."""
 
     @property
     def rows(self) -> int:
@@ -119,25 +119,12 @@ class Source:
         if column not in self.stored[file]:  # a hive key, or absent: one value
             return np.zeros(sum(p.rows for p in pieces), dtype=np.int64), [keys.get(column)]
         table = self._read_groups(file, [p.group for p in pieces], [column], dictionary=[column])
-        import pyarrow.compute as pc
-
         values = table[column]
-        if not _pyarrow().types.is_dictionary(values.type):
+        if not _pyarrow().types.is_dictionary(values.type):  # a column of another type
+            import pyarrow.compute as pc
+
             values = pc.dictionary_encode(values, null_encoding="encode")
-        chunks = values.chunks if hasattr(values, "chunks") else [values]
-        codes: list[np.ndarray] = []
-        index: dict[Any, int] = {}  # the chunks' dictionaries, merged
-        for chunk in chunks:
-            remap = np.array([index.setdefault(n, len(index)) for n in chunk.dictionary.to_pylist()], dtype=np.int64)
-            local = np.zeros(len(chunk), dtype=np.int64)  # every row null when the dictionary is empty
-            present = valid(chunk)
-            if len(remap):
-                local = remap[to_numpy(chunk.indices, null=0)]
-            if present is not None:  # a row without a task: a value of its own
-                local = np.where(present, local, index.setdefault(None, len(index)))
-            codes.append(local)
-        distinct = list(index)
-        return (np.concatenate(codes) if codes else np.zeros(0, dtype=np.int64)), distinct
+        return first_seen(values)
 
     def _target(self, columns: Sequence[str] | None) -> Any:
         if columns is None:
@@ -152,9 +139,9 @@ class Source:
         read as the dictionary pages hold them)."""
         keys = dict(self.keys[file])
         handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]] or None)
-        stored = None if columns is None else [c for c in columns if c in handle.schema_arrow.names]
+        wanted = None if columns is None else [c for c in columns if c in self.stored[file]]
         try:
-            table = handle.read_row_groups(groups, columns=stored, use_threads=True)
+            table = handle.read_row_groups(groups, columns=wanted, use_threads=True)
         except Exception as exc:  # pyarrow raises several kinds for a damaged file
             raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
         if columns is not None:
@@ -223,7 +210,7 @@ def open_source(given: Sequence[str | Path]) -> Source:
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise InputError(f"{names[0]}: the files' columns differ in type: {exc}") from None
     return Source(
-        tuple(names), tuple(keys), tuple(pieces), unified.append(pa.field(ROW, pa.int64())), filesystem, tuple(stored)
+        tuple(names), tuple(keys), tuple(pieces), unified.append(pa.field(ROW, pa.int64())), tuple(stored), filesystem
     )
 
 

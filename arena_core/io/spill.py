@@ -15,7 +15,7 @@ import numpy as np
 from arena_core.io.arrays import from_numpy, to_numpy
 from arena_core.io.pieces import Source
 
-__all__ = ["SPILL_BATCH", "read_spilled", "spill"]
+__all__ = ["SPILL_BATCH", "read_spilled", "spill", "write_spilled"]
 
 #: Rows read at a time while spilling: a row group may itself be larger than memory.
 SPILL_BATCH = 1 << 18
@@ -53,3 +53,12 @@ def read_spilled(path: Path) -> Any:
     import pyarrow.ipc
 
     return pyarrow.ipc.open_file(pa.memory_map(str(path))).read_all()  # the map lives as long as the table
+
+
+def write_spilled(table: Any, path: str) -> None:
+    """A table as an Arrow file that :func:`read_spilled` maps (a worker's evaluations handed to
+    the command on the same machine)."""
+    import pyarrow.ipc
+
+    with pyarrow.ipc.new_file(path, table.schema) as writer:
+        writer.write_table(table)
