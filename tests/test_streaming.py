@@ -292,6 +292,32 @@ def test_bad_records_are_reported_as_the_whole_input_reports_them(tmp_path: Path
     assert "Traceback" not in gone.stderr
 
 
+def test_hostile_run_labels_read_coded_are_refused_as_the_whole_input_refuses_them(tmp_path: Path) -> None:
+    """Tasks and tools are read as Parquet's dictionaries when streamed: a blank tool, a tool
+    with a control character or over the length limit beside good runs is still reported by its
+    record, as reading the file whole reports it; a task id whose bytes are not UTF-8 is refused
+    before it is coded."""
+    for bad in ("   ", "tool\x07", "t" * 1001):
+        rows = [dict(r) for r in ROWS]
+        rows[500]["tool"] = bad  # in a later partition, beside good runs
+        write(tmp_path, rows)
+        streamed, whole = both(tmp_path, "leaderboard", "runs.parquet")
+        assert streamed.returncode == whole.returncode == 2, streamed.stderr
+        assert "runs.parquet: record 501: submission" in whole.stderr and "tool" in whole.stderr
+        assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()
+    keys = [k for k in ROWS[0] if k != "meta"]
+    table = pa.table({k: [r.get(k) for r in ROWS] for k in keys})
+    tasks = table["task_id"].combine_chunks().cast(pa.binary())
+    raw = [tasks[i].as_py() for i in range(len(tasks))]
+    raw[400] = b"task-\xff"  # not UTF-8: a string column built from its bytes, unchecked
+    offsets = np.cumsum([0] + [len(b) for b in raw]).astype(np.int32)
+    hostile = pa.Array.from_buffers(pa.string(), len(raw), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))])
+    pq.write_table(table.set_column(keys.index("task_id"), "task_id", hostile), tmp_path / "runs.parquet", row_group_size=60)
+    streamed, _ = both(tmp_path, "leaderboard", "runs.parquet")
+    assert streamed.returncode == 2 and "runs.parquet: not a readable Parquet file" in streamed.stderr, streamed.stderr
+    assert "utf-8" in streamed.stderr.lower() or "utf8" in streamed.stderr.lower()
+
+
 def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> None:
     keys = sorted({k for r in ROWS for k in r} - {"task_id", "meta"})
     by_task: dict[str, list[dict]] = {}
