@@ -144,6 +144,55 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
 
 
 @settings(max_examples=200, deadline=None)
+@given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS), st.integers(1, 4))
+def test_rows_scored_in_blocks_of_whole_tasks_equal_per_record(arena_and_tasks, config, block) -> None:
+    """Runs in task order are scored in blocks of whole tasks (engine/vectorised.BLOCK_ROWS
+    rows, here 1 to 4 so that every draw has several): scores, filled metrics in each run's own
+    order, verdicts and the record an error names are those of the runs one by one."""
+    from unittest import mock
+
+    import arena_core.engine.vectorised as vectorised
+
+    subs, tasks = arena_and_tasks
+    subs = sorted(subs, key=lambda s: s["task_id"])
+    arena = Arena(config, autoload=False)
+    with mock.patch.object(vectorised, "BLOCK_ROWS", block):
+        try:
+            expected = per_record(arena, subs, tasks)
+        except ValidationError as exc:
+            with pytest.raises(ValidationError) as info:
+                arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+            assert info.value.record == exc.record
+            return
+        batch = arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+    assert_same(batch, expected)
+    assert [e.filled for e in batch] == [e.filled for e in expected]  # as dicts, in order
+    assert [list(e.filled) for e in batch] == [list(e.filled) for e in expected]
+
+
+def test_runs_of_consecutive_tasks_are_scored_in_blocks_and_others_whole(monkeypatch) -> None:
+    """The blocks the property above relies on: 36 runs of 4 tasks, 9 each, in blocks of 3 rows
+    are 4 blocks (a task is never cut); the same runs with two of one task apart, one block."""
+    import arena_core.engine.batch as batch_module
+    import arena_core.engine.vectorised as vectorised
+    from arena_core.examples.synthetic import generate_arena
+
+    tasks, subs = generate_arena(tasks=4, submissions_per_task=9, seed=2)
+    subs = sorted(subs, key=lambda s: s["task_id"])
+    blocks: list[int] = []
+    begin = batch_module.Recorder.begin_block
+    monkeypatch.setattr(batch_module.Recorder, "begin_block", lambda self: blocks.append(1) or begin(self))
+    monkeypatch.setattr(vectorised, "BLOCK_ROWS", 3)
+    arena, by_id = Arena(autoload=False), {t["id"]: t for t in tasks}
+    assert_same(arena.evaluate_many(subs, by_id, evaluated_at=STAMP), per_record(arena, subs, by_id))
+    assert len(blocks) == 4
+    blocks.clear()
+    apart = [*subs[1:], subs[0]]
+    assert_same(arena.evaluate_many(apart, by_id, evaluated_at=STAMP), per_record(arena, apart, by_id))
+    assert len(blocks) == 1
+
+
+@settings(max_examples=200, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
 def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, config) -> None:
     """``EvaluationBatch.records()`` (what files are written from) serialises to exactly the bytes
@@ -495,6 +544,33 @@ def test_order_within_groups_is_lexsort_by_group_then_value(groups: int) -> None
     expected = np.lexsort((values, codes))
     assert sorted(order.tolist()) == list(range(50_000))
     assert np.array_equal(codes[order], codes[expected]) and np.array_equal(values[order], values[expected])
+
+
+@pytest.mark.parametrize(
+    ("highest", "shape"),
+    [(0, "random"), (255, "random"), (65_535, "random"), (65_536, "random"), (1 << 40, "random"),
+     (1 << 50, "random"), (9, "sorted"), (1 << 20, "sorted"), (300, "runs"), (-1, "random")],
+)  # fmt: skip
+def test_stable_order_is_numpys_stable_argsort(highest: int, shape: str) -> None:
+    """Keys of one, two, three 16-bit digits and wider, already in order, in runs of equal keys
+    (a clustered partition's task codes), and negative: the permutation is NumPy's stable sort's,
+    alone and composed after a given order."""
+    from arena_core.engine.columns import split_by_code, stable_order
+
+    rng = np.random.default_rng(abs(highest) % 1000)
+    low = -5 if highest < 0 else 0
+    keys = rng.integers(low, max(highest, 0) + 1, 40_000, dtype=np.int64)
+    if shape == "sorted":
+        keys = np.sort(keys)
+    if shape == "runs":
+        keys = np.repeat(rng.permutation(highest + 1), 40_000 // (highest + 1) + 1)[:40_000]
+    assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
+    first = rng.permutation(len(keys))
+    assert np.array_equal(stable_order(keys, first), first[np.argsort(keys[first], kind="stable")])
+    if low == 0:
+        split = {code: rows.tolist() for code, rows in split_by_code(keys)}
+        assert split == {int(k): np.flatnonzero(keys == k).tolist() for k in np.unique(keys)}
+    assert stable_order(keys[:0]).tolist() == []
 
 
 def test_group_medians_are_sorted_for_only_when_read(monkeypatch) -> None:

@@ -60,6 +60,25 @@ class Recorder:
     def __init__(self) -> None:
         self.filled: list[tuple[str, str, np.ndarray]] = []  # (slot, policy, global row mask), traversal order
         self.criteria: dict[int, tuple[np.ndarray, list[tuple[SuccessCriterion, CheckColumn]]]] = {}
+        self._last = -1  # the entry the block being scored noted last
+
+    def begin_block(self) -> None:
+        """The rows scored next are others: their notes join the entries earlier rows made."""
+        self._last = -1
+
+    def mask(self, slot: str, policy: str, size: int) -> np.ndarray:
+        """The row mask of the entry for ``slot`` filled by ``policy``: the first one with them
+        after the entry this block noted last, else a new one at the end. Each row then finds
+        its entries in the order its block noted them, however many blocks there are, and
+        blocks scored alike share their entries."""
+        for place in range(self._last + 1, len(self.filled)):
+            if self.filled[place][0] == slot and self.filled[place][1] == policy:
+                self._last = place
+                return self.filled[place][2]
+        mask = np.zeros(size, dtype=bool)
+        self.filled.append((slot, policy, mask))
+        self._last = len(self.filled) - 1
+        return mask
 
 
 class Batch:
@@ -82,6 +101,10 @@ class Batch:
         self._columns = columns
         self.rows = rows
         """Global row numbers of this batch's rows."""
+        first = int(rows[0]) if len(rows) else 0
+        self._span = slice(first, first + len(rows)) if len(rows) and int(rows[-1]) - first == len(rows) - 1 else None
+        """The rows as a slice when they are consecutive (they ascend): columns are then read as
+        views, without a copy, each block of rows as the cache holds it."""
         self._baselines = baselines
         """Figure to its value in each baseline of ``baseline_list`` (indexed by ``baseline_codes``):
         expanded to rows only when a metric asks, a batch's rows at a time."""
@@ -99,8 +122,16 @@ class Batch:
         assumed = self._assumed.get(field)
         if assumed is not None:
             return assumed
-        values: np.ndarray = self._columns.numeric[field][self.rows]
-        return values
+        return self._take(self._columns.numeric[field])
+
+    def _take(self, column: np.ndarray) -> np.ndarray:
+        """``column`` at these rows: a read-only view when they are consecutive."""
+        if self._span is None:
+            taken: np.ndarray = column[self.rows]
+            return taken
+        view = column[self._span]
+        view.flags.writeable = False
+        return view
 
     def with_value(self, field: str, value: float, local: np.ndarray) -> Batch:
         """This batch with ``field`` taken as ``value`` on the rows of ``local`` (a policy's
@@ -112,7 +143,7 @@ class Batch:
     def baseline(self, field: str) -> np.ndarray:
         """A baseline figure, per row (each row's own task baseline)."""
         if self._row_baselines is None:
-            self._row_baselines = self._baseline_codes[self.rows]  # type: ignore[index]
+            self._row_baselines = self._take(self._baseline_codes)  # type: ignore[arg-type]
         values: np.ndarray = self._baselines[field][self._row_baselines]
         return values
 
@@ -121,12 +152,11 @@ class Batch:
         need more than per-row figures, such as :attr:`Baseline.samples`)."""
         if self._baseline_codes is None:
             raise RuntimeError("this batch was built without its baselines")
-        for code, local in split_by_code(self._baseline_codes[self.rows]):
+        for code, local in split_by_code(self._take(self._baseline_codes)):
             yield self._baseline_list[code], local
 
     def success(self) -> np.ndarray:
-        values: np.ndarray = self._columns.success[self.rows]
-        return values
+        return self._take(self._columns.success)
 
     def files_created(self) -> list[Sequence[str]]:
         files = self._columns.files_created
@@ -138,7 +168,7 @@ class Batch:
         codes, distinct = self._columns.file_sets()
         holding = np.zeros(len(distinct), dtype=bool)
         holding[self._columns.lists_with(path)] = True
-        found: np.ndarray = holding[codes[self.rows]]
+        found: np.ndarray = holding[self._take(codes)]
         return found
 
     def pass_rate(self) -> np.ndarray:
@@ -152,7 +182,7 @@ class Batch:
 
     def tasks(self) -> Iterator[tuple[Task, np.ndarray]]:
         """Each task of these rows with its local row positions."""
-        for code, local in split_by_code(self._task_codes[self.rows]):
+        for code, local in split_by_code(self._take(self._task_codes)):
             yield self._tasks[code], local
 
     def task_groups(self, key: Callable[[Task], Any]) -> Iterator[tuple[list[Task], np.ndarray]]:
@@ -161,7 +191,7 @@ class Batch:
         in the order of their first task. A hundred thousand tasks of ten rows then cost one
         call per group, not per task; keys are compared once per distinct key object (tasks of
         one kind share theirs), not once per task."""
-        codes = self._task_codes[self.rows]
+        codes = self._take(self._task_codes)
         present = np.unique(codes)
         tasks = list(map(self._tasks.__getitem__, present.tolist()))
         keys = list(map(key, tasks))
@@ -212,9 +242,8 @@ class Batch:
         ``local_mask``; the global row mask recorded (``None`` when there are none)."""
         if not local_mask.any():
             return None
-        mask = np.zeros(self._columns.size, dtype=bool)
+        mask = self._recorder.mask(slot, policy, self._columns.size)
         mask[self.rows[local_mask]] = True
-        self._recorder.filled.append((slot, policy, mask))
         return mask
 
 

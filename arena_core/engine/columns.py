@@ -107,27 +107,47 @@ def factorize_objects(objects: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
 
 def order_within_groups(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """The permutation sorting rows by group, then by value: ``np.lexsort((values, groups))``,
-    done as one sort of the values (ties need no order) and stable sorts of the group codes,
-    16 bits at a time from the lowest: NumPy sorts 16-bit keys stably by radix sort, three times
-    faster than ``lexsort`` on a million rows, and twice as fast as a stable sort of 64-bit codes
-    when there are more than 65,536 groups (100,000 tasks)."""
+    done as one sort of the values (ties need no order) and a :func:`stable_order` of the group
+    codes: three times faster than ``lexsort`` on a million rows."""
     if len(groups) == 0:
         return np.zeros(0, dtype=np.intp)
-    order = np.argsort(values)
-    highest = int(groups.max())
-    if highest >= 1 << 32:
-        return order[np.argsort(groups[order], kind="stable")]
+    return stable_order(groups, np.argsort(values))
+
+
+def stable_order(keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for non-negative integer keys; with ``order``, the
+    permutation sorting ``keys[order]`` stably, composed with it (``order[np.argsort(keys[order],
+    kind="stable")]``). NumPy sorts 16-bit keys stably by radix sort, in a fifth of the time of
+    its merge sort of random 64-bit keys, so wider keys are sorted 16 bits at a time from the
+    lowest; keys already in order (as a partition of clustered runs holds its tasks) cost one
+    comparison."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.intp) if order is None else order
+    ordered = keys if order is None else keys[order]
+    if bool((ordered[1:] >= ordered[:-1]).all()):
+        return np.arange(len(keys)) if order is None else order
+    highest, lowest = int(ordered.max()), int(ordered.min())
+    if lowest < 0 or highest >= 1 << 48:  # more than three passes: one comparison sort
+        found = np.argsort(ordered, kind="stable")
+        return found if order is None else order[found]
     shift = 0
     while shift == 0 or highest >> shift:
-        digit = ((groups[order] >> shift) & 0xFFFF).astype(np.uint16)
-        order = order[np.argsort(digit, kind="stable")]
+        digit = ((ordered >> shift) & 0xFFFF).astype(np.uint16)
+        step = np.argsort(digit, kind="stable")
+        order = step if order is None else order[step]
         shift += 16
+        if highest >> shift:
+            ordered = keys[order]
+    assert order is not None
     return order
 
 
 def split_by_code(codes: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(code, positions having it) for each code present, positions ascending: one stable sort."""
-    order = np.argsort(codes, kind="stable")
+    if len(codes) and codes[0] == codes[-1] and bool((codes == codes[0]).all()):
+        yield int(codes[0]), np.arange(len(codes))
+        return
+    order = stable_order(codes)
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
     ends = np.r_[starts[1:], len(codes)]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,6 +19,7 @@ from arena_core.engine.batch import (
 )
 from arena_core.engine.columns import (
     Columns,
+    factorize,
     split_by_code,
 )
 from arena_core.engine.coverage import coverage_column
@@ -26,10 +28,16 @@ from arena_core.engine.plans import TaskPlans, task_plans
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact
 from arena_core.model.errors import PluginError, ValidationError
-from arena_core.model.records import Baseline, Task
+from arena_core.model.records import Baseline, Task, WeightProfile
 
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
+
+
+#: Rows a metric scores at a time, when each task's rows are consecutive: eight columns of
+#: 65,536 doubles fit a core's 2 MiB cache, and a partition of 500,000 runs (benchmarks/scale.py's,
+#: its tasks all of one category) is scored a fifth faster in blocks than whole (0.21 s, 0.27 s).
+BLOCK_ROWS = 1 << 16
 
 
 def batch_reason(scorer: Scorer, tasks: Sequence[Task], plans: TaskPlans | None = None) -> str | None:
@@ -74,15 +82,15 @@ def evaluate_columns(
     overall = np.zeros(n)
     raw_scores: dict[str, np.ndarray] = {}
     parts: dict[str, np.ndarray] = {}
-    distinct_profiles = plans.distinct_profiles
-    for code, rows in split_by_code(plans.profile_codes[task_codes]):
-        profile = distinct_profiles[code]
+    shapes = _by_shape(plans.distinct_profiles, plans.profile_codes[task_codes])
+    for dimensions, rows, weights in _blocks(shapes, task_codes):
+        recorder.begin_block()
         batch = Batch(columns, rows, per_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
         total = np.zeros(len(rows))
         kept = np.zeros(len(rows))
         dropped = np.zeros(len(rows))
         measured_count = np.zeros(len(rows), dtype=np.int64)
-        gated = scorer.gate if scorer.gate in profile.weights else None
+        gated = scorer.gate if scorer.gate in dimensions else None
         credit, gate_values = None, np.zeros(0)
         left_out = np.zeros(len(rows), dtype=bool)  # no run of the row's task passed the gate
         if gated is not None:
@@ -90,7 +98,7 @@ def evaluate_columns(
             credit = np.where(np.isnan(gate_values), 1.0, gate_values / 100.0)
             if unsolved is not None:
                 left_out = unsolved[rows]
-        for dimension, weight in profile.weights.items():
+        for dimension, weight in zip(dimensions, weights, strict=True):
             if dimension == gated:
                 values = gate_values
             elif credit is not None and left_out.any():
@@ -120,7 +128,7 @@ def evaluate_columns(
         if gated is not None:  # under a gate, what was left out falls to the gate
             falls = ~np.isnan(gate_values)
             reweighted = np.where(falls, total + gate_values * dropped, reweighted)
-        overall[rows] = np.where(measured_count < len(profile.weights), reweighted, total)
+        overall[rows] = np.where(measured_count < len(dimensions), reweighted, total)
     adjusted = overall.copy()
     distinct_adjusters = plans.distinct_adjusters
     for code, rows in split_by_code(plans.adjuster_codes[task_codes]):
@@ -152,12 +160,52 @@ def evaluate_columns(
         criteria=recorder.criteria,
         filled=recorder.filled,
         coverage=coverage_column(
-            recorder.filled, plans.profile_codes[task_codes], [scorer.shares(p.name) for p in distinct_profiles]
+            recorder.filled, plans.profile_codes[task_codes], [scorer.shares(p.name) for p in plans.distinct_profiles]
         ),
         evaluated_at=stamp,
         provenance=scorer.provenance,
         gate=scorer.gate,
     )
+
+
+def _by_shape(
+    profiles: Sequence[WeightProfile], row_profiles: np.ndarray
+) -> Iterator[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]]:
+    """The rows gathered by the dimensions their profile weighs, in its order: (those dimensions,
+    the rows, each dimension's weight, one number or one per row). Metrics do not depend on the
+    profile, so five categories weighing the spec's four dimensions are scored in one pass over
+    their rows (not a gather of each category's) and differ only in the weights each row's sum
+    multiplies by: the same operations, in the same order, as a pass per profile."""
+    shapes = [tuple(p.weights) for p in profiles]
+    shape_codes, distinct = factorize(shapes)
+    for code, rows in split_by_code(shape_codes[row_profiles]):
+        dimensions = distinct[code]
+        members = row_profiles[rows]
+        weights: list[float | np.ndarray] = []
+        for dimension in dimensions:
+            table = np.array([p.weights.get(dimension, 0.0) for p in profiles])
+            used = table[shape_codes == code]
+            weights.append(float(used[0]) if (used == used[0]).all() else table[members])
+        yield dimensions, rows, weights
+
+
+def _blocks(
+    shapes: Iterator[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]], task_codes: np.ndarray
+) -> Iterator[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]]:
+    """Each shape's rows in blocks of whole tasks of about :data:`BLOCK_ROWS` rows, when each
+    task's rows are consecutive (as a partition of clustered runs, or one sorted by task, holds them):
+    a block's columns are views, and what a metric computes of them stays in the cache. Rows
+    are independent, so the scores are the same in blocks or whole."""
+    for dimensions, rows, weights in shapes:
+        codes = task_codes[rows]
+        starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1  # where each run of a task after the first begins
+        if len(rows) < 2 * BLOCK_ROWS or len(np.unique(codes[np.r_[0, starts]])) <= len(starts):  # a task in two runs
+            yield dimensions, rows, weights
+            continue
+        found = np.searchsorted(starts, np.arange(BLOCK_ROWS, len(rows), BLOCK_ROWS))
+        cuts = np.unique(np.r_[0, starts[found[found < len(starts)]], len(rows)]).tolist()
+        for low, high in pairwise(cuts):
+            yield dimensions, rows[low:high], [w if isinstance(w, float) else w[low:high] for w in weights]
 
 
 def _scored(scorer: Scorer, dimension: str, batch: Batch, parts: dict[str, np.ndarray]) -> np.ndarray:
