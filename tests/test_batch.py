@@ -143,7 +143,7 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
     assert_same(arena.evaluate_many(subs, tasks, evaluated_at=STAMP), expected)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS), st.integers(1, 4))
 def test_rows_scored_in_blocks_of_whole_tasks_equal_per_record(arena_and_tasks, config, block) -> None:
     """Runs in task order are scored in blocks of whole tasks (engine/vectorised.BLOCK_ROWS
