@@ -271,17 +271,17 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
     ``parts`` collects the scores of composite parts (NaN where a part was left out).
     """
     if isinstance(metric, Guarded):
-        decided = np.zeros(batch.size, dtype=bool)
+        decided = np.zeros(batch.size, dtype=bool)  # rows a policy scored or left out
         overrides = np.full(batch.size, np.nan)
         for field, policy, zero_missing in metric.checks:
             values = batch.column(field)
-            missing = (np.isnan(values) | ((values == 0) if zero_missing else False)) & ~decided
+            missing = np.isnan(values) | ((values == 0) if zero_missing else False)
             if policy == "comparable":  # left out for every row whose baseline group has a row without it
                 for baseline, local in batch.baseline_groups():
                     if field in baseline.partial:
-                        missing[local] = ~decided[local]
+                        missing[local] = True
                 policy = "reweight"
-            if missing.any():
+            if missing.any() and (missing := missing & ~decided).any():
                 if policy == "error":
                     first = batch.ids(np.flatnonzero(missing)[:1])[0]
                     raise missing_error(first, {field: int(missing.sum())}, batch.size, {field: [metric.inner.name]})
@@ -294,25 +294,36 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
                     batch.note_filled(slot, "neutral", missing)
                 decided |= missing
         inner = score_batch(metric.inner, batch, slot, parts)
-        return np.where(decided, overrides, inner)
+        return np.where(decided, overrides, inner) if decided.any() else inner
     if isinstance(metric, WeightedSum):
+        # Parts measured on every row add plainly; the others by row (as in evaluate_columns).
         total = np.zeros(batch.size)
-        kept = np.zeros(batch.size)
-        dropped = np.zeros(batch.size)
+        kept: float | np.ndarray = 0.0
+        dropped: float | np.ndarray = 0.0
         any_measured = np.zeros(batch.size, dtype=bool)
+        whole = False  # some part measured on every row
         noted = []
         for part_slot, part, weight in metric.bound:
             values = score_batch(part, batch, part_slot, parts)
             measured = ~np.isnan(values)
-            noted.append(batch.note_filled(part_slot, "reweight", ~measured))
             parts[part_slot] = scatter(parts.get(part_slot), batch, values)
+            if measured.all():
+                whole = True
+                total = total + values * weight
+                kept = kept + weight
+                continue
+            noted.append(batch.note_filled(part_slot, "reweight", ~measured))
             total = total + np.where(measured, values * weight, 0.0)
             kept = kept + np.where(measured, weight, 0.0)
             dropped = dropped + np.where(measured, 0.0, weight)
             any_measured |= measured
+        if whole:
+            any_measured[:] = True
         for mask in noted:  # a composite left out whole is noted as itself alone, as per record
             if mask is not None:
                 mask[batch.rows[~any_measured]] = False
+        if isinstance(dropped, float):  # every part measured on every row
+            return total
         with np.errstate(all="ignore"):
             result = np.where(dropped != 0, total / kept, total)
         return np.where(any_measured, result, np.nan)

@@ -86,10 +86,12 @@ def evaluate_columns(
     for dimensions, rows, weights in _blocks(shapes, task_codes):
         recorder.begin_block()
         batch = Batch(columns, rows, per_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
+        # Dimensions measured on every row add plainly (``complete`` counts them); the others by
+        # row, measured or not: the same operations, row for row, as adding each with its mask.
         total = np.zeros(len(rows))
-        kept = np.zeros(len(rows))
-        dropped = np.zeros(len(rows))
-        measured_count = np.zeros(len(rows), dtype=np.int64)
+        kept: float | np.ndarray = 0.0
+        dropped: float | np.ndarray = 0.0
+        complete, measured_count = 0, np.zeros(len(rows), dtype=np.int64)
         gated = scorer.gate if scorer.gate in dimensions else None
         credit, gate_values = None, np.zeros(0)
         left_out = np.zeros(len(rows), dtype=bool)  # no run of the row's task passed the gate
@@ -112,13 +114,22 @@ def evaluate_columns(
                 if credit is not None:
                     values = values * credit
             measured = ~np.isnan(values)
-            batch.note_filled(dimension, "reweight", ~measured & ~(left_out & (dimension != gated)))
             raw_scores[dimension] = scatter(raw_scores.get(dimension), batch, values)
+            if measured.all():
+                complete += 1
+                total = total + values * weight
+                kept = kept + weight
+                continue
+            batch.note_filled(dimension, "reweight", ~measured & ~(left_out & (dimension != gated)))
             total = total + np.where(measured, values * weight, 0.0)
             kept = kept + np.where(measured, weight, 0.0)
             dropped = dropped + np.where(measured, 0.0, weight)
             measured_count += measured
-        if (measured_count == 0).any():
+        if complete == len(dimensions):  # nothing to reweight
+            overall[rows] = total
+            continue
+        measured_count += complete
+        if not complete and (measured_count == 0).any():
             row = batch.ids(np.flatnonzero(measured_count == 0)[:1])[0]
             raise ValidationError(
                 f"submission {row!r}", "(record)", "at least one measured metric; every metric was left out"
