@@ -17,6 +17,7 @@ from typing import Any
 
 from arena_core import hookimpl
 from arena_core.config.settings import ScoringConfig
+from arena_core.io.allocator import ENVIRONMENT
 from arena_core.model.errors import ArenaError
 
 
@@ -31,12 +32,6 @@ class Threads:
         return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="arena-check")
 
 
-#: glibc's allocator, told to keep freed arrays of up to 32 MiB for the next partition instead of
-#: unmapping them and faulting fresh pages in: a third of the workers' system time, and about a
-#: tenth of their wall time, on ten million runs (docs/scaling.md).
-_ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
-
-
 class Processes:
     """``workers`` processes of this machine, started fresh (``spawn``), each building its Arena
     once: what scoring partitions of tasks needs to use every core (threads cannot, the engine's
@@ -47,8 +42,10 @@ class Processes:
 
     def start(self, workers: int) -> Executor:
         executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
-        saved = {name: os.environ.get(name) for name in _ALLOCATOR}
-        os.environ.update({k: v for k, v in _ALLOCATOR.items() if saved[k] is None})
+        # glibc's allocator keeps freed arrays for the next partition (arena_core/io/allocator.py):
+        # a third of the workers' system time, and about a tenth of their wall time.
+        saved = {name: os.environ.get(name) for name in ENVIRONMENT}
+        os.environ.update({k: v for k, v in ENVIRONMENT.items() if saved[k] is None})
         try:  # every worker started now, with the allocator's settings, which the caller keeps out of
             for _ in range(workers):
                 executor.submit(os.getpid)

@@ -27,6 +27,7 @@ import click
 from arena_core.cli.app import State
 from arena_core.cli.inputs import InputFiles, read_task_file
 from arena_core.cli.picking import Pick
+from arena_core.io.allocator import keep_freed_arrays
 from arena_core.io.decoding import InputError
 from arena_core.io.output import atomic_output
 from arena_core.io.pieces import Source, conform, is_url, open_source
@@ -166,6 +167,8 @@ def _stream(
             err=True,
         )
     stamp = datetime.now(UTC).isoformat()
+    if source.rows > config.partition_rows:  # this process scores partitions too
+        keep_freed_arrays()
     found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
         on_table=on_table, limit=config.partition_rows,
