@@ -118,7 +118,8 @@ class Batch:
         self._assumed: dict[str, np.ndarray] = {}
 
     def column(self, field: str) -> np.ndarray:
-        """A numeric submission field for these rows (NaN where not given)."""
+        """A numeric submission field for these rows (NaN where not given); read-only when the
+        rows are consecutive (a view of the submissions' column): compute new arrays from it."""
         assumed = self._assumed.get(field)
         if assumed is not None:
             return assumed
@@ -192,7 +193,7 @@ class Batch:
         call per group, not per task; keys are compared once per distinct key object (tasks of
         one kind share theirs), not once per task."""
         codes = self._take(self._task_codes)
-        present = np.unique(codes)
+        present = np.flatnonzero(np.bincount(codes, minlength=len(self._tasks)))  # ascending, as np.unique
         tasks = list(map(self._tasks.__getitem__, present.tolist()))
         keys = list(map(key, tasks))
         idents = list(map(id, keys))  # the keys stay alive in ``keys``
