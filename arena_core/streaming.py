@@ -288,7 +288,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
     cells = None
     if job.by is not None:
         meta = _unknown_models_meta(table) if "model" in job.by else None
-        cells = TaskTable.of(runs_of(arena.scorer, result, job.by, meta)).cells_only()
+        cells = TaskTable.of(runs_of(arena.scorer, result, job.by, meta), cells_only=True)
     if job.shard is not None:
         _write_shard(result, job.shard, job.partition_by)
     return _Outcome(len(rows), hashes, [], 0, cells, table=result.to_arrow() if job.arrow else None)

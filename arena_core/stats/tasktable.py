@@ -6,16 +6,17 @@ single lucky run looks as certain as 500; so every statistic here starts from th
 mean of each group (a ``groups x tasks`` matrix, NaN where a group did not run a task) and
 treats tasks, not runs, as the sample.
 
-Runs are summed in a fixed order (group, task, score), so the order in which evaluations
-arrive never changes a figure, as ``math.fsum`` guaranteed before.
+Scores as the engine rounds them (hundredths; coverage in ten-thousandths) are summed exactly,
+as whole numbers of their units; any other values in a fixed order (group, task, score). Either
+way the order in which evaluations arrive never changes a figure, as ``math.fsum`` guaranteed
+before.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-import attrs
 import numpy as np
 from attrs import frozen
 
@@ -82,32 +83,42 @@ class TaskTable:
     intervals and rank ranges then resample clusters, not tasks."""
 
     @classmethod
-    def of(cls, runs: Runs) -> TaskTable:
+    def of(cls, runs: Runs, *, cells_only: bool = False) -> TaskTable:
+        """The table of ``runs``; ``cells_only``: without the run-level arrays (what a worker
+        hands back), which then need no sort of the runs when every sum is exact."""
         group_codes, group_names = _sorted_codes(runs.groups)
         task_codes, task_ids = _sorted_codes(runs.tasks)
         shape = (len(group_names), len(task_ids))
         cells = group_codes * shape[1] + task_codes
-        order = _cell_order(cells, runs.overall)
-        g, t, score, cell = group_codes[order], task_codes[order], runs.overall[order], cells[order]
-        counts = np.bincount(cell, minlength=shape[0] * shape[1]).reshape(shape)
-        sums = np.bincount(cell, weights=score, minlength=counts.size).reshape(shape)
+        counts = np.bincount(cells, minlength=shape[0] * shape[1])
+        order: np.ndarray | None = None
+
+        def ordered() -> np.ndarray:
+            """The runs by cell, then score: the order inexact sums add in, and runs are kept in."""
+            nonlocal order
+            if order is None:
+                order = _cell_order(cells, runs.overall)
+            return order
+
+        summed = _exact_sums(cells, runs.overall, counts.size, 2)
+        if summed is None:
+            sums = np.bincount(cells[ordered()], weights=runs.overall[ordered()], minlength=counts.size)
+        else:
+            sums = summed[0]
+        empty = np.zeros(0, dtype=np.int64)
+        kept = (empty, empty, empty.astype(float)) if cells_only else (
+            group_codes[ordered()], task_codes[ordered()], runs.overall[ordered()]
+        )  # fmt: skip
         return cls(
             group_names,
             task_ids,
-            counts,
-            sums,
-            g,
-            t,
-            score,
-            {d: cell_means(cell, values[order], shape, counts) for d, values in runs.dimensions.items()},
-            cell_means(cell, runs.coverage[order], shape, counts),
+            counts.reshape(shape),
+            sums.reshape(shape),
+            *kept,
+            {d: _cell_means(cells, values, shape, counts, 2, ordered) for d, values in runs.dimensions.items()},
+            _cell_means(cells, runs.coverage, shape, counts, 4, ordered),
             None if runs.clusters is None else _task_clusters(runs, task_ids),
         )
-
-    def cells_only(self) -> TaskTable:
-        """The table without its run-level arrays: what travels back from a worker."""
-        empty = np.zeros(0, dtype=np.int64)
-        return attrs.evolve(self, run_group=empty, run_task=empty, run_score=empty.astype(float))
 
     @classmethod
     def joined(cls, parts: Sequence[TaskTable]) -> TaskTable:
@@ -168,6 +179,50 @@ def _cell_order(cells: np.ndarray, scores: np.ndarray) -> np.ndarray:
     if len(scores) and ((hundredths / 100.0 == scores) & (hundredths >= 0) & (hundredths <= 10_000)).all():
         return stable_order(cells * 10_001 + hundredths.astype(np.int64))
     return np.lexsort((scores, cells))
+
+
+def _exact_sums(
+    cells: np.ndarray, values: np.ndarray, size: int, digits: int
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Per cell, the exact sum of its values that are not NaN, and how many there are (``None``:
+    every value is): when each is the double nearest a whole number of ``10**-digits`` (as the
+    engine rounds scores, to hundredths, and coverage, to ten-thousandths), the whole numbers are
+    summed, exactly in doubles below 2**53, and each sum divided once. So a sum does not depend on
+    the order of the runs, nor on a sort of them. ``None`` when a value is not such a number."""
+    scale = 10.0**digits
+    with np.errstate(invalid="ignore"):
+        units = np.rint(values * scale)
+        exact = units / scale == values  # NaN: false
+    measured = ~np.isnan(values)
+    if not np.array_equal(exact, measured):
+        return None
+    whole = bool(measured.all())
+    if not whole:
+        units = np.where(measured, units, 0.0)
+    if len(values) and max(-np.fmin.reduce(units), np.fmax.reduce(units)) * len(values) >= 2.0**53:
+        return None
+    sums = np.bincount(cells, weights=units, minlength=size) / scale
+    return sums, None if whole else np.bincount(cells[measured], minlength=size)
+
+
+def _cell_means(
+    cells: np.ndarray,
+    values: np.ndarray,
+    shape: tuple[int, int],
+    counts: np.ndarray,
+    digits: int,
+    ordered: Callable[[], np.ndarray],
+) -> np.ndarray:
+    """Mean of ``values`` per cell over those that are not NaN (NaN where none is): from exact
+    sums (:func:`_exact_sums`), else summed by cell, then score (``ordered``)."""
+    summed = _exact_sums(cells, values, counts.size, digits)
+    if summed is None:
+        order = ordered()
+        return cell_means(cells[order], values[order], shape, counts.reshape(shape))
+    sums, measured = summed
+    counted = counts if measured is None else measured
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counted > 0, sums / np.maximum(counted, 1), np.nan).reshape(shape)
 
 
 def dimension_order(names: Iterable[str]) -> list[str]:
