@@ -106,7 +106,7 @@ class TaskTable:
         else:
             sums = summed[0]
         empty = np.zeros(0, dtype=np.int64)
-        kept = (empty, empty, empty.astype(float)) if cells_only else (
+        g, t, score = (empty, empty, empty.astype(float)) if cells_only else (
             group_codes[ordered()], task_codes[ordered()], runs.overall[ordered()]
         )  # fmt: skip
         return cls(
@@ -114,7 +114,9 @@ class TaskTable:
             task_ids,
             counts.reshape(shape),
             sums.reshape(shape),
-            *kept,
+            g,
+            t,
+            score,
             {d: _cell_means(cells, values, shape, counts, 2, ordered) for d, values in runs.dimensions.items()},
             _cell_means(cells, runs.coverage, shape, counts, 4, ordered),
             None if runs.clusters is None else _task_clusters(runs, task_ids),
