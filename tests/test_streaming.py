@@ -675,3 +675,56 @@ def test_the_cells_order_their_runs_as_numpys_lexsort_does() -> None:
     fractions = rng.random(50_000) * 100  # not hundredths: lexsort itself
     fractions[::5] = 12.5
     assert np.array_equal(_cell_order(cells, fractions), np.lexsort((fractions, cells)))
+
+
+def test_cells_sum_rounded_scores_exactly_and_others_in_score_order() -> None:
+    """Hundredths (and coverage in ten-thousandths) are summed exactly: each cell's sum is the
+    decimal sum of its scores, correctly rounded (Python's Decimal, independently), the same bits
+    however the runs are ordered, and a table without run-level arrays takes no sort; scores
+    that are not hundredths are summed in (cell, score) order."""
+    from decimal import Decimal
+
+    import arena_core.stats.tasktable as tasktable
+    from arena_core.engine.rounding import round_exact
+    from arena_core.stats.tasktable import Runs, TaskTable
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    groups = [f"g{k}" for k in rng.integers(0, 4, n)]
+    tasks = [f"t{k:03d}" for k in rng.integers(0, 60, n)]
+    overall = round_exact(rng.integers(0, 10_001, n) / 100.0, 2)
+    speed = round_exact(rng.random(n) * 100, 2)
+    speed[rng.random(n) < 0.2] = np.nan  # left out: not counted
+    coverage = round_exact(rng.choice([1.0, 0.85, 0.7, 0.6333], n), 4)
+    runs = Runs([str(i) for i in range(n)], groups, tasks, overall, {"speed": speed}, coverage)
+    table = TaskTable.of(runs)
+    exact: dict[tuple[str, str], Decimal] = {}
+    for i in range(n):
+        exact[groups[i], tasks[i]] = exact.get((groups[i], tasks[i]), Decimal(0)) + Decimal(repr(float(overall[i])))
+    assert all(table.sums[table.groups.index(a), table.tasks.index(b)] == float(v) for (a, b), v in exact.items())
+    g, t = table.groups.index("g2"), table.tasks.index("t007")
+    mine = [i for i in range(n) if groups[i] == "g2" and tasks[i] == "t007"]
+    measured = [speed[i] for i in mine if not np.isnan(speed[i])]
+    assert table.dimension_means["speed"][g, t] == float(sum(Decimal(repr(float(v))) for v in measured)) / len(measured)
+    assert table.coverage_means[g, t] == float(sum(Decimal(repr(float(coverage[i]))) for i in mine)) / len(mine)
+    shuffled = rng.permutation(n)
+    again = TaskTable.of(Runs(
+        [runs.ids[i] for i in shuffled], [groups[i] for i in shuffled], [tasks[i] for i in shuffled],
+        overall[shuffled], {"speed": speed[shuffled]}, coverage[shuffled],
+    ), cells_only=True)  # fmt: skip
+    assert again.sums.tobytes() == table.sums.tobytes() and len(again.run_score) == 0
+    assert all(again.dimension_means[d].tobytes() == table.dimension_means[d].tobytes() for d in ("speed",))
+    assert again.coverage_means.tobytes() == table.coverage_means.tobytes()
+    sorted_for = tasktable._cell_order
+    try:  # exact sums and no run kept: no sort
+        tasktable._cell_order = lambda *a: pytest.fail("sorted")  # type: ignore[assignment]
+        TaskTable.of(runs, cells_only=True)
+    finally:
+        tasktable._cell_order = sorted_for
+    # Scores that are not hundredths: summed by cell, then score, as np.lexsort orders them.
+    raw = rng.random(n) * 100
+    loose = TaskTable.of(Runs(runs.ids, groups, tasks, raw, {}, coverage), cells_only=True)
+    cells = np.array([loose.groups.index(x) for x in groups]) * len(loose.tasks) + np.array([loose.tasks.index(x) for x in tasks])
+    order = np.lexsort((raw, cells))
+    expected = np.bincount(cells[order], weights=raw[order], minlength=loose.sums.size).reshape(loose.sums.shape)
+    assert loose.sums.tobytes() == expected.tobytes()
