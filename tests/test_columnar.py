@@ -88,6 +88,22 @@ def test_a_table_columns_are_refused_only_where_a_record_would_be() -> None:
     _same(result, arena.evaluate_many(absent, TASK_MAP, evaluated_at=STAMP))
 
 
+def test_a_file_name_holding_a_nul_sends_its_table_to_the_records() -> None:
+    """Lists of files are coded joined by NUL: a name holding one would split into two names, so
+    the table is read as records, which score the name whole; a NUL in a row outside a slice of
+    the column does not count."""
+    rows = [dict(r) for r in RUNS]
+    main_file = next(c for c in TASKS[0]["success_criteria"] if c["type"] == "file_exists")["file_path"]
+    rows[0]["files_created"] = [f"x\x00{main_file}"]  # holds the path's bytes, is not the path
+    rows[0]["task_id"] = TASKS[0]["id"]
+    table = _table(rows)
+    assert columns_from_table(table) is None
+    arena = _reweighting()
+    got, expected = arena.evaluate_many(table, TASK_MAP, evaluated_at=STAMP), arena.evaluate_many(rows, TASK_MAP, evaluated_at=STAMP)
+    _same(got, expected)
+    assert got[0].criteria[[c.type for c in got[0].criteria].index("file_exists")].status == "failed"
+    assert columns_from_table(table.slice(1)) is not None  # the NUL is in row 0, outside the slice
+
 def test_batch_to_arrow_pandas_and_polars_hold_the_numbers_of_the_evaluations() -> None:
     result = _reweighting().evaluate_many(RUNS, TASK_MAP, evaluated_at=STAMP)
     table = result.to_arrow()

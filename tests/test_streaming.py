@@ -166,7 +166,8 @@ def test_scoring_processes_keep_freed_arrays_for_the_next_partition(
     """Arrays freed by one partition are reused by the next rather than faulted in again: five
     cycles of twenty 4 MiB arrays take about 50,000 page faults as glibc allocates by default
     and none once told to keep freed blocks (the command does, when it scores partitions); each
-    worker starts with the same settings, which the caller's environment does not keep."""
+    worker starts with the same settings (unless the caller set its own), which the caller's
+    environment does not keep."""
     from arena_plugins.executors import Processes
     from click.testing import CliRunner
 
@@ -182,12 +183,20 @@ def test_scoring_processes_keep_freed_arrays_for_the_next_partition(
     if not runs["kept"][0]:
         pytest.skip("this C library has no mallopt (not glibc): it allocates as it does")
     assert runs["plain"][1] > 20_000 and runs["kept"][1] < runs["plain"][1] // 20, runs
+    for name in ENVIRONMENT:  # a Dask nanny started earlier in this process sets its own (which would win)
+        monkeypatch.delenv(name, raising=False)
     executor = Processes().start(1)
     try:
         seen = executor.submit(os.getenv, "MALLOC_TRIM_THRESHOLD_").result()
     finally:
         executor.shutdown()
     assert seen == ENVIRONMENT["MALLOC_TRIM_THRESHOLD_"] and "MALLOC_TRIM_THRESHOLD_" not in os.environ
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # the caller's own setting is kept
+    executor = Processes().start(1)
+    try:
+        assert executor.submit(os.getenv, "MALLOC_TRIM_THRESHOLD_").result() == "65536"
+    finally:
+        executor.shutdown()
     calls: list[int] = []
     monkeypatch.setattr(streams, "keep_freed_arrays", lambda: calls.append(1) or True)
     write(tmp_path, ROWS)

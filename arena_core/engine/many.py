@@ -151,14 +151,20 @@ def _check_required(scorer: Scorer, columns: Columns, plans: TaskPlans, task_cod
     missing: dict[str, np.ndarray] = {}
     needed_by: dict[str, list[str]] = {}
     row_profiles = plans.profile_codes[task_codes]
+    lacking_rows: dict[str, np.ndarray | None] = {}  # per field, the rows without it (None: none), found once
     for code, profile in enumerate(plans.distinct_profiles):
         needed = scorer.required_fields(profile)
         if not needed:
             continue
-        in_profile = row_profiles == code
         for field, metrics in needed.items():
-            values = columns.numeric[field]
-            lacking = in_profile & (np.isnan(values) | ((values == 0) if field in ZERO_MEANS_MISSING else False))
+            if field not in lacking_rows:
+                values = columns.numeric[field]
+                found = np.isnan(values) | ((values == 0) if field in ZERO_MEANS_MISSING else False)
+                lacking_rows[field] = found if found.any() else None
+            without = lacking_rows[field]
+            if without is None:
+                continue
+            lacking = without & (row_profiles == code)
             if lacking.any():
                 missing[field] = missing.get(field, np.zeros(columns.size, dtype=bool)) | lacking
                 needed_by[field] = list(dict.fromkeys([*needed_by.get(field, []), *metrics]))
