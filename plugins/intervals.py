@@ -42,7 +42,9 @@ class SpecInterval:
 class StudentT:
     """mean ± t(level, n-1)·s/√n: the textbook interval for a mean, for any n >= 2 and any level.
 
-    SciPy gives the t quantile (imported on first use: it takes about a second).
+    The t quantile is SciPy's inverse of Student's distribution function, ``scipy.special``'s
+    ``stdtrit``, which ``scipy.stats.t.ppf`` calls (equal bit for bit): ``scipy.special`` is
+    imported on first use in a third of the time of ``scipy.stats``.
     """
 
     name = "student_t"
@@ -50,10 +52,10 @@ class StudentT:
     def interval(self, scores: Sequence[float], confidence_level: float = 0.95) -> tuple[float, float]:
         if len(scores) < 2:
             return (0.0, 100.0)
-        from scipy.stats import t as student_t
+        from scipy.special import stdtrit
 
         n = len(scores)
-        t_value = float(student_t.ppf((1 + confidence_level) / 2, n - 1))
+        t_value = float(stdtrit(n - 1, (1 + confidence_level) / 2))
         margin = t_value * statistics.stdev(scores) / math.sqrt(n)
         mean = statistics.fmean(scores)
         return _clip(mean - margin, mean + margin)

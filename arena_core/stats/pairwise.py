@@ -134,9 +134,7 @@ def paired_p_value(differences: np.ndarray, test: str) -> float:
     if np.all(differences == differences[0]):  # no spread: the t statistic is 0/0 or infinite
         return 1.0 if differences[0] == 0 else 0.0
     if test == "t":
-        from scipy.stats import ttest_1samp  # SciPy's import takes a second: only when asked
-
-        return float(ttest_1samp(differences, 0.0).pvalue)
+        return t_test_p_value(differences)
     observed = abs(differences.mean())
     if n <= EXACT_FLIPS:
         signs = np.array(list(product((1.0, -1.0), repeat=n)))
@@ -144,6 +142,20 @@ def paired_p_value(differences: np.ndarray, test: str) -> float:
     signs = np.random.default_rng(SEED).choice((1.0, -1.0), size=(RESAMPLES, n))
     extreme = int(np.sum(np.abs(signs @ differences / n) >= observed - 1e-12))
     return (1 + extreme) / (1 + RESAMPLES)
+
+
+def t_test_p_value(differences: np.ndarray) -> float:
+    """The two-sided one-sample t-test of a mean of 0: ``scipy.stats.ttest_1samp``'s p-value, by
+    its own operations (the mean, the second central moment times n/(n - 1), t = mean / sqrt(v/n),
+    twice Student's upper tail from ``scipy.special.stdtr``), equal to it bit for bit, without
+    importing ``scipy.stats``, which takes 0.6 s: every leaderboard tests its inversions."""
+    from scipy.special import stdtr
+
+    n = len(differences)
+    mean = np.mean(differences)
+    variance = np.mean((differences - mean) ** 2) * (n / (n - 1))
+    statistic = mean / np.sqrt(variance / n)
+    return float(2 * stdtr(n - 1, -abs(statistic)))
 
 
 def _bootstrap(differences: np.ndarray, confidence_level: float) -> tuple[float, float]:
