@@ -206,6 +206,10 @@ def test_scoring_processes_keep_freed_arrays_for_the_next_partition(
         board = CliRunner().invoke(main, [*options, "leaderboard", "runs.parquet", "--tasks", "tasks.json", "-q"])
         assert board.exit_code == 0, board.output
         assert calls == expected
+    from arena_core.io.allocator import keep_freed_arrays
+
+    monkeypatch.setattr(sys, "platform", "win32")  # no glibc to tell: nothing is done, nothing fails
+    assert keep_freed_arrays() is False
 
 
 def test_a_partition_keeps_its_own_tasks_rows_whether_they_are_together_or_not() -> None:

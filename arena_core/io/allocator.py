@@ -11,6 +11,7 @@ reused, not added to.
 from __future__ import annotations
 
 import ctypes
+import sys
 
 __all__ = ["ENVIRONMENT", "keep_freed_arrays"]
 
@@ -23,11 +24,13 @@ ENVIRONMENT = {name: str(value) for name, (_, value) in _SETTINGS.items()}
 
 
 def keep_freed_arrays() -> bool:
-    """The settings applied to this process (glibc's ``mallopt``); ``False`` where the C library
-    has no ``mallopt`` or refuses them (macOS, musl), which then allocates as it does."""
+    """The settings applied to this process (glibc's ``mallopt``); ``False`` off Linux, or where
+    the C library has no ``mallopt`` or refuses them (musl), which then allocates as it does."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):
         return False
     applied = [mallopt(parameter, value) for parameter, value in _SETTINGS.values()]  # each, whatever the others do
     return all(done == 1 for done in applied)
