@@ -252,7 +252,7 @@ def _counted_medians(values: np.ndarray, groups: np.ndarray, count: int) -> np.n
     """Each group's median by counting, without a sort, when the values are whole numbers from
     0 to :data:`_COUNTED_UP_TO` (iterations are) and the table of groups by values stays within a
     few times the rows; ``None`` otherwise. 0 for a group without values."""
-    if not len(values) or values.min() < 0 or values.max() > _COUNTED_UP_TO or (values % 1 != 0).any():
+    if not len(values) or values.min() < 0 or values.max() > _COUNTED_UP_TO or (np.trunc(values) != values).any():
         return None
     width = int(values.max()) + 1
     if count * width > 4 * len(values) + 4096:
