@@ -81,6 +81,42 @@ class Recorder:
         return mask
 
 
+class WeightedTotal:
+    """A weighted sum of scores some rows may lack (NaN), with the weights of the scores each
+    row has and of those it lacks kept beside: what a composite and the overall score are. A
+    score every row has is added plainly, its weight kept as a number: the same operations, row
+    for row, as adding it under a mask."""
+
+    def __init__(self, size: int) -> None:
+        self.total = np.zeros(size)
+        self.kept: float | np.ndarray = 0.0
+        """Per row, the weight of the scores it has."""
+        self.dropped: float | np.ndarray = 0.0
+        """Per row, the weight of the scores it lacks (still a number: no row lacked one)."""
+        self.complete = 0
+        """How many of the scores added every row has."""
+        self._partly = np.zeros(size, dtype=np.int64)  # per row, how many of the others it has
+
+    def add(self, values: np.ndarray, weight: float | np.ndarray) -> np.ndarray | None:
+        """``values`` times ``weight`` added; the rows that have a value, ``None`` when all do."""
+        measured: np.ndarray = ~np.isnan(values)
+        if measured.all():
+            self.complete += 1
+            self.total = self.total + values * weight
+            self.kept = self.kept + weight
+            return None
+        self.total = self.total + np.where(measured, values * weight, 0.0)
+        self.kept = self.kept + np.where(measured, weight, 0.0)
+        self.dropped = self.dropped + np.where(measured, 0.0, weight)
+        self._partly += measured
+        return measured
+
+    def measured(self) -> np.ndarray:
+        """Per row, how many of the scores added it has."""
+        counted: np.ndarray = self._partly + self.complete
+        return counted
+
+
 class Batch:
     """The rows of one scoring pass, as columns, with each row's baseline figures.
 
@@ -297,36 +333,22 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
         inner = score_batch(metric.inner, batch, slot, parts)
         return np.where(decided, overrides, inner) if decided.any() else inner
     if isinstance(metric, WeightedSum):
-        # Parts measured on every row add plainly; the others by row (as in evaluate_columns).
-        total = np.zeros(batch.size)
-        kept: float | np.ndarray = 0.0
-        dropped: float | np.ndarray = 0.0
-        any_measured = np.zeros(batch.size, dtype=bool)
-        whole = False  # some part measured on every row
+        summed = WeightedTotal(batch.size)
         noted = []
         for part_slot, part, weight in metric.bound:
             values = score_batch(part, batch, part_slot, parts)
-            measured = ~np.isnan(values)
             parts[part_slot] = scatter(parts.get(part_slot), batch, values)
-            if measured.all():
-                whole = True
-                total = total + values * weight
-                kept = kept + weight
-                continue
-            noted.append(batch.note_filled(part_slot, "reweight", ~measured))
-            total = total + np.where(measured, values * weight, 0.0)
-            kept = kept + np.where(measured, weight, 0.0)
-            dropped = dropped + np.where(measured, 0.0, weight)
-            any_measured |= measured
-        if whole:
-            any_measured[:] = True
+            measured = summed.add(values, weight)
+            if measured is not None:
+                noted.append(batch.note_filled(part_slot, "reweight", ~measured))
+        if summed.complete == len(metric.bound):  # every part measured on every row
+            return summed.total
+        any_measured = summed.measured() > 0
         for mask in noted:  # a composite left out whole is noted as itself alone, as per record
             if mask is not None:
                 mask[batch.rows[~any_measured]] = False
-        if isinstance(dropped, float):  # every part measured on every row
-            return total
         with np.errstate(all="ignore"):
-            result = np.where(dropped != 0, total / kept, total)
+            result = np.where(summed.dropped != 0, summed.total / summed.kept, summed.total)
         return np.where(any_measured, result, np.nan)
     return np.asarray(metric.score_batch(batch), dtype=float)
 

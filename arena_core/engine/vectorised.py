@@ -12,6 +12,7 @@ from arena_core.engine.baselinetable import figures_of
 from arena_core.engine.batch import (
     Batch,
     Recorder,
+    WeightedTotal,
     batch_blocker,
     check_range,
     scatter,
@@ -86,12 +87,7 @@ def evaluate_columns(
     for dimensions, rows, weights in _blocks(shapes, task_codes):
         recorder.begin_block()
         batch = Batch(columns, rows, per_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
-        # Dimensions measured on every row add plainly (``complete`` counts them); the others by
-        # row, measured or not: the same operations, row for row, as adding each with its mask.
-        total = np.zeros(len(rows))
-        kept: float | np.ndarray = 0.0
-        dropped: float | np.ndarray = 0.0
-        complete, measured_count = 0, np.zeros(len(rows), dtype=np.int64)
+        summed = WeightedTotal(len(rows))
         gated = scorer.gate if scorer.gate in dimensions else None
         credit, gate_values = None, np.zeros(0)
         left_out = np.zeros(len(rows), dtype=bool)  # no run of the row's task passed the gate
@@ -113,33 +109,25 @@ def evaluate_columns(
                 values = _scored(scorer, dimension, batch, parts)
                 if credit is not None:
                     values = values * credit
-            measured = ~np.isnan(values)
             raw_scores[dimension] = scatter(raw_scores.get(dimension), batch, values)
-            if measured.all():
-                complete += 1
-                total = total + values * weight
-                kept = kept + weight
-                continue
-            batch.note_filled(dimension, "reweight", ~measured & ~(left_out & (dimension != gated)))
-            total = total + np.where(measured, values * weight, 0.0)
-            kept = kept + np.where(measured, weight, 0.0)
-            dropped = dropped + np.where(measured, 0.0, weight)
-            measured_count += measured
-        if complete == len(dimensions):  # nothing to reweight
-            overall[rows] = total
+            measured = summed.add(values, weight)
+            if measured is not None:
+                batch.note_filled(dimension, "reweight", ~measured & ~(left_out & (dimension != gated)))
+        if summed.complete == len(dimensions):  # nothing to reweight
+            overall[rows] = summed.total
             continue
-        measured_count += complete
-        if not complete and (measured_count == 0).any():
+        measured_count = summed.measured()
+        if not summed.complete and (measured_count == 0).any():
             row = batch.ids(np.flatnonzero(measured_count == 0)[:1])[0]
             raise ValidationError(
                 f"submission {row!r}", "(record)", "at least one measured metric; every metric was left out"
             )
         with np.errstate(all="ignore"):
-            reweighted = total / kept
+            reweighted = summed.total / summed.kept
         if gated is not None:  # under a gate, what was left out falls to the gate
             falls = ~np.isnan(gate_values)
-            reweighted = np.where(falls, total + gate_values * dropped, reweighted)
-        overall[rows] = np.where(measured_count < len(dimensions), reweighted, total)
+            reweighted = np.where(falls, summed.total + gate_values * summed.dropped, reweighted)
+        overall[rows] = np.where(measured_count < len(dimensions), reweighted, summed.total)
     adjusted = overall.copy()
     distinct_adjusters = plans.distinct_adjusters
     for code, rows in split_by_code(plans.adjuster_codes[task_codes]):
