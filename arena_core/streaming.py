@@ -46,7 +46,7 @@ from arena_core.io.arrays import to_numpy
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
 from arena_core.io.pieces import ROW, Source, rows_of_tasks
-from arena_core.io.planning import Part, plan, task_counts
+from arena_core.io.planning import Part, TaskCounts, plan, task_counts
 from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
 from arena_core.io.spill import read_spilled, spill, write_spilled
 from arena_core.model.errors import ArenaError, ValidationError
@@ -261,9 +261,14 @@ def _score_on_worker(recipe: tuple[Any, ...], job: _Job) -> _Outcome:
 def _score(arena: Arena, job: _Job) -> _Outcome:
     """One partition: read, checked as the in-memory reader checks, scored; its cells and shard."""
     source = job.source
-    table = read_spilled(Path(job.part.spilled)) if job.part.spilled else source.read(job.part.pieces, coded=CODED_TEXT)
-    if job.part.filtered:
-        table = rows_of_tasks(table, job.part.tasks)
+    part = job.part
+    table = (
+        read_spilled(Path(part.spilled)) if part.spilled else source.read(part.pieces, coded=CODED_TEXT, head=part.head)
+    )
+    if part.filtered:
+        table = rows_of_tasks(table, part.tasks)
+    elif part.skip or table.num_rows > part.rows:
+        table = table.slice(part.skip, part.rows)  # a stretch of the input: its rows by position
     rows = to_numpy(table[ROW])
     table = table.drop_columns([ROW])
     hashes = id_hashes(table["id"]) if "id" in table.column_names else np.zeros(len(rows), np.uint64)
@@ -344,13 +349,13 @@ def _raise(problems: list[tuple[int, str]], count: int) -> None:
     found.raise_if_any()
 
 
-def _check_tasks(source: Source, counts: Sequence[Mapping[str | None, int]], tasks: Mapping[str, Task]) -> None:
+def _check_tasks(source: Source, counts: TaskCounts, tasks: Mapping[str, Task]) -> None:
     """Every run's task among the tasks given, or the error scoring the whole input raises, for its
     first run that names another (a worker knows its own partition's tasks only).
 
     :raises ValidationError: naming that run and every task given.
     """
-    for piece, found in zip(source.pieces, counts, strict=True):
+    for piece, found in zip(source.pieces, counts.groups, strict=True):
         if all(t is not None and t in tasks for t in found):
             continue
         table = source.read([piece], ["id", "task_id"])
@@ -364,10 +369,12 @@ def _check_tasks(source: Source, counts: Sequence[Mapping[str | None, int]], tas
 
 def _check_ids(source: Source, hashes: np.ndarray) -> None:
     """Every id used once: equal hashes are read again and compared as text (the error path only).
+    ``hashes`` is sorted in place.
 
     :raises InputError: each id used again, where, and where it was first used.
     """
-    ordered = np.sort(hashes)
+    ordered = hashes
+    ordered.sort()  # in place: a copy's fresh pages would cost as much again as the sort
     candidates = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
     if not len(candidates):
         return

@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
@@ -88,21 +89,42 @@ def test_a_table_columns_are_refused_only_where_a_record_would_be() -> None:
     _same(result, arena.evaluate_many(absent, TASK_MAP, evaluated_at=STAMP))
 
 
-def test_a_file_name_holding_a_nul_sends_its_table_to_the_records() -> None:
-    """Lists of files are coded joined by NUL: a name holding one would split into two names, so
-    the table is read as records, which score the name whole; a NUL in a row outside a slice of
-    the column does not count."""
+def test_a_file_name_holding_a_nul_is_a_name_like_any_other() -> None:
+    """Lists of files are told apart by their names' codes, not joined into text: a name holding
+    a NUL, or the bytes of two names, stays one name, as the records keep it."""
     rows = [dict(r) for r in RUNS]
     main_file = next(c for c in TASKS[0]["success_criteria"] if c["type"] == "file_exists")["file_path"]
     rows[0]["files_created"] = [f"x\x00{main_file}"]  # holds the path's bytes, is not the path
     rows[0]["task_id"] = TASKS[0]["id"]
     table = _table(rows)
-    assert columns_from_table(table) is None
+    columns = columns_from_table(table)
+    assert columns is not None and columns.files_created[0] == (f"x\x00{main_file}",)
     arena = _reweighting()
     got, expected = arena.evaluate_many(table, TASK_MAP, evaluated_at=STAMP), arena.evaluate_many(rows, TASK_MAP, evaluated_at=STAMP)
     _same(got, expected)
     assert got[0].criteria[[c.type for c in got[0].criteria].index("file_exists")].status == "failed"
-    assert columns_from_table(table.slice(1)) is not None  # the NUL is in row 0, outside the slice
+
+
+def test_lists_of_files_are_coded_as_the_records_code_them() -> None:
+    """Every distinct list (empty, an empty name, names that join into another's, the same names
+    in another order, repeated names) gets its own code, shared by the rows holding it, in the
+    order rows first hold them: what the records' factorize gives; in a slice, on its rows."""
+    from arena_core.engine.columns import factorize
+    from arena_core.engine.tables import _file_lists
+
+    rng = np.random.default_rng(11)
+    pool = ["", "a", "b", "a\x00b", "ab", "src/app.py", "é"]
+    lists = [[], [""], ["a", "b"], ["b", "a"], ["a\x00b"], ["ab"], ["a", "a"], ["a", "b", "a"]]
+    lists += [list(rng.choice(pool, size=k)) for k in rng.integers(0, 6, 400)]
+    column = pa.array(lists, pa.list_(pa.string()))
+    single = pa.array([[name] for name in rng.choice(pool, 300)], pa.large_list(pa.string()))  # a name each
+    for part in (column, column.slice(37, 200), pa.chunked_array([column.slice(0, 100), column.slice(100)]), single, single.slice(9)):
+        coded = _file_lists(part)
+        held = part.to_pylist()
+        codes, distinct = factorize([tuple(x) for x in held])
+        assert coded is not None and coded.codes.tolist() == codes.tolist() and coded.distinct == distinct
+    assert _file_lists(pa.array([["a", None]], pa.list_(pa.string()))) is None  # a null name: the records say
+
 
 def test_batch_to_arrow_pandas_and_polars_hold_the_numbers_of_the_evaluations() -> None:
     result = _reweighting().evaluate_many(RUNS, TASK_MAP, evaluated_at=STAMP)

@@ -67,11 +67,34 @@ def test_the_input_is_cut_between_tasks_into_bounded_partitions(tmp_path: Path) 
     assert spilled is None  # a task straddles two row groups but no partition's cut
     assert [p.rows for p in parts] == [90] * 8 and all(len(p.tasks) == 3 and not p.filtered for p in parts)
     assert sorted(t for p in parts for t in p.tasks) == sorted(t["id"] for t in TASKS)
-    # A cut inside a row group: both sides read it and keep their own tasks' rows; a task larger
-    # than the limit is a partition of its own.
+    # Cut where row groups begin, here between tasks too: each partition reads its two whole.
+    assert all(p.skip == 0 and p.head is None and len(p.pieces) == 2 for p in parts)
+    # A cut inside a row group (a limit below one): each partition reads the stretch of its tasks,
+    # decoding its first row group from the start and its last only as far as its rows go; a
+    # task larger than the limit is a partition of its own.
     parts, spilled = plan(source, task_counts(source), 20)
     assert spilled is None and len(parts) == 24 and all(len(p.tasks) == 1 and p.rows == 30 for p in parts)
-    assert sum(p.filtered for p in parts) == 24 and sum(r.rows for p in parts for r in p.pieces) <= 2 * 720
+    decoded = [sum(r.rows for r in p.pieces[:-1]) + (p.head or p.pieces[-1].rows) for p in parts]
+    assert not any(p.filtered for p in parts) and decoded == [p.skip + p.rows for p in parts]
+    assert [p.skip for p in parts[:4]] == [0, 30, 15, 0] and sum(decoded) < 2 * 720
+    (tmp_path / "tiny.toml").write_text("partition_rows = 20\n")
+    streamed = arena(tmp_path, "-c", "tiny.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json")
+    whole = arena(tmp_path, "leaderboard", "runs.parquet", "--tasks", "tasks.json")
+    assert "streaming" in streamed.stderr and streamed.stdout == whole.stdout and streamed.returncode == 0
+    for config, out in (("tiny.toml", "s.parquet"), ("/dev/null", "w.parquet")):
+        arena(tmp_path, "-c", config, "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", out)
+    assert pq.read_table(tmp_path / "s.parquet").equals(pq.read_table(tmp_path / "w.parquet"))  # every run, in order
+    # Tasks together but not each in one run of rows (two at a time, alternating): a partition
+    # reads the row groups its tasks span and keeps its tasks' rows, wherever they lie.
+    by_task = [[r for r in ROWS if r["task_id"] == t["id"]] for t in TASKS]
+    alternating = [r for a, b in zip(by_task[::2], by_task[1::2], strict=True) for pair in zip(a, b, strict=True) for r in pair]
+    write(tmp_path, alternating, group=45, name="alternating.parquet")
+    source = open_source([tmp_path / "alternating.parquet"])
+    parts, spilled = plan(source, task_counts(source), 100)
+    assert spilled is None and not task_counts(source).clustered and any(p.filtered for p in parts)
+    streamed = arena(tmp_path, "-c", "small.toml", "leaderboard", "alternating.parquet", "--tasks", "tasks.json")
+    whole = arena(tmp_path, "leaderboard", "alternating.parquet", "--tasks", "tasks.json")
+    assert "streaming" in streamed.stderr and streamed.stdout == whole.stdout and streamed.returncode == 0
     # Runs in any order: the rows are dealt to partitions (spilled), whole tasks, none over the limit.
     shuffled = [ROWS[i] for i in np.random.default_rng(3).permutation(len(ROWS))]
     write(tmp_path, shuffled, name="shuffled.parquet")
@@ -228,7 +251,8 @@ def test_a_partition_keeps_its_own_tasks_rows_whether_they_are_together_or_not()
 
 def test_an_ids_hash_depends_on_the_id_alone() -> None:
     """Equal ids hash alike wherever they sit (another array, an offset, another chunk, next to
-    longer or shorter neighbours); distinct ids of every length up to 40 bytes do not collide."""
+    longer or shorter neighbours, or among ids of their own length only, which are hashed as a
+    table of words); distinct ids of every length up to 40 bytes do not collide."""
     from arena_core.io.ids import id_hashes
 
     rng = np.random.default_rng(4)
@@ -243,6 +267,11 @@ def test_an_ids_hash_depends_on_the_id_alone() -> None:
     assert (id_hashes(pa.array(["x", *ids]).slice(1)) == hashes).all()
     assert (id_hashes(pa.array(ids, pa.large_string())) == hashes).all()
     assert id_hashes(pa.array(["a", None]))[1] == 0
+    sizes = np.array([len(i.encode()) for i in ids])
+    for size in (0, 1, 7, 8, 9, 17, 39):
+        alike = np.flatnonzero(sizes == size)
+        assert len(alike) and (id_hashes(pa.array([ids[i] for i in alike])) == hashes[alike]).all()
+        assert (id_hashes(pa.array(["x", *(ids[i] for i in alike)]).slice(1)) == hashes[alike]).all()
 
 
 def test_streaming_never_imports_pandas_in_the_command_or_its_workers(tmp_path: Path) -> None:

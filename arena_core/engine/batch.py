@@ -22,6 +22,7 @@ from attrs import frozen
 
 from arena_core.engine.columns import (
     Columns,
+    all_measured,
     factorize,
     split_by_code,
 )
@@ -99,12 +100,12 @@ class WeightedTotal:
 
     def add(self, values: np.ndarray, weight: float | np.ndarray) -> np.ndarray | None:
         """``values`` times ``weight`` added; the rows that have a value, ``None`` when all do."""
-        measured: np.ndarray = ~np.isnan(values)
-        if measured.all():
+        if all_measured(values):
             self.complete += 1
             self.total = self.total + values * weight
             self.kept = self.kept + weight
             return None
+        measured: np.ndarray = ~np.isnan(values)
         self.total = self.total + np.where(measured, values * weight, 0.0)
         self.kept = self.kept + np.where(measured, weight, 0.0)
         self.dropped = self.dropped + np.where(measured, 0.0, weight)
@@ -222,6 +223,10 @@ class Batch:
         for code, local in split_by_code(self._take(self._task_codes)):
             yield self._tasks[code], local
 
+    def task_codes(self) -> np.ndarray:
+        """Per row, the index of its task in the batch's task list."""
+        return self._take(self._task_codes)
+
     def task_groups(self, key: Callable[[Task], Any]) -> Iterator[tuple[list[Task], np.ndarray]]:
         """The tasks of these rows gathered by ``key`` (tasks with equal keys together; a key of
         ``None`` keeps a task alone), each group with its local row positions, ascending; groups
@@ -312,6 +317,8 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
         overrides = np.full(batch.size, np.nan)
         for field, policy, zero_missing in metric.checks:
             values = batch.column(field)
+            if policy != "comparable" and all_measured(values, zero_missing):
+                continue  # nothing for the policy to decide
             missing = np.isnan(values) | ((values == 0) if zero_missing else False)
             if policy == "comparable":  # left out for every row whose baseline group has a row without it
                 for baseline, local in batch.baseline_groups():
@@ -353,13 +360,20 @@ def score_batch(metric: Any, batch: Batch, slot: str, parts: dict[str, np.ndarra
     return np.asarray(metric.score_batch(batch), dtype=float)
 
 
-def scatter(existing: np.ndarray | None, batch: Batch, values: np.ndarray) -> np.ndarray:
-    out = existing if existing is not None else np.full(batch._columns.size, np.nan)
-    out[batch.rows] = values
-    return out
+def scatter(existing: np.ndarray | None, batch: Batch, values: np.ndarray, *, everywhere: bool = False) -> np.ndarray:
+    """``values`` of the batch's rows written into ``existing`` (a new column when ``None``: of
+    NaN, or left unset when the caller writes every row, ``everywhere``); a slice of it when
+    the rows are consecutive."""
+    if existing is None:
+        existing = np.empty(batch._columns.size) if everywhere else np.full(batch._columns.size, np.nan)
+    existing[batch.rows if batch._span is None else batch._span] = values
+    return existing
 
 
 def check_range(values: np.ndarray, metric: Any, batch: Batch, owner: str) -> None:
+    """Refuse a metric's score outside 0-100 (NaN, not measured, passes), naming the first row."""
+    if not len(values) or (np.fmin.reduce(values) >= 0.0 and np.fmax.reduce(values) <= 100.0):
+        return  # two reductions, which skip NaN, clear the usual case; the rows are looked for below
     with np.errstate(invalid="ignore"):
         bad = ~np.isnan(values) & ~((values >= 0.0) & (values <= 100.0))
     if bad.any():

@@ -13,6 +13,7 @@ from arena_core.engine.baselines import FIGURES, MIN_SUBMISSIONS
 from arena_core.engine.baselinetable import BaselineTable, Figures
 from arena_core.engine.columns import (
     Columns,
+    all_measured,
     factorize_objects,
     order_within_groups,
 )
@@ -66,7 +67,10 @@ def group_baselines(
     """
 
     sizes = np.bincount(groups, minlength=count)
-    reported = np.bincount(groups[~np.isnan(columns.numeric["iterations"])], minlength=count) > 0
+    iterations = columns.numeric["iterations"]
+    reported = (
+        sizes > 0 if all_measured(iterations) else np.bincount(groups[~np.isnan(iterations)], minlength=count) > 0
+    )
     # A group's figures as bits (1 << the figure's place in FIGURES), and each set of bits named
     # once: per group, a lookup rather than a loop over the figures.
     bits = 1 << np.arange(len(FIGURES))
@@ -179,6 +183,9 @@ def partly_measured_figures(columns: Columns, groups: np.ndarray, count: int) ->
     some_lack = []
     for figure in FIGURES:
         values = columns.numeric[figure]
+        if all_measured(values, figure in ZERO_MEANS_MISSING):
+            some_lack.append(np.zeros(count, dtype=bool))
+            continue
         missing = np.isnan(values) | ((values == 0) if figure in ZERO_MEANS_MISSING else False)
         lacking = np.bincount(groups[missing], minlength=count)
         some_lack.append((lacking > 0) & (lacking < sizes))
@@ -281,6 +288,8 @@ class _GroupOrder:
         """(the values that count toward the baseline, their groups): measured, and for time and
         cost positive; an absent iteration count is 1 when ``assume_one``."""
         values = self._columns.numeric[field]
+        if all_measured(values, field in ZERO_MEANS_MISSING):
+            return values, self._groups  # every row counts: nothing to copy
         if field == "iterations" and self._assume_one:
             values = np.where(np.isnan(values), 1.0, values)
         keep = ~np.isnan(values)

@@ -18,7 +18,7 @@ import numpy as np
 
 from arena_core.engine import ranking
 from arena_core.engine.baselinetable import BaselineTable
-from arena_core.engine.columns import Columns
+from arena_core.engine.columns import Columns, all_measured
 from arena_core.engine.each import evaluate_each
 from arena_core.engine.gating import gate_scores, known_gates, passes
 from arena_core.engine.grouped import group_baselines, passed_baselines
@@ -159,8 +159,11 @@ def _check_required(scorer: Scorer, columns: Columns, plans: TaskPlans, task_cod
         for field, metrics in needed.items():
             if field not in lacking_rows:
                 values = columns.numeric[field]
-                found = np.isnan(values) | ((values == 0) if field in ZERO_MEANS_MISSING else False)
-                lacking_rows[field] = found if found.any() else None
+                zero_missing = field in ZERO_MEANS_MISSING
+                found = (
+                    None if all_measured(values, zero_missing) else np.isnan(values) | ((values == 0) & zero_missing)
+                )
+                lacking_rows[field] = found if found is not None and found.any() else None
             without = lacking_rows[field]
             if without is None:
                 continue

@@ -67,9 +67,10 @@ def round_exact(values: np.ndarray, digits: int) -> np.ndarray:
     nearest = np.rint(scaled)
     out = nearest / scale  # what np.round(values, digits) computes
     with np.errstate(invalid="ignore"):
-        # NaN compares false everywhere: it stays NaN, as round keeps it.
-        halves = np.flatnonzero(np.abs(scaled - nearest) == 0.5)
-        # fmax and fmin skip NaN: two plain reductions find that no value is large (as scores are).
+        # NaN compares false everywhere: it stays NaN, as round keeps it. fmax and fmin skip NaN:
+        # plain reductions find that no product is a half and that no value is large (as scores).
+        distance = np.abs(scaled - nearest)
+        halves = np.flatnonzero(distance == 0.5) if len(distance) and np.fmax.reduce(distance) == 0.5 else ()
         within = not len(scaled) or (np.fmin.reduce(scaled) > -_FAST_LIMIT and np.fmax.reduce(scaled) < _FAST_LIMIT)
         large = np.zeros(0, dtype=np.intp) if within else np.flatnonzero(np.abs(scaled) >= _FAST_LIMIT)
     if len(halves):

@@ -16,7 +16,7 @@ import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
-from arena_core.io.arrays import ArrowText, first_seen, is_text, string_buffers, text_array, to_numpy
+from arena_core.io.arrays import ArrowText, first_seen, from_numpy, is_text, string_buffers, to_numpy
 from arena_core.model.records import MAX_NAME_LENGTH, RUN_DETAILS
 
 __all__ = ["CODED_TEXT", "columns_from_table", "table_of"]
@@ -92,10 +92,10 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
             continue
         if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
             return None
-        values = to_numpy(column).astype(float)
-        if pyarrow.types.is_floating(kind) and int(np.isnan(values).sum()) != column.null_count:
-            return None  # a NaN given as such
-        if bad_figures(values, name).any():
+        values = to_numpy(column).astype(float, copy=False)  # doubles without nulls: Arrow's memory, read-only
+        if pyarrow.types.is_floating(kind) and pc.any(pc.is_nan(column)).as_py():
+            return None  # a NaN given as such (a null is an absent figure)
+        if bad_figures(values, name, whole=pyarrow.types.is_integer(kind)).any():
             return None
         numeric[name] = values
     if inconsistent(numeric, n).any():
@@ -145,7 +145,11 @@ def _printable_ascii_names(column: Any) -> bool:
 
 def _file_lists(column: Any) -> Coded | None:
     """Each row's ``files_created`` as a tuple (the distinct lists built once), or ``None`` when a
-    row holds anything but a list of strings."""
+    row holds anything but a list of strings.
+
+    Lists are told apart by their names' codes, a position at a time: a list's code is the code
+    of the pair (its list without the last name, its last name), so equal lists share a code
+    and no two others do, whatever the names hold; each distinct list is then read once."""
     import pyarrow
     import pyarrow.compute as pc
 
@@ -154,23 +158,34 @@ def _file_lists(column: Any) -> Coded | None:
         return None
     if not pyarrow.types.is_string(kind.value_type) and not pyarrow.types.is_null(kind.value_type):
         return None
-    if pyarrow.types.is_string(kind.value_type):
-        flat = pc.list_flatten(column)
-        if flat.null_count or _holds_nul(flat):
-            return None
-    separator = text_array(["\x00"])  # not a Python string: pyarrow would import pandas (see io.arrays)
-    joined = pc.binary_join(column.cast(pyarrow.list_(pyarrow.string())), separator[0])
-    encoded = pc.dictionary_encode(joined).combine_chunks()
-    lengths = to_numpy(pc.list_value_length(column))
-    distinct = [tuple(s.split("\x00")) if s else () for s in encoded.dictionary.to_pylist()]
-    codes = to_numpy(encoded.indices).astype(np.int64)
-    if ((lengths == 1) & (np.array([len(x) for x in distinct])[codes] == 0)).any():
-        return None  # a list holding one empty string reads as an empty list here: let the records say
+    array = column.combine_chunks() if isinstance(column, pyarrow.ChunkedArray) else column
+    flat = pc.list_flatten(array)
+    if flat.null_count:
+        return None
+    encoded = pc.dictionary_encode(flat)
+    names = to_numpy(encoded.indices).astype(np.int64)  # numbered in the order they first appear
+    offsets = to_numpy(array.offsets).astype(np.int64)
+    starts, lengths = offsets[:-1] - offsets[0], np.diff(offsets)  # each list's names in ``flat``
+    if len(lengths) and lengths.min() == lengths.max() == 1:  # one name a row: its list's code is its name's
+        return Coded(names, [(name,) for name in encoded.dictionary.to_pylist()])
+    key = np.zeros(len(lengths), dtype=np.int64)  # 0: the empty list
+    active = np.flatnonzero(lengths > 0)
+    key[active] = 1 + names[starts[active]]
+    used = 1 + len(encoded.dictionary)
+    for position in range(1, int(lengths.max(initial=0))):
+        active = active[lengths[active] > position]
+        pair_codes = _codes(from_numpy(key[active] * (len(flat) + 1) + names[starts[active] + position]))
+        key[active] = used + pair_codes
+        used += int(pair_codes.max(initial=-1)) + 1
+    codes = _codes(from_numpy(key))  # numbered in the order rows first hold them
+    seen = np.maximum.accumulate(codes) if len(codes) else codes
+    firsts = np.flatnonzero(np.r_[True, seen[1:] > seen[:-1]]) if len(codes) else codes
+    distinct = [tuple(files) for files in array.take(from_numpy(firsts)).to_pylist()]
     return Coded(codes, distinct)
 
 
-def _holds_nul(strings: Any) -> bool:
-    """Whether a string holds a NUL byte: its bytes compared at once (a tenth of the time of
-    ``match_substring``, which visits the strings one by one)."""
-    offsets, data = string_buffers(strings)
-    return bool((data[int(offsets[0]) :] == 0).any())
+def _codes(values: Any) -> np.ndarray:
+    """An Arrow array's values as codes, numbered in the order rows first hold them (hashed)."""
+    import pyarrow.compute as pc
+
+    return to_numpy(pc.dictionary_encode(values).indices).astype(np.int64)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -80,10 +80,13 @@ def evaluate_columns(
     per_baseline = figures_of(baselines)
     recorder = Recorder()
     n = columns.size
-    overall = np.zeros(n)
+    overall, overall_rounded = np.empty(n), np.empty(n)  # every row is in one block, which writes both
     raw_scores: dict[str, np.ndarray] = {}
+    rounded: dict[str, np.ndarray] = {}
     parts: dict[str, np.ndarray] = {}
-    shapes = _by_shape(plans.distinct_profiles, plans.profile_codes[task_codes])
+    shapes = list(_by_shape(plans.distinct_profiles, plans.profile_codes[task_codes]))
+    # A dimension every row's profile weighs is written on every row: its columns need no NaN first.
+    everywhere = set.intersection(*(set(shape[0]) for shape in shapes)) if shapes else set()
     for dimensions, rows, weights in _blocks(shapes, task_codes):
         recorder.begin_block()
         batch = Batch(columns, rows, per_baseline, task_list, task_codes, recorder, baselines, baseline_codes)
@@ -109,34 +112,20 @@ def evaluate_columns(
                 values = _scored(scorer, dimension, batch, parts)
                 if credit is not None:
                     values = values * credit
-            raw_scores[dimension] = scatter(raw_scores.get(dimension), batch, values)
+            whole = dimension in everywhere
+            raw_scores[dimension] = scatter(raw_scores.get(dimension), batch, values, everywhere=whole)
+            rounded[dimension] = scatter(rounded.get(dimension), batch, round_exact(values, 2), everywhere=whole)
             measured = summed.add(values, weight)
             if measured is not None:
                 batch.note_filled(dimension, "reweight", ~measured & ~(left_out & (dimension != gated)))
-        if summed.complete == len(dimensions):  # nothing to reweight
-            overall[rows] = summed.total
-            continue
-        measured_count = summed.measured()
-        if not summed.complete and (measured_count == 0).any():
-            row = batch.ids(np.flatnonzero(measured_count == 0)[:1])[0]
-            raise ValidationError(
-                f"submission {row!r}", "(record)", "at least one measured metric; every metric was left out"
-            )
-        with np.errstate(all="ignore"):
-            reweighted = summed.total / summed.kept
-        if gated is not None:  # under a gate, what was left out falls to the gate
-            falls = ~np.isnan(gate_values)
-            reweighted = np.where(falls, summed.total + gate_values * summed.dropped, reweighted)
-        overall[rows] = np.where(measured_count < len(dimensions), reweighted, summed.total)
-    adjusted = overall.copy()
-    distinct_adjusters = plans.distinct_adjusters
-    for code, rows in split_by_code(plans.adjuster_codes[task_codes]):
-        adjuster = distinct_adjusters[code]
-        if adjuster is None:  # tasks without a difficulty
-            continue
-        batch_form = getattr(adjuster, "adjust_batch", None)
-        adjusted[rows] = batch_form(overall[rows]) if batch_form else [adjuster.adjust(float(v)) for v in overall[rows]]
-    overall_rounded = round_exact(adjusted, 2)
+        block_overall = (
+            summed.total
+            if summed.complete == len(dimensions)
+            else _reweighted(batch, summed, dimensions, gate_values if gated else None)
+        )
+        scatter(overall, batch, block_overall)
+        adjusted = _adjusted(plans, batch.task_codes(), block_overall)
+        scatter(overall_rounded, batch, round_exact(adjusted, 2))
     tool_codes, distinct_tools = columns.codes("tools")
     pair = task_codes * max(len(distinct_tools), 1) + tool_codes
     counts = np.bincount(pair)[pair] if n else pair
@@ -149,7 +138,7 @@ def evaluate_columns(
         overall=overall_rounded,
         raw_unadjusted=overall,
         raw_scores=raw_scores,
-        scores={d: round_exact(v, 2) for d, v in raw_scores.items()},
+        scores=rounded,
         raw_parts=parts,
         provisional=counts < provisional_minimum,
         task_codes=task_codes,
@@ -167,6 +156,41 @@ def evaluate_columns(
     )
 
 
+def _reweighted(
+    batch: Batch, summed: WeightedTotal, dimensions: tuple[str, ...], gate_values: np.ndarray | None
+) -> np.ndarray:
+    """The overall score of rows that lack some dimension: the weighted mean of those they have,
+    or, under a gate, the total with what was left out falling to the gate."""
+    measured_count = summed.measured()
+    if not summed.complete and (measured_count == 0).any():
+        row = batch.ids(np.flatnonzero(measured_count == 0)[:1])[0]
+        raise ValidationError(
+            f"submission {row!r}", "(record)", "at least one measured metric; every metric was left out"
+        )
+    with np.errstate(all="ignore"):
+        reweighted = summed.total / summed.kept
+    if gate_values is not None:
+        falls = ~np.isnan(gate_values)
+        reweighted = np.where(falls, summed.total + gate_values * summed.dropped, reweighted)
+    overall: np.ndarray = np.where(measured_count < len(dimensions), reweighted, summed.total)
+    return overall
+
+
+def _adjusted(plans: TaskPlans, task_codes: np.ndarray, overall: np.ndarray) -> np.ndarray:
+    """The overall scores of rows of the tasks ``task_codes`` adjusted for difficulty: each
+    task's adjuster over its rows (a task without a difficulty keeps its score)."""
+    adjusted = overall.copy()
+    distinct_adjusters = plans.distinct_adjusters
+    for code, local in split_by_code(plans.adjuster_codes[task_codes]):
+        adjuster = distinct_adjusters[code]
+        if adjuster is None:
+            continue
+        batch_form = getattr(adjuster, "adjust_batch", None)
+        scores = overall[local]
+        adjusted[local] = batch_form(scores) if batch_form else [adjuster.adjust(float(v)) for v in scores]
+    return adjusted
+
+
 def _by_shape(
     profiles: Sequence[WeightProfile], row_profiles: np.ndarray
 ) -> Iterator[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]]:
@@ -179,7 +203,7 @@ def _by_shape(
     shape_codes, distinct = factorize(shapes)
     for code, rows in split_by_code(shape_codes[row_profiles]):
         dimensions = distinct[code]
-        members = row_profiles[rows]
+        members = row_profiles if len(rows) == len(row_profiles) else row_profiles[rows]  # one shape: every row
         weights: list[float | np.ndarray] = []
         for dimension in dimensions:
             table = np.array([p.weights.get(dimension, 0.0) for p in profiles])
@@ -189,7 +213,7 @@ def _by_shape(
 
 
 def _blocks(
-    shapes: Iterator[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]], task_codes: np.ndarray
+    shapes: Iterable[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]], task_codes: np.ndarray
 ) -> Iterator[tuple[tuple[str, ...], np.ndarray, list[float | np.ndarray]]]:
     """Each shape's rows in blocks of whole tasks of about :data:`BLOCK_ROWS` rows, when each
     task's rows are consecutive (as a partition of clustered runs, or one sorted by task, holds them):

@@ -67,7 +67,8 @@ def first_seen(column: Any) -> tuple[np.ndarray, list[Any]]:
     n, null = len(array), len(values)
     codes = to_numpy(array.indices, null=null).astype(np.int64)
     first = np.full(null + 1, n, dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(n))
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if n else np.zeros(0, dtype=np.int64)
+    np.minimum.at(first, codes[starts], starts)  # a value is first held where a run of it starts
     held = np.flatnonzero(first < n)
     order = held[np.argsort(first[held], kind="stable")]
     renumber = np.zeros(null + 1, dtype=np.int64)

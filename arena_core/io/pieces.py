@@ -76,12 +76,20 @@ class Source:
         piece = self.pieces[int(np.searchsorted(starts, row, side="right")) - 1]
         return f"{self.names[piece.file]}: record {piece.record + row - piece.start}"
 
-    def read(self, pieces: Sequence[Piece], columns: Sequence[str] | None = None, *, coded: Sequence[str] = ()) -> Any:
+    def read(
+        self,
+        pieces: Sequence[Piece],
+        columns: Sequence[str] | None = None,
+        *,
+        coded: Sequence[str] = (),
+        head: int | None = None,
+    ) -> Any:
         """The rows of ``pieces`` (in order) as one table of :attr:`schema` (or of ``columns`` and
         ``__row``), UTF-8 checked.
 
         :param coded: text columns read as Arrow dictionaries, as Parquet's dictionary pages hold
             them: a run's task or tool is not made a string per row only to be coded again.
+        :param head: only this many rows of the last piece, its first: the rest is not decoded.
         :raises InputError: a file that cannot be read, or whose strings are not UTF-8.
         """
         pa = _pyarrow()
@@ -90,9 +98,18 @@ class Source:
         for name in coded:
             target = target.set(target.get_field_index(name), pa.field(name, pa.dictionary(pa.int32(), pa.string())))
         tables = []
-        for file, run in by_file(pieces):
-            part = self._read_groups(file, [p.group for p in run], columns, dictionary=coded)
-            rows = np.concatenate([np.arange(p.start, p.start + p.rows, dtype=np.int64) for p in run])
+        runs = list(by_file(pieces))
+        for index, (file, run) in enumerate(runs):
+            cut = head if index == len(runs) - 1 else None
+            whole = run if cut is None else run[:-1]
+            parts = [self._read_groups(file, [p.group for p in whole], columns, dictionary=coded)] if whole else []
+            if cut is not None:
+                parts.append(self._read_head(run[-1], cut, columns, dictionary=coded))
+            counts = [p.rows for p in whole] + ([] if cut is None else [cut])
+            rows = np.concatenate(
+                [np.arange(p.start, p.start + n, dtype=np.int64) for p, n in zip(run, counts, strict=True)]
+            )
+            part = parts[0] if len(parts) == 1 else pa.concat_tables([conform(t, parts[0].schema) for t in parts])
             tables.append(conform(part.append_column(ROW, from_numpy(rows)), target))
         if not tables:
             return target.empty_table()
@@ -144,6 +161,30 @@ class Source:
             table = handle.read_row_groups(groups, columns=wanted, use_threads=True)
         except Exception as exc:  # pyarrow raises several kinds for a damaged file
             raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
+        if columns is not None:
+            keys = {k: v for k, v in keys.items() if k in columns}
+        table = self._keyed(file, table, keys)
+        _check_text(self.names[file], table)
+        return table
+
+    def _read_head(self, piece: Piece, rows: int, columns: Sequence[str] | None, *, dictionary: Sequence[str]) -> Any:
+        """The first ``rows`` of a row group, decoded that far only, its keys added, UTF-8 checked."""
+        file = piece.file
+        handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]] or None)
+        wanted = None if columns is None else [c for c in columns if c in self.stored[file]]
+        batches, held = [], 0
+        try:
+            for batch in handle.iter_batches(
+                batch_size=rows, row_groups=[piece.group], columns=wanted, use_threads=True
+            ):
+                batches.append(batch)
+                held += batch.num_rows
+                if held >= rows:
+                    break
+        except Exception as exc:  # pyarrow raises several kinds for a damaged file
+            raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
+        table = _pyarrow().Table.from_batches(batches).slice(0, rows)  # a row group holds them: never none
+        keys = dict(self.keys[file])
         if columns is not None:
             keys = {k: v for k, v in keys.items() if k in columns}
         table = self._keyed(file, table, keys)

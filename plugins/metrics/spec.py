@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena_core.engine.batch import Batch
+from arena_core.engine.columns import all_measured
 from arena_core.engine.composite import WeightedSum
 from arena_core.model.records import Baseline, Submission, Task
 from arena_plugins.metrics.normalise import linear_score, linear_scores
@@ -96,7 +97,7 @@ class Speed:
         with np.errstate(all="ignore"):
             between = np.minimum(100.0, ((high - time) / (high - low)) ** 0.7 * 100.0)
         scored = np.where(time <= low, 100.0, np.where(time >= high, 0.0, between))
-        return np.where((time == 0) | np.isnan(time), 50.0, scored)
+        return scored if all_measured(time, zero_missing=True) else np.where((time == 0) | np.isnan(time), 50.0, scored)
 
 
 class Cost:
@@ -118,7 +119,7 @@ class Cost:
     def score_batch(self, batch: Batch) -> np.ndarray:
         cost = batch.column("estimated_cost")
         scored = linear_scores(cost, batch.baseline("min_cost"), batch.baseline("max_cost"))
-        return np.where((cost == 0) | np.isnan(cost), 50.0, scored)
+        return scored if all_measured(cost, zero_missing=True) else np.where((cost == 0) | np.isnan(cost), 50.0, scored)
 
 
 #: The spec's combined efficiency score.
