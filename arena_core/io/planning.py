@@ -9,8 +9,9 @@ as far as its rows go, and keeps its rows by position."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from itertools import pairwise
+from typing import TypeVar
 
 import numpy as np
 from attrs import frozen
@@ -18,6 +19,8 @@ from attrs import frozen
 from arena_core.io.pieces import Piece, Source, by_file
 
 __all__ = ["Part", "TaskCounts", "plan", "task_counts"]
+
+Unit = TypeVar("Unit", bound=Hashable)  # what _cut cuts: tasks, or row groups
 
 
 @frozen
@@ -136,15 +139,15 @@ def _stretches(source: Source, cut: list[list[str | None]], rows_of: Mapping[str
     return parts
 
 
-def _cut(order: list[str | None], rows_of: Mapping[str | None, int], limit: int, lanes: int) -> list[list[str | None]]:
-    """The tasks, in order, cut into runs of about equal size: each task goes to the partition
+def _cut(order: list[Unit], rows_of: Mapping[Unit, int], limit: int, lanes: int) -> list[list[Unit]]:
+    """The tasks (or row groups), in order, cut into runs of about equal size: each task goes to the partition
     its middle run falls in. The fewest partitions (a multiple of ``lanes``) that keep each within
     ``limit`` are taken; when tasks are too uneven for that, tasks are gathered until the next
     would pass the limit."""
     total = sum(rows_of.values())
     least = _multiple(-(-total // limit), lanes)
     for count in range(least, least + 4 * lanes, lanes):
-        groups: list[list[str | None]] = [[] for _ in range(count)]
+        groups: list[list[Unit]] = [[] for _ in range(count)]
         loads = [0] * count
         start = 0
         for task in order:
@@ -154,7 +157,7 @@ def _cut(order: list[str | None], rows_of: Mapping[str | None, int], limit: int,
             start += rows_of[task]
         if all(load <= limit or len(g) == 1 for g, load in zip(groups, loads, strict=True)):
             return [g for g in groups if g]
-    gathered: list[list[str | None]] = []
+    gathered: list[list[Unit]] = []
     load = 0
     for task in order:
         if gathered and load + rows_of[task] <= limit:
@@ -177,7 +180,8 @@ def task_counts(source: Source) -> TaskCounts:
     if "task_id" not in source.schema.names:
         return TaskCounts(tuple({None: piece.rows} for piece in source.pieces), True)
     out: list[dict[str | None, int]] = []
-    clustered, seen, previous = True, set(), object()
+    clustered, previous = True, object()
+    seen: set[str | None] = set()
     for _, run in by_file(source.pieces):
         codes, names = source.coded(run, "task_id")  # numbered in the order they first appear
         start = 0
