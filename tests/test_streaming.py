@@ -105,8 +105,9 @@ def test_the_input_is_cut_between_tasks_into_bounded_partitions(tmp_path: Path) 
 
 
 def test_tasks_are_cut_into_partitions_of_about_equal_size_for_every_lane(tmp_path: Path) -> None:
-    """Partitions of about equal runs, as many as a multiple of the lanes scoring them, so none
-    is left scoring the last one alone; none over the limit; uneven tasks fall back to gathering."""
+    """Partitions of about equal runs (within a row group and a task or two: they are cut where
+    row groups begin), as many as a multiple of the lanes scoring them, so none is left scoring
+    the last one alone; none over the limit; uneven tasks fall back to gathering."""
     rng = np.random.default_rng(5)
     sizes = rng.integers(1, 40, 60)
     rows = [{"id": f"r{t}-{i}", "task_id": f"t{t:02d}", "tool": "x"} for t, n in enumerate(sizes) for i in range(n)]
@@ -119,7 +120,7 @@ def test_tasks_are_cut_into_partitions_of_about_equal_size_for_every_lane(tmp_pa
             loads = [p.rows for p in parts]
             assert spilled is None and sum(loads) == total and max(loads) <= limit
             assert len(parts) % lanes == 0 and len(parts) >= -(-total // limit)
-            assert max(loads) - min(loads) <= 2 * int(sizes.max())  # about equal: within a task or two
+            assert max(loads) - min(loads) <= 2 * int(sizes.max()) + 50  # about equal: within a row group and a task or two
             cut = [t for p in parts for t in p.tasks]
             assert cut == [f"t{t:02d}" for t in range(60)]  # whole tasks, in order
     # 20 tasks of 10 runs and a limit of 100: 2 partitions for 2 lanes, 3 equal ones for 3
@@ -294,9 +295,9 @@ def test_streaming_never_imports_pandas_in_the_command_or_its_workers(tmp_path: 
     env = {**ENV, "PYTHONPATH": str(hooks), "IMPORTED_LOG": str(log)}
     command = [sys.executable, "-m", "arena_core", "-c", "small.toml", "leaderboard", "runs.parquet", "--tasks", "tasks.json"]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert done.returncode == 0 and "scored 720 runs in 8 partition(s)" in done.stderr, done.stderr
+    assert done.returncode == 0 and "scored 720 runs in 12 partition(s)" in done.stderr, done.stderr
     events = [line.split()[0] for line in log.read_text().splitlines()]
-    assert events.count("start") >= 3  # the command and its workers (8 partitions, two or more workers)
+    assert events.count("start") >= 3  # the command and its workers (12 partitions, two or more workers)
     assert "pandas" not in events
     # Scores written to Parquet too.
     log.unlink()
@@ -349,7 +350,7 @@ def test_streamed_scores_equal_the_scores_of_the_whole_input(tmp_path: Path) -> 
                     "--format", "parquet", "-o", "out/")  # fmt: skip
     assert sharded.returncode == 0, sharded.stderr
     shards = sorted((tmp_path / "out").iterdir())
-    assert [s.name for s in shards] == [f"part-{k:05d}.parquet" for k in range(8)]  # 3 tasks of 30 runs each
+    assert [s.name for s in shards] == [f"part-{k:05d}.parquet" for k in range(12)]  # a row group of 60 runs each
     assert pa.concat_tables([pq.read_table(s) for s in shards]).equals(pq.read_table(tmp_path / "w.parquet"))
     again = arena(tmp_path, "-c", "small.toml", "score", "runs.parquet", "--tasks", "tasks.json", "--format", "parquet", "-o", "out")
     assert again.returncode == 2 and "a folder that is not empty" in again.stderr

@@ -105,7 +105,8 @@ def _aligned(
     row groups and the head of the next one, and decodes nothing another one keeps but the end
     of a task at its start. The row groups are cut by the limit, or if a task crossing a cut
     would pass it, by what it leaves beside the largest task; ``None`` when a row group does
-    not fit (the tasks are cut instead)."""
+    not fit, or when the partitions would not be a multiple of the lanes (a task spanning a
+    row group leaves none starting there): the tasks are cut instead."""
     sizes = {k: p.rows for k, p in enumerate(source.pieces)}
     edges = np.cumsum([0, *(rows_of[t] for t in order)])  # where each task starts, and the end
     for room in (limit, limit - max(rows_of.values(), default=0)):  # the second: room for a task crossing the cut
@@ -113,8 +114,9 @@ def _aligned(
             return None
         starts = np.searchsorted(edges, [source.pieces[g[0]].start for g in _cut(list(sizes), sizes, room, lanes)])
         bounds = [*dict.fromkeys([0, *starts.tolist()[1:]]), len(order)]  # no partition of no tasks
-        if all(edges[b] - edges[a] <= limit or b - a == 1 for a, b in pairwise(bounds)):
-            return [order[a:b] for a, b in pairwise(bounds) if b > a]
+        parts = [order[a:b] for a, b in pairwise(bounds) if b > a]
+        if len(parts) % lanes == 0 and all(sum(rows_of[t] for t in p) <= limit or len(p) == 1 for p in parts):
+            return parts
     return None
 
 
