@@ -39,7 +39,7 @@ from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store, pipeline
 from arena_core.store.pipeline import BatchResult
 
-__all__ = ["Arena", "PluginInfo", "worker_arena"]
+__all__ = ["Arena", "PluginInfo", "share_arena", "worker_arena"]
 
 
 class Arena:
@@ -388,6 +388,13 @@ def worker_arena(
     if arena is None:
         arena = _WORKER_ARENAS[key] = Arena(config, autoload=autoload, blocked=blocked, profile=profile)
     return arena
+
+
+def share_arena(arena: Arena) -> None:
+    """Workers forked from this process (see the ``processes`` executor) score with ``arena`` as
+    it is built, rather than build it again: it is what :func:`worker_arena` builds of its recipe."""
+    if arena.recipe is not None:
+        _WORKER_ARENAS.setdefault(repr(tuple(arena.recipe)), arena)
 
 
 def _evaluate_on_worker(

@@ -39,7 +39,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from arena_core.arena import Arena, worker_arena
+from arena_core.arena import Arena, share_arena, worker_arena
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import CODED_TEXT, columns_from_table
 from arena_core.io.arrays import to_numpy
@@ -79,6 +79,7 @@ def stream(
     partition_by: Sequence[str] = (),
     on_table: Callable[[Any], None] | None = None,
     limit: int,
+    started: Callable[[], None] | None = None,
 ) -> Streamed:
     """Score ``source`` a partition at a time: its cells grouped ``by`` (``None``: none); with
     ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations written to
@@ -86,7 +87,9 @@ def stream(
     with ``on_table``, each partition's evaluations handed to it as an Arrow table, in partition
     order, as soon as it and every partition before it are scored without a fault (a worker on
     this machine hands them over in a temporary Arrow file, removed once handed on; a Dask worker
-    with its outcome, so no shared file system is needed).
+    with its outcome, so no shared file system is needed). ``started`` is called once the
+    workers are started and the input planned: a thread the caller starts then does not keep
+    them from being forked, nor slow the planning.
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
@@ -99,6 +102,8 @@ def stream(
     try:
         counts = task_counts(source)
         parts, partition_of = plan(source, counts, limit, lanes.count + lanes.local)
+        if started is not None:
+            started()
         with tempfile.TemporaryDirectory(prefix="arena-stream-") as scratch:
             if partition_of is not None:
                 files = spill(source, partition_of, max(partition_of.values()) + 1, Path(scratch))
@@ -171,6 +176,8 @@ def _lanes(arena: Arena) -> _Lanes:
     count = _cores() - 1 if local else arena.config.check_concurrency
     if count < 1:
         return _Lanes(None, 0, True)
+    if local:
+        share_arena(arena)  # a worker forked from this process has it built
     executor: Executor = executors[name].start(count)
     for _ in range(count):
         executor.submit(worker_arena, *arena.recipe)  # type: ignore[misc]  # checked by the caller

@@ -96,9 +96,8 @@ def stream_leaderboard(state: State, source: Source, given: InputFiles, pick: Pi
     """The runs' cells grouped ``by``, streamed."""
     tasks = read_task_file(state, given, pick)
     # The board's interval and tests need SciPy's special functions, 0.2 s to import: done while
-    # the workers score.
-    threading.Thread(target=importlib.import_module, args=("scipy.special",), daemon=True).start()
-    found = _stream(state, source, tasks, by, None, quiet)
+    # the workers score (once they are started: a process with a thread does not fork them).
+    found = _stream(state, source, tasks, by, None, quiet, started=_import_in_background("scipy.special"))
     assert found.table is not None
     return found.table
 
@@ -159,6 +158,7 @@ def _stream(
     quiet: bool,
     partition_by: Sequence[str] = (),
     on_table: Callable[[Any], None] | None = None,
+    started: Callable[[], None] | None = None,
 ) -> Streamed:
     config = state.arena.config
     if not quiet:
@@ -172,11 +172,16 @@ def _stream(
         keep_freed_arrays()
     found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
-        on_table=on_table, limit=config.partition_rows,
+        on_table=on_table, limit=config.partition_rows, started=started,
     )  # fmt: skip
     if not quiet:
         click.echo(f"scored {found.runs:,} runs in {found.partitions} partition(s)", err=True)
     return found
+
+
+def _import_in_background(module: str) -> Callable[[], None]:
+    """What starts importing ``module`` in a thread of its own."""
+    return threading.Thread(target=importlib.import_module, args=(module,), daemon=True).start
 
 
 def _concatenate(shards: Sequence[Path], output: Path | None) -> None:

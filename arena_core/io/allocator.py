@@ -11,6 +11,7 @@ reused, not added to.
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 
 __all__ = ["ENVIRONMENT", "keep_freed_arrays"]
@@ -23,14 +24,19 @@ _SETTINGS = {  # variable for a process started with them: (mallopt's parameter,
 ENVIRONMENT = {name: str(value) for name, (_, value) in _SETTINGS.items()}
 
 
-def keep_freed_arrays() -> bool:
+def keep_freed_arrays(*, unless_set: bool = False) -> bool:
     """The settings applied to this process (glibc's ``mallopt``); ``False`` off Linux, or where
-    the C library has no ``mallopt`` or refuses them (musl), which then allocates as it does."""
+    the C library has no ``mallopt`` or refuses them (musl), which then allocates as it does.
+
+    :param unless_set: leave alone a setting the environment gives (the caller's own: a worker
+        forked from it keeps what its environment told glibc at its start).
+    """
     if not sys.platform.startswith("linux"):
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError, TypeError):
         return False
-    applied = [mallopt(parameter, value) for parameter, value in _SETTINGS.values()]  # each, whatever the others do
+    wanted = [(name, setting) for name, setting in _SETTINGS.items() if not (unless_set and name in os.environ)]
+    applied = [mallopt(parameter, value) for _, (parameter, value) in wanted]  # each, whatever the others do
     return all(done == 1 for done in applied)
