@@ -18,7 +18,6 @@ from arena_core.engine.columns import Columns
 from arena_core.engine.inputs import records_of
 from arena_core.engine.scoring import Scorer
 from arena_core.model import provenance
-from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each, structure_strict
 from arena_core.pricing.pricer import pricer_of, pricing_algorithms, structuring
@@ -31,7 +30,6 @@ from arena_core.stats.irttasks import Selection, select_tasks
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
 from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
-from arena_core.stats.quality import Outlier
 from arena_core.stats.repeats import Repeats, repeats
 from arena_core.stats.runs import gather_runs, task_table
 from arena_core.stats.taskhealth import TaskHealth, task_health
@@ -39,7 +37,7 @@ from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store, pipeline
 from arena_core.store.pipeline import BatchResult
 
-__all__ = ["Arena", "PluginInfo", "share_arena", "worker_arena"]
+__all__ = ["Arena", "PluginInfo", "worker_arena"]
 
 
 class Arena:
@@ -84,7 +82,7 @@ class Arena:
         self._interval = self.components.interval_methods[self.config.confidence_interval]
         #: What every evaluation of this Arena records as having produced it.
         algorithms = {**self.scorer.algorithms(), **pricing_algorithms(self.config, self.pricer)}
-        self.provenance: Provenance = provenance.build(profile, self.config, algorithms, self.plugins())
+        self.provenance: provenance.Provenance = provenance.build(profile, self.config, algorithms, self.plugins())
         self.scorer.provenance = self.provenance
 
     def record_inputs(self, importer: str, formats: Iterable[str]) -> None:
@@ -157,7 +155,7 @@ class Arena:
         chosen = self.components.interval_methods[method] if method else self._interval
         return chosen.interval(list(scores), confidence_level)
 
-    def detect_outliers(self, submissions: Iterable[Submission | Mapping[str, Any]]) -> list[Outlier]:
+    def detect_outliers(self, submissions: Iterable[Submission | Mapping[str, Any]]) -> list[quality.Outlier]:
         """The spec's ``detect_outliers``; ``to_dict`` gives its ``{submission_id, flags, recommended_action}``."""
         return quality.detect_outliers(structure_each(submissions, self.structure_submission))
 
@@ -380,21 +378,19 @@ _WORKER_ARENAS: dict[str, Arena] = {}
 
 
 def worker_arena(
-    config: ScoringConfig, profile: str, autoload: bool | None = None, blocked: tuple[str, ...] = ()
+    config: ScoringConfig,
+    profile: str,
+    autoload: bool | None = None,
+    blocked: tuple[str, ...] = (),
+    *,
+    built: Arena | None = None,
 ) -> Arena:
-    """The Arena a worker process scores with: built there once per configuration, of its plugins."""
+    """The Arena a worker process scores with: built there once per configuration, of its plugins.
+    ``built``: this process's own Arena of that recipe, which workers forked from it then share."""
     key = repr((config, profile, autoload, blocked))
-    arena = _WORKER_ARENAS.get(key)
-    if arena is None:
-        arena = _WORKER_ARENAS[key] = Arena(config, autoload=autoload, blocked=blocked, profile=profile)
-    return arena
-
-
-def share_arena(arena: Arena) -> None:
-    """Workers forked from this process (see the ``processes`` executor) score with ``arena`` as
-    it is built, rather than build it again: it is what :func:`worker_arena` builds of its recipe."""
-    if arena.recipe is not None:
-        _WORKER_ARENAS.setdefault(repr(tuple(arena.recipe)), arena)
+    if key not in _WORKER_ARENAS:
+        _WORKER_ARENAS[key] = built or Arena(config, autoload=autoload, blocked=blocked, profile=profile)
+    return _WORKER_ARENAS[key]
 
 
 def _evaluate_on_worker(

@@ -39,7 +39,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from arena_core.arena import Arena, share_arena, worker_arena
+from arena_core.arena import Arena, worker_arena
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import CODED_TEXT, columns_from_table
 from arena_core.io.arrays import to_numpy
@@ -177,7 +177,7 @@ def _lanes(arena: Arena) -> _Lanes:
     if count < 1:
         return _Lanes(None, 0, True)
     if local:
-        share_arena(arena)  # a worker forked from this process has it built
+        worker_arena(*arena.recipe or (), built=arena)  # shared with workers forked from this process
     executor: Executor = executors[name].start(count)
     for _ in range(count):
         executor.submit(worker_arena, *arena.recipe)  # type: ignore[misc]  # checked by the caller

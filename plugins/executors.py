@@ -41,7 +41,7 @@ class Processes:
 
     On Linux, from a process that runs no other thread (a command), the workers are forked
     from it: they begin with its modules imported (and the Arena it shares, see
-    :func:`arena_core.arena.share_arena`), about 0.4 s sooner than a fresh interpreter. A
+    :func:`arena_core.arena.worker_arena`), about 0.4 s sooner than a fresh interpreter. A
     process with threads (a service) starts them fresh (``spawn``): a fork copies whatever
     lock another thread holds, held forever in the child."""
 

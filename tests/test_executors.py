@@ -107,10 +107,10 @@ def faults():  # page faults of five partitions' worth of 4 MiB arrays, allocate
 _STARTS = """
 import os, sys, threading, probe
 from arena_core import Arena
-from arena_core.arena import share_arena
+from arena_core.arena import worker_arena
 from arena_plugins.executors import Processes
 arena = Arena(autoload=False)
-share_arena(arena)
+worker_arena(*arena.recipe, built=arena)
 stop = threading.Event()
 if sys.argv[1] == "thread":
     threading.Thread(target=stop.wait).start()
