@@ -211,9 +211,12 @@ class Batch:
 
     def pass_rate(self) -> np.ndarray:
         """Reported pass rate per row, as ``Submission.pass_rate`` (NaN when not reported)."""
-        passed, total, fraction = self.column("tests_passed"), self.column("tests_total"), self.column("correctness")
+        passed, total = self.column("tests_passed"), self.column("tests_total")
+        if all_measured(total, zero_missing=True):  # every row ran tests (a count given with its total)
+            rate: np.ndarray = passed / total
+            return rate
         with np.errstate(all="ignore"):
-            return np.where(total > 0, passed / total, np.where(total == 0, np.nan, fraction))
+            return np.where(total > 0, passed / total, np.where(total == 0, np.nan, self.column("correctness")))
 
     def ids(self, local: np.ndarray) -> list[str]:
         return [str(self._columns.ids[self.rows[i]]) for i in local]
@@ -234,7 +237,9 @@ class Batch:
         call per group, not per task; keys are compared once per distinct key object (tasks of
         one kind share theirs), not once per task."""
         codes = self._take(self._task_codes)
-        present = np.flatnonzero(np.bincount(codes, minlength=len(self._tasks)))  # ascending, as np.unique
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.zeros(0, np.int64)
+        runs = codes[starts]  # each run of rows of one task, by its task
+        present = np.unique(runs)  # ascending
         tasks = list(map(self._tasks.__getitem__, present.tolist()))
         keys = list(map(key, tasks))
         idents = list(map(id, keys))  # the keys stay alive in ``keys``
@@ -253,10 +258,19 @@ class Batch:
         members: list[list[Task]] = [[] for _ in range(len(first))]
         for task, group in zip(tasks, task_group.tolist(), strict=True):
             members[group].append(task)
-        group_of = np.zeros(len(self._tasks), dtype=np.int64)
-        group_of[present] = task_group
-        for group, local in split_by_code(group_of[codes]):
-            yield members[group], local
+        if len(runs) > 4 * len(first) + 64:  # tasks in pieces: their rows found by a sort
+            group_of = np.zeros(len(self._tasks), dtype=np.int64)
+            group_of[present] = task_group
+            for group, local in split_by_code(group_of[codes]):
+                yield members[group], local
+            return
+        # Few runs (each task's rows together, as blocks hold them): a group's rows are its runs'.
+        run_groups = task_group[np.searchsorted(present, runs)]
+        ends = np.r_[starts[1:], len(codes)]
+        for group in range(len(first)):
+            mine = np.flatnonzero(run_groups == group)
+            pieces = [np.arange(starts[k], ends[k]) for k in mine.tolist()]
+            yield members[group], pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
 
     def subset(self, local: np.ndarray) -> Batch:
         batch = Batch(

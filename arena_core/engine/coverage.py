@@ -60,7 +60,13 @@ def coverage_column(
     masks: dict[str, np.ndarray] = {}
     for slot, _, mask in filled:
         masks[slot] = masks[slot] | mask if slot in masks else mask.copy()
-    missing = np.zeros(len(row_profiles))
+    out = np.ones(len(row_profiles))  # a row nothing was filled in for measured everything
+    if not masks:
+        return out
+    rows = np.flatnonzero(np.logical_or.reduce(list(masks.values())))  # only these can lack a share
+    profiles = row_profiles[rows]
+    masks = {slot: mask[rows] for slot, mask in masks.items()}
+    missing = np.zeros(len(rows))
     for slot, mask in masks.items():
         entries = [table.get(slot, (slot, 0.0)) for table in shares]  # per profile: (dimension, share)
         counted = mask.copy()
@@ -69,7 +75,7 @@ def coverage_column(
                 continue
             within = [dimension == other for dimension, _ in entries]  # per profile, not per row
             if any(within):
-                counted &= ~(np.array(within)[row_profiles] & other_mask)
-        missing[counted] += np.array([share for _, share in entries])[row_profiles][counted]
-    rounded: np.ndarray = np.round(np.maximum(0.0, 1.0 - missing), 4)
-    return rounded
+                counted &= ~(np.array(within)[profiles] & other_mask)
+        missing[counted] += np.array([share for _, share in entries])[profiles][counted]
+    out[rows] = np.round(np.maximum(0.0, 1.0 - missing), 4)
+    return out

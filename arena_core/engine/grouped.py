@@ -74,13 +74,13 @@ def group_baselines(
     # A group's figures as bits (1 << the figure's place in FIGURES), and each set of bits named
     # once: per group, a lookup rather than a loop over the figures.
     bits = 1 << np.arange(len(FIGURES))
-    partly_measured = partly_measured_figures(columns, groups, count) if partial is None else partial
+    partly_measured = partly_measured_figures(columns, groups, count, sizes) if partial is None else partial
     order = _GroupOrder(columns, groups, count, assume_one)
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # present, min, max
     ordered = bool(len(groups) < 2 or (groups[1:] >= groups[:-1]).all())  # rows clustered by task, in order
     for field in _FAMILIES:
         values, kept_groups = order.kept(field)
-        present = np.bincount(kept_groups, minlength=count) > 0
+        present = sizes > 0 if kept_groups is groups else np.bincount(kept_groups, minlength=count) > 0
         low, high = _bounds(values, kept_groups, count, ordered)
         stats[field] = (present, np.where(present, low, 0.0), np.where(present, high, 0.0))
     kept_samples = {field: order.sorted(field) for field in samples}
@@ -177,9 +177,12 @@ def passed_baselines(
 _NAMED = {k: tuple(f for i, f in enumerate(FIGURES) if k >> i & 1) for k in range(1 << len(FIGURES))}
 
 
-def partly_measured_figures(columns: Columns, groups: np.ndarray, count: int) -> list[tuple[str, ...]]:
-    """Per group, the figures some of its rows lack and others have (0 time or cost counts as lacking)."""
-    sizes = np.bincount(groups, minlength=count)
+def partly_measured_figures(
+    columns: Columns, groups: np.ndarray, count: int, sizes: np.ndarray | None = None
+) -> list[tuple[str, ...]]:
+    """Per group, the figures some of its rows lack and others have (0 time or cost counts as
+    lacking). ``sizes``: each group's rows, when the caller counted them."""
+    sizes = np.bincount(groups, minlength=count) if sizes is None else sizes
     some_lack = []
     for figure in FIGURES:
         values = columns.numeric[figure]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena_core.engine.batch import Batch, CheckColumn
+from arena_core.engine.columns import all_measured
 from arena_core.io.junit import MAX_REPORT_BYTES, parse_junit
 from arena_core.model.records import CriterionResult, Submission, SuccessCriterion, Task
 from arena_core.workspace.confined import Workspace, WorkspaceError
@@ -152,8 +153,12 @@ class TestsPass:
 
     def check_batch(self, batch: Batch, criterion: SuccessCriterion, task: Task) -> CheckColumn:
         rate = batch.pass_rate()
-        unknown = np.isnan(rate)
         passed = rate >= 1.0
+        if all_measured(rate):  # every row reported its tests
+            return CheckColumn(
+                np.minimum(rate, 1.0), passed.astype(np.int8), lambda row: f"pass rate {rate[row]:g}", reason_by=rate
+            )
+        unknown = np.isnan(rate)
         credit = np.where(unknown, 0.0, np.where(passed, 1.0, rate))
         status = np.where(unknown, 2, passed.astype(np.int8))
         return CheckColumn(

@@ -109,12 +109,13 @@ class Correctness:
             earned = np.zeros(len(rows))
             total_weight = 0.0
             columns = []
+            rows_batch = batch.subset(rows)
             for index, criterion in enumerate(criteria):
                 checker = self.checkers.get(criterion.type)
                 if checker is None:
                     self._unknown(index, criterion, task)
                 # The optional batch form: present, as batch_blocker() checked before this path ran.
-                column = checker.check_batch(batch.subset(rows), criterion, task)  # type: ignore[attr-defined]
+                column = checker.check_batch(rows_batch, criterion, task)  # type: ignore[attr-defined]
                 columns.append((criterion, column))
                 earned = earned + column.credit * criterion.weight
                 total_weight += criterion.weight
