@@ -93,8 +93,10 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
             return None
         values = to_numpy(column).astype(float, copy=False)  # doubles without nulls: Arrow's memory, read-only
-        if pyarrow.types.is_floating(kind) and pc.any(pc.is_nan(column)).as_py():
-            return None  # a NaN given as such (a null is an absent figure)
+        if pyarrow.types.is_floating(kind) and (
+            pc.any(pc.is_nan(column)).as_py() if column.null_count else len(values) and np.isnan(values.min())
+        ):
+            return None  # a NaN given as such (a null is an absent figure); without nulls, the minimum is NaN
         if bad_figures(values, name, whole=pyarrow.types.is_integer(kind)).any():
             return None
         numeric[name] = values
@@ -134,7 +136,12 @@ def _printable_ascii_names(column: Any) -> bool:
         return True
     data = data[offsets[0] :]
     lengths = np.diff(offsets)
-    if not ((data >= 0x20) & (data <= 0x7E)).all() or lengths.min() < 1 or lengths.max() > MAX_NAME_LENGTH:
+    # One comparison a byte: below 0x20, the subtraction wraps past 0x5E.
+    if (
+        not ((data - np.uint8(0x20)) <= np.uint8(0x7E - 0x20)).all()
+        or lengths.min() < 1
+        or lengths.max() > MAX_NAME_LENGTH
+    ):
         return False
     space = data == 0x20
     if not space.any():
