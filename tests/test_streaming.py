@@ -405,6 +405,12 @@ def test_hostile_run_labels_read_coded_are_refused_as_the_whole_input_refuses_th
     streamed, _ = both(tmp_path, "leaderboard", "runs.parquet")
     assert streamed.returncode == 2 and "runs.parquet: not a readable Parquet file" in streamed.stderr, streamed.stderr
     assert "utf-8" in streamed.stderr.lower() or "utf8" in streamed.stderr.lower()
+    # The same bytes as a name in a list of files, or as an id: refused alike.
+    files = pa.ListArray.from_arrays(pa.array(np.arange(len(raw) + 1, dtype=np.int32)), hostile)
+    for name, column in (("files_created", files), ("id", hostile)):
+        pq.write_table(table.set_column(keys.index(name), name, column), tmp_path / "runs.parquet", row_group_size=60)
+        streamed, _ = both(tmp_path, "leaderboard", "runs.parquet")
+        assert streamed.returncode == 2 and "not a readable Parquet file" in streamed.stderr, (name, streamed.stderr)
 
 
 def test_a_hive_dataset_streams_and_a_link_in_it_is_refused(tmp_path: Path) -> None:

@@ -362,10 +362,24 @@ def by_file(pieces: Sequence[Piece]) -> Iterator[tuple[int, list[Piece]]]:
 
 
 def _check_text(name: str, table: Any) -> None:
+    """Refuse strings that are not UTF-8 here, not where they are met later: each column that
+    holds text (in a list or a dictionary too) checked whole; numbers have nothing to check."""
     try:
-        table.validate(full=True)  # strings that are not UTF-8 are refused here, not met later
+        for column in table.columns:
+            if _holds_text(column.type):
+                column.validate(full=True)
     except Exception as exc:
         raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
+
+
+def _holds_text(kind: Any) -> bool:
+    """Whether values of an Arrow type hold strings anywhere (nested, or as a dictionary)."""
+    pa = _pyarrow()
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+        return True
+    if pa.types.is_dictionary(kind):
+        return _holds_text(kind.value_type)
+    return any(_holds_text(kind.field(i).type) for i in range(kind.num_fields))
 
 
 def _pyarrow() -> Any:
