@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -337,6 +338,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="arena-scale-") as scratch:
             folder = Path(scratch)
             runs, task_file = generate(folder, size, args.tasks)
+            os.sync()  # the files written: the commands timed next do not share the machine with their writeback
             print(f"{size:,} runs:")
             if args.check:
                 check(runs, task_file, folder)
