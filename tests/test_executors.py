@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pagefaults import FAULTS
 
 from arena_core import Arena
 from arena_core.model.errors import ArenaError, UnknownComponentError
@@ -86,23 +87,11 @@ def test_score_takes_the_executor_on_the_command_line(tmp_path: Path) -> None:
     assert score("--executor", "dask") == score()
 
 
-_PROBE = """
-import os, resource
-import numpy as np
+_PROBE = FAULTS + """
 from arena_core.arena import _WORKER_ARENAS
 
 def holds(key):
     return key in _WORKER_ARENAS
-
-def faults():  # page faults of five partitions' worth of 4 MiB arrays, allocated and freed
-    def cycle():
-        arrays = [np.ones(1 << 19) for _ in range(20)]
-        del arrays
-    cycle()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(5):
-        cycle()
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 """
 _STARTS = """
 import os, sys, threading, probe

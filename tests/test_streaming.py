@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pagefaults import FAULTS
 
 pa = pytest.importorskip("pyarrow")
 import pyarrow.parquet as pq  # noqa: E402
@@ -168,19 +169,11 @@ def test_the_command_scores_partitions_beside_its_workers(tmp_path: Path, monkey
         assert (0 < len(here) < 12) if workers else len(here) == 12
 
 
-_CYCLES = """
-import resource, sys
-import numpy as np
+_CYCLES = FAULTS + """
+import sys
 from arena_core.io.allocator import keep_freed_arrays
 kept = sys.argv[1] == "kept" and keep_freed_arrays()
-def cycle():  # a partition's worth of 4 MiB arrays, allocated and freed
-    arrays = [np.ones(1 << 19) for _ in range(20)]
-    del arrays
-cycle()
-before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(5):
-    cycle()
-print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(kept, faults())
 """
 
 
