@@ -3,7 +3,7 @@ item response theory (Rasch and 2PL).
 
 Each scores every group for every row of task weights at once (see
 :class:`arena_core.model.protocols.Aggregator`): a row of ones is the estimate, a row of
-multinomial counts one bootstrap resample of the tasks.
+the counts of one bootstrap resample of the tasks (how often each task was drawn).
 """
 
 from __future__ import annotations

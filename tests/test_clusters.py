@@ -45,7 +45,7 @@ def test_the_bootstrap_over_families_covers_where_the_task_interval_does_not() -
             (row,) = leaderboard(table, aggregator, interval, min_tasks=3)
             covered[name] += row.ci_low <= 50 <= row.ci_high
     assert covered["tasks"] / reps < 0.6  # tasks of a family are not independent: 48 % here
-    assert covered["families"] / reps >= 0.88  # the percentile bootstrap of 30 families: 90.7 % here
+    assert covered["families"] / reps >= 0.88  # the percentile bootstrap of 30 families: 92 % here
 
 
 def test_a_task_must_belong_to_one_family_and_every_run_must_name_it() -> None:

@@ -134,3 +134,30 @@ def test_an_unknown_rank_rule_is_refused_by_name(arena: Arena) -> None:
         _rows(arena, table, "widest")
     with pytest.raises(ValidationError, match="leaderboard_ranks"):
         Arena({"leaderboard_ranks": "widest"}, autoload=False)
+
+
+@pytest.mark.parametrize("units", [1, 7, 500])
+def test_bootstrap_weights_follow_the_multinomial_law_of_drawing_the_tasks_again(units: int) -> None:
+    """The board's resample weights (drawn by counting uniform picks, not one binomial per task)
+    against the law ``rng.multinomial(units, [1 / units] * units)`` gives: every row draws
+    ``units`` tasks, each task's count is Binomial(units, 1/units) by a chi-square test against
+    SciPy's pmf, and two tasks' counts covary by -1/units, the multinomial's."""
+    from scipy import stats
+
+    from arena_core.stats.rankranges import uniform_counts
+
+    rng = np.random.default_rng(5)
+    weights = np.vstack([uniform_counts(rng, units, 400) for _ in range(50)])  # 20,000 resamples
+    assert weights.shape == (20_000, units) and weights.dtype == float
+    assert (weights.sum(axis=1) == units).all() and (weights == np.round(weights)).all()
+    if units == 1:
+        return
+    assert np.abs(weights.mean(axis=0) - 1).max() < 0.05  # every task drawn once a resample on average
+    counts = weights[:, 0].astype(int)
+    top = 5  # counts of 5 and more pooled, so that every expected frequency is large enough
+    observed = np.bincount(np.minimum(counts, top), minlength=top + 1)
+    pmf = stats.binom.pmf(np.arange(top), units, 1 / units)
+    expected = np.append(pmf, 1 - pmf.sum()) * len(counts)
+    assert stats.chisquare(observed, expected).pvalue > 0.001
+    covariance = np.cov(weights[:, 0], weights[:, 1])[0, 1]
+    assert covariance == pytest.approx(-1 / units, abs=0.04)
