@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arena_core import Arena, ArenaError
@@ -182,7 +183,7 @@ def test_a_version_2_database_gets_versions_and_history_when_opened(tmp_path: Pa
         connection.execute("PRAGMA user_version = 2")
     store = SQLiteStore(path)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 6
     assert {len(v) for v in baseline_history(store).values()} == {1}
     later = arena.process(RUNS[1::2], store=store)
     assert {e.baseline_version for e in later.evaluations} == {1}
@@ -240,3 +241,117 @@ def test_a_stored_score_card_explains_the_score_with_its_baseline_version(tmp_pa
     assert "Baseline (stored version 1) of 5 submissions" in text
     unknown = _arena("card", "nope", "--store", "arena.db", cwd=tmp_path)
     assert unknown.returncode == 2 and "no stored submission 'nope'" in unknown.stderr
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def cell_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """The stores that keep the leaderboard's cells (store/cells.py)."""
+    if request.param == "postgresql":
+        from arena_core.store.postgres import PostgresStore
+
+        return PostgresStore(request.getfixturevalue("postgres_server")())
+    return SQLiteStore(tmp_path / "arena.db")
+
+
+def _cells_and_runs(arena: Arena, store: Store, by: str) -> tuple:
+    """The table from the store's cells and the table of its evaluations, computed anew."""
+    from arena_core.stats.runs import UNKNOWN, gather_runs
+    from arena_core.stats.tasktable import TaskTable
+    from arena_core.store.cells import task_table
+
+    with store.transaction(write=False) as tx:
+        cells = task_table(tx.board_cells(by), UNKNOWN)
+    return cells, TaskTable.of(gather_runs(arena.scorer, None, store, by))
+
+
+def test_the_cells_stay_exact_however_often_evaluations_are_replaced(cell_store: Store) -> None:
+    """Every figure of the board the cells give equals, to the bit, the board computed from the
+    stored evaluations, after each run was replaced many times (each replacement takes the old
+    figures away and adds the new ones): scores of hundredths are summed as whole numbers.
+    Float sums drift here (checked: the float columns differ from the exact sums in the last
+    bits in some cell)."""
+    from arena_core import to_dict
+    from arena_core.store.cells import SUMS
+
+    arena = Arena(autoload=False)
+    arena.process(RUNS, store=cell_store, tasks=TASK_MAP)
+    rng = np.random.default_rng(3)
+    for round_ in range(6):
+        chosen = rng.choice(len(RUNS), 40, replace=False)
+        changed = [
+            {**to_dict(RUNS[i]), "total_tokens": int(RUNS[i].total_tokens * rng.uniform(0.5, 1.7))} for i in chosen
+        ]
+        arena.process(changed, store=cell_store, replace=True)
+    for by in ("tool", "model"):
+        cells, direct = _cells_and_runs(arena, cell_store, by)
+        assert (cells.groups, cells.tasks) == (direct.groups, direct.tasks)
+        assert np.array_equal(cells.counts, direct.counts)
+        assert np.array_equal(cells.sums, direct.sums)  # exact: not approximately
+        assert np.array_equal(cells.coverage_means, direct.coverage_means, equal_nan=True)
+        assert cells.dimension_means.keys() == direct.dimension_means.keys()
+        for name, means in cells.dimension_means.items():
+            assert np.array_equal(means, direct.dimension_means[name], equal_nan=True), name
+        assert [to_dict(r) for r in arena.leaderboard(cells)] == [to_dict(r) for r in arena.leaderboard(direct)]
+    with cell_store.transaction(write=False) as tx:
+        rows = tx.board_cells("tool")
+    floats = np.array([row[2 + SUMS.index("overall")] for row in rows], dtype=float)
+    exact = np.array([row[2 + SUMS.index("overall_units")] for row in rows]) / 100
+    assert not np.array_equal(floats, exact)  # what the float sums alone would have given
+
+
+def test_cells_of_float_sums_alone_are_made_anew_with_their_units_when_opened(cell_store: Store) -> None:
+    """A database from before the whole-number sums (SQLite schema 5, PostgreSQL 2), its cells'
+    float sums drifted by replacements, gets cells made anew from its evaluations when opened."""
+    from arena_core import to_dict
+    from arena_core.model.records import DIMENSIONS
+
+    arena = Arena(autoload=False)
+    arena.process(RUNS, store=cell_store, tasks=TASK_MAP)
+    changed = [{**to_dict(r), "total_tokens": r.total_tokens + 7} for r in RUNS[:60]]
+    arena.process(changed, store=cell_store, replace=True)
+    old_sums = ["runs", "overall", "coverage", *(f"{d}{n}" for d in DIMENSIONS for n in ("", "_n"))]
+    old_table = (
+        "CREATE TABLE board_cells (grouping TEXT NOT NULL, grp TEXT NOT NULL, task_id TEXT NOT NULL, "
+        + ", ".join(f"{n} {'INTEGER' if n == 'runs' or n.endswith('_n') else 'REAL'} NOT NULL" for n in old_sums)
+        + ", PRIMARY KEY (grouping, grp, task_id))"
+    )
+    wrong = f"INSERT INTO board_cells VALUES ('tool', 'nobody', 't', 1, {', '.join(['0.5'] * (len(old_sums) - 1))})"
+    if isinstance(cell_store, SQLiteStore):
+        with sqlite3.connect(cell_store.path) as connection:
+            connection.executescript(f"DROP TABLE board_cells; {old_table}; {wrong}; PRAGMA user_version = 5;")
+        reopened: Store = SQLiteStore(cell_store.path)
+    else:
+        import psycopg
+
+        from arena_core.store.postgres import PostgresStore
+
+        with psycopg.connect(cell_store.url, autocommit=True) as connection:
+            for statement in ("DROP TABLE board_cells", old_table, wrong, "UPDATE arena_schema SET version = 2"):
+                connection.execute(statement)
+        reopened = PostgresStore(cell_store.url)
+    for by in ("tool", "model"):
+        cells, direct = _cells_and_runs(arena, reopened, by)
+        assert "nobody" not in cells.groups and cells.groups == direct.groups
+        assert np.array_equal(cells.sums, direct.sums) and np.array_equal(cells.counts, direct.counts)
+
+
+def test_a_cell_holding_a_figure_of_finer_grain_falls_back_to_its_float_sums(cell_store: Store) -> None:
+    """An evaluation stored with a score no whole number of hundredths gives (one a host wrote
+    itself) makes its cells inexact: they give their float sums, close to the direct board's,
+    and every other cell keeps its exact sum."""
+    import attrs
+
+    arena = Arena(autoload=False)
+    arena.process(RUNS[:40], store=cell_store, tasks=TASK_MAP)
+    before, _ = _cells_and_runs(arena, cell_store, "tool")
+    with cell_store.transaction() as tx:
+        task = RUNS[0].task_id
+        first = tx.evaluations(task)[0]
+        tx.put_evaluation(attrs.evolve(first, overall_score=100 / 3, coverage=1e300))
+    cells, direct = _cells_and_runs(arena, cell_store, "tool")
+    fine = (cells.groups.index(first.tool), cells.tasks.index(task))
+    assert cells.sums == pytest.approx(direct.sums, rel=1e-12)
+    assert round(cells.sums[fine] * 100) != cells.sums[fine] * 100  # the float sum: thirds are in it
+    others = np.ones(cells.sums.shape, dtype=bool)
+    others[fine] = False
+    assert np.array_equal(cells.sums[others], before.sums[others])

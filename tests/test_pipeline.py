@@ -392,7 +392,7 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
                                    (e.submission_id, e.task_id, json.dumps(to_dict(e))))
     migrated = SQLiteStore(old)
     with sqlite3.connect(old) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 5
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 6
     assert snapshot(migrated) == snapshot(reference)
     with migrated.transaction(write=False) as tx:  # the leaderboard's cells, filled from the records
         assert TaskTable.of(gather_runs(arena.scorer, None, migrated, "tool")).groups == sorted(
@@ -407,8 +407,8 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 
     path = tmp_path / "new.db"
     with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA user_version = 6")
-    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 6; this one reads up to 5\)"):
+        connection.execute("PRAGMA user_version = 7")
+    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 7; this one reads up to 6\)"):
         SQLiteStore(path)
 
 

@@ -8,6 +8,14 @@ it. The SQLite and PostgreSQL stores keep those for groupings by tool and by mod
 evaluation stored adds its figures to its cells, an evaluation replaced takes its old ones away,
 in the same transaction; :func:`task_table` turns the cells into the
 :class:`~arena_core.stats.tasktable.TaskTable` every leaderboard statistic starts from.
+
+Scores as the engine rounds them (hundredths; coverage in ten-thousandths) are also summed as
+whole numbers of their units, which adding and taking away keep exact however often evaluations
+are replaced: while every evaluation of a cell is such a number (``inexact`` counts those that
+are not), its sums are those whole numbers, divided once, and so the very figures a leaderboard
+computed from the evaluations gives (:class:`~arena_core.stats.tasktable.TaskTable` sums them
+alike). The float sums beside them, which drift by the last bits as figures are added and taken
+away, serve a cell only while it holds a figure of finer grain.
 """
 
 from __future__ import annotations
@@ -21,18 +29,22 @@ import numpy as np
 from arena_core.model.records import DIMENSIONS, Evaluation
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["GROUPINGS", "SCHEMA", "CellLedger", "figures", "schema", "task_table"]
+__all__ = ["GROUPINGS", "SCHEMA", "SUMS", "CellLedger", "figures", "schema", "task_table"]
 
 #: The groupings kept: by tool and by model.
 GROUPINGS = ("tool", "model")
-_SUMS = ("runs", "overall", "coverage", *(f"{d}{n}" for d in DIMENSIONS for n in ("", "_n")))
+#: The figures summed, and how many of their units make one (the engine's rounding).
+_SCALES = {"overall": 100, "coverage": 10_000, **dict.fromkeys(DIMENSIONS, 100)}
+_WHOLE = ("runs", "inexact", *(f"{f}_units" for f in _SCALES), *(f"{d}_n" for d in DIMENSIONS))
+#: The sums a cell keeps, in the order of its columns (and of :meth:`CellLedger.rows` after group and task).
+SUMS = (*_WHOLE[:2], *_SCALES, *_WHOLE[2:])
 
 
 def schema(real: str = "REAL", whole: str = "INTEGER", suffix: str = " WITHOUT ROWID") -> str:
     """The cells' table, in a database's words for a float and a whole number."""
     return (
         "CREATE TABLE IF NOT EXISTS board_cells (grouping TEXT NOT NULL, grp TEXT NOT NULL, task_id TEXT NOT NULL, "
-        + ", ".join(f"{name} {whole if name == 'runs' or name.endswith('_n') else real} NOT NULL" for name in _SUMS)
+        + ", ".join(f"{name} {whole if name in _WHOLE else real} NOT NULL" for name in SUMS)
         + f", PRIMARY KEY (grouping, grp, task_id)){suffix}"
     )
 
@@ -41,13 +53,26 @@ def schema(real: str = "REAL", whole: str = "INTEGER", suffix: str = " WITHOUT R
 SCHEMA = schema()
 
 
-def figures(evaluation: Evaluation) -> list[float]:
-    """What one evaluation adds to its cells, in the order of the table's sums."""
-    out = [1.0, evaluation.overall_score, 1.0 if evaluation.coverage is None else evaluation.coverage]
-    for dimension in DIMENSIONS:
-        score = evaluation.scores.get(dimension)
-        out += [0.0, 0.0] if score is None else [score, 1.0]
-    return out
+def figures(evaluation: Evaluation) -> list[float | int]:
+    """What one evaluation adds to its cells, in the order of the table's sums: whole numbers
+    (Python's, exact however large) for the counts and units, floats for the float sums."""
+    values = {
+        "overall": evaluation.overall_score,
+        "coverage": 1.0 if evaluation.coverage is None else evaluation.coverage,
+    }
+    values.update((d, s) for d in DIMENSIONS if (s := evaluation.scores.get(d)) is not None)
+    units = {  # a figure no whole number of units gives (of finer grain, or far out of range) marks the cell inexact
+        name: round(value * _SCALES[name]) if math.isfinite(value) and abs(value) < 1e6 else 0
+        for name, value in values.items()
+    }
+    inexact = any(units[name] / _SCALES[name] != value for name, value in values.items())
+    return [
+        1,
+        int(inexact),
+        *(float(values.get(name, 0.0)) for name in _SCALES),
+        *(units.get(name, 0) for name in _SCALES),
+        *(int(d in values) for d in DIMENSIONS),
+    ]
 
 
 class CellLedger:
@@ -62,7 +87,7 @@ class CellLedger:
         values = figures(evaluation)
         for grouping in GROUPINGS:
             key = (grouping, getattr(evaluation, grouping) or "", evaluation.task_id)
-            change = self.changes.setdefault(key, [0.0] * len(_SUMS))
+            change = self.changes.setdefault(key, [0] * len(SUMS))
             for i, value in enumerate(values):
                 change[i] += sign * value
 
@@ -71,11 +96,11 @@ class CellLedger:
         ``mark`` ``%s``)."""
         if not self.changes:
             return
-        names = ", ".join(_SUMS)
+        names = ", ".join(SUMS)
         connection.executemany(
-            f"INSERT INTO board_cells (grouping, grp, task_id, {names}) VALUES ({', '.join([mark] * (3 + len(_SUMS)))}) "
+            f"INSERT INTO board_cells (grouping, grp, task_id, {names}) VALUES ({', '.join([mark] * (3 + len(SUMS)))}) "
             "ON CONFLICT (grouping, grp, task_id) DO UPDATE SET "
-            + ", ".join(f"{n} = board_cells.{n} + excluded.{n}" for n in _SUMS),
+            + ", ".join(f"{n} = board_cells.{n} + excluded.{n}" for n in SUMS),
             [(*key, *values) for key, values in self.changes.items()],
         )
         connection.execute("DELETE FROM board_cells WHERE runs <= 0")
@@ -86,16 +111,15 @@ class CellLedger:
         tasks: a read of one row per task and tool, not of every evaluation."""
         self.flush(connection, mark)
         rows = connection.execute(
-            "SELECT NULLIF(grp, ''), AVG(overall / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' GROUP BY grp"
+            "SELECT NULLIF(grp, ''), AVG(CASE WHEN inexact = 0 THEN CAST(overall_units AS DOUBLE PRECISION) / 100.0 "
+            "ELSE overall END / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' GROUP BY grp"
         ).fetchall()
         return [(tool, float(mean), int(n)) for tool, mean, n in rows]
 
     def rows(self, connection: Any, grouping: str, mark: str = "?") -> list[tuple[object, ...]]:
         """The cells of ``grouping`` (``tool`` or ``model``): (group or "", task, sums...)."""
         self.flush(connection, mark)
-        query = (
-            f"SELECT grp, task_id, {', '.join(_SUMS)} FROM board_cells WHERE grouping = {mark} ORDER BY grp, task_id"
-        )
+        query = f"SELECT grp, task_id, {', '.join(SUMS)} FROM board_cells WHERE grouping = {mark} ORDER BY grp, task_id"
         found: list[tuple[object, ...]] = connection.execute(query, (grouping,)).fetchall()
         return found
 
@@ -109,22 +133,24 @@ def task_table(rows: Sequence[tuple[object, ...]], unknown: str) -> TaskTable:
     g_index = {g: i for i, g in enumerate(groups)}
     t_index = {t: i for i, t in enumerate(tasks)}
     shape = (len(groups), len(tasks))
-    sums = np.zeros((len(_SUMS), *shape))
+    sums = {name: np.zeros(shape) for name in ("runs", *_SCALES, *(f"{d}_n" for d in DIMENSIONS))}
     for row in rows:
-        sums[:, g_index[str(row[0]) or unknown], t_index[str(row[1])]] = [float(v) for v in row[2:]]  # type: ignore[arg-type]
-    counts = sums[0].astype(np.int64)
+        cell = (g_index[str(row[0]) or unknown], t_index[str(row[1])])
+        found: dict[str, Any] = dict(zip(SUMS, row[2:], strict=True))
+        exact = found["inexact"] == 0
+        for name, total in sums.items():
+            scale = _SCALES.get(name)
+            total[cell] = int(found[f"{name}_units"]) / scale if scale is not None and exact else float(found[name])
+    counts = sums["runs"].astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = {
-            d: np.where(sums[4 + 2 * k] > 0, sums[3 + 2 * k] / sums[4 + 2 * k], math.nan)
-            for k, d in enumerate(DIMENSIONS)
-        }
-        coverage = np.where(counts > 0, sums[2] / np.maximum(counts, 1), math.nan)
+        means = {d: np.where(sums[f"{d}_n"] > 0, sums[d] / sums[f"{d}_n"], math.nan) for d in DIMENSIONS}
+        coverage = np.where(counts > 0, sums["coverage"] / np.maximum(counts, 1), math.nan)
     empty = np.zeros(0)
     return TaskTable(
         groups,
         tasks,
         counts,
-        sums[1],
+        sums["overall"],
         empty.astype(np.int64),
         empty.astype(np.int64),
         empty,

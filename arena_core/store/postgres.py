@@ -31,8 +31,9 @@ __all__ = ["PostgresStore", "SCHEMA_VERSION", "is_postgres_url"]
 
 T = TypeVar("T")
 
-#: The schema's version, in ``arena_schema``; a newer one is refused. 2: the leaderboard's cells.
-SCHEMA_VERSION = 2
+#: The schema's version, in ``arena_schema``; a newer one is refused. 2: the leaderboard's cells;
+#: 3: their exact sums of whole units.
+SCHEMA_VERSION = 3
 #: Any number, the same for every writer of every arena in the database: the write lock.
 _WRITE_LOCK = 0x6172656E61  # "arena"
 
@@ -220,7 +221,9 @@ class PostgresStore:
                 cursor.execute(statement)
             if version is None:
                 cursor.execute("INSERT INTO arena_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
-            elif version < SCHEMA_VERSION:  # 1 to 2: the cells of the evaluations stored so far
+            elif version < SCHEMA_VERSION:  # 1 and 2 to 3: the cells of the evaluations stored so far
+                cursor.execute("DROP TABLE board_cells")  # version 2's had no units; version 1's was just made
+                cursor.execute(_SCHEMA[-1])
                 cursor.execute("SELECT data FROM evaluations")
                 for (data,) in cursor.fetchall():
                     tx.ledger.add(structure(json.loads(data), Evaluation), 1)

@@ -24,9 +24,10 @@ __all__ = ["ADDED_NAMES", "FIGURES", "MARKS", "SCHEMA_VERSION", "evaluation_of",
 
 #: The schema's version, kept in ``PRAGMA user_version``. Versions 1 (before figures, scores and
 #: standings had columns of their own), 2 (before baseline versions, history columns and
-#: per-tool sums), 3 (before the leaderboard's cells, store/cells.py) and 4 (before evaluation
-#: versions) are migrated when opened; a newer one is refused.
-SCHEMA_VERSION = 5
+#: per-tool sums), 3 (before the leaderboard's cells, store/cells.py), 4 (before evaluation
+#: versions) and 5 (before the cells' exact sums of whole units) are migrated when opened; a
+#: newer one is refused.
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -96,8 +97,8 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
             _fill(connection)
             connection.execute(INDEXES)
             connection.execute("DROP TABLE IF EXISTS group_cells")  # version 3's per-tool sums
+            connection.execute("DROP TABLE IF EXISTS board_cells")  # made anew: version 5's had no units
             connection.execute(CELLS_SCHEMA)
-            connection.execute("DELETE FROM board_cells")
             ledger = CellLedger()
             for data, provisional in connection.execute("SELECT data, provisional FROM evaluations").fetchall():
                 ledger.add(evaluation_of(data, provisional, 0, 0, 1), 1)
