@@ -37,6 +37,8 @@ SCHEMA_VERSION = 3
 #: Any number, the same for every writer of every arena in the database: the write lock.
 _WRITE_LOCK = 0x6172656E61  # "arena"
 
+#: The leaderboard's cells (store/cells.py), in PostgreSQL's words.
+_CELLS = schema(real="DOUBLE PRECISION", whole="BIGINT", suffix="")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
     "CREATE TABLE IF NOT EXISTS tasks (seq BIGSERIAL, id TEXT PRIMARY KEY, data TEXT NOT NULL)",
@@ -50,7 +52,7 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id, seq)",
     "CREATE TABLE IF NOT EXISTS evaluation_versions (seq BIGSERIAL PRIMARY KEY, submission_id TEXT NOT NULL, "
     "superseded_at TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL)",
-    schema(real="DOUBLE PRECISION", whole="BIGINT", suffix=""),
+    _CELLS,
 )
 
 
@@ -223,7 +225,7 @@ class PostgresStore:
                 cursor.execute("INSERT INTO arena_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
             elif version < SCHEMA_VERSION:  # 1 and 2 to 3: the cells of the evaluations stored so far
                 cursor.execute("DROP TABLE board_cells")  # version 2's had no units; version 1's was just made
-                cursor.execute(_SCHEMA[-1])
+                cursor.execute(_CELLS)
                 cursor.execute("SELECT data FROM evaluations")
                 for (data,) in cursor.fetchall():
                     tx.ledger.add(structure(json.loads(data), Evaluation), 1)
