@@ -35,9 +35,12 @@ __all__ = ["GROUPINGS", "SCHEMA", "SUMS", "CellLedger", "figures", "schema", "ta
 GROUPINGS = ("tool", "model")
 #: The figures summed, and how many of their units make one (the engine's rounding).
 _SCALES = {"overall": 100, "coverage": 10_000, **dict.fromkeys(DIMENSIONS, 100)}
-_WHOLE = ("runs", "inexact", *(f"{f}_units" for f in _SCALES), *(f"{d}_n" for d in DIMENSIONS))
+_COUNTS = ("runs", "inexact")  # runs, and those with a figure of finer grain than its units
+_UNITS = tuple(f"{f}_units" for f in _SCALES)
+_MEASURED = tuple(f"{d}_n" for d in DIMENSIONS)  # runs that measured each dimension
+_WHOLE = (*_COUNTS, *_UNITS, *_MEASURED)
 #: The sums a cell keeps, in the order of its columns (and of :meth:`CellLedger.rows` after group and task).
-SUMS = (*_WHOLE[:2], *_SCALES, *_WHOLE[2:])
+SUMS = (*_COUNTS, *_SCALES, *_UNITS, *_MEASURED)
 
 
 def schema(real: str = "REAL", whole: str = "INTEGER", suffix: str = " WITHOUT ROWID") -> str:
@@ -82,7 +85,7 @@ class CellLedger:
     def __init__(self) -> None:
         self.changes: dict[tuple[str, str, str], list[float]] = {}
 
-    def add(self, evaluation: Evaluation, sign: float) -> None:
+    def add(self, evaluation: Evaluation, sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) an evaluation's figures."""
         values = figures(evaluation)
         for grouping in GROUPINGS:
@@ -111,8 +114,9 @@ class CellLedger:
         tasks: a read of one row per task and tool, not of every evaluation."""
         self.flush(connection, mark)
         rows = connection.execute(
-            "SELECT NULLIF(grp, ''), AVG(CASE WHEN inexact = 0 THEN CAST(overall_units AS DOUBLE PRECISION) / 100.0 "
-            "ELSE overall END / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' GROUP BY grp"
+            "SELECT NULLIF(grp, ''), AVG(CASE WHEN inexact = 0 THEN CAST(overall_units AS DOUBLE PRECISION) / "
+            f"{_SCALES['overall']}.0 ELSE overall END / runs), COUNT(*) FROM board_cells WHERE grouping = 'tool' "
+            "GROUP BY grp"
         ).fetchall()
         return [(tool, float(mean), int(n)) for tool, mean, n in rows]
 
@@ -133,7 +137,7 @@ def task_table(rows: Sequence[tuple[object, ...]], unknown: str) -> TaskTable:
     g_index = {g: i for i, g in enumerate(groups)}
     t_index = {t: i for i, t in enumerate(tasks)}
     shape = (len(groups), len(tasks))
-    sums = {name: np.zeros(shape) for name in ("runs", *_SCALES, *(f"{d}_n" for d in DIMENSIONS))}
+    sums = {name: np.zeros(shape) for name in ("runs", *_SCALES, *_MEASURED)}
     for row in rows:
         cell = (g_index[str(row[0]) or unknown], t_index[str(row[1])])
         found: dict[str, Any] = dict(zip(SUMS, row[2:], strict=True))
