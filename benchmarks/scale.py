@@ -17,8 +17,8 @@ arena-core's modules are byte-compiled first, as installing it leaves them. Each
 a fresh process, ``--repeat`` times (3 by default), the three engines taking turns so that a slow
 moment of the machine falls on each of them alike; the median wall time and the largest peak
 memory (the resident memory of the process and its children, summed, sampled every 20 ms) are
-printed, and arena-core's median as a ratio to the faster peer's. Targets (issue 37): within 1.5x of the faster peer and under 2.5 GiB
-at 10M runs; 30M runs complete; time linear in runs.
+printed, and arena-core's median as a ratio to the faster peer's. Targets (issue 37): within
+1.5x of the faster peer and under 2.5 GiB at 10M runs; 30M runs complete; time linear in runs.
 """
 
 from __future__ import annotations
