@@ -49,6 +49,8 @@ from arena_core.io.pieces import ROW, Source, rows_of_tasks
 from arena_core.io.planning import Part, TaskCounts, plan, task_counts
 from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
 from arena_core.io.spill import read_spilled, spill, write_spilled
+from arena_core.io.tables import records_of_table
+from arena_core.io.writers import write_shard
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Task
 from arena_core.stats.runs import runs_of
@@ -283,7 +285,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
     columns = columns_from_table(table, strict=strict)
     problems: list[tuple[int, str]] = []
     if columns is None:
-        records = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
+        records = records_of_table(table)
 
         def invalid(index: int, error: ValidationError) -> None:
             problems.append((int(rows[index]), f"{source.where(int(rows[index]))}: {error}"))
@@ -302,7 +304,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
         meta = _unknown_models_meta(table) if "model" in job.by else None
         cells = TaskTable.of(runs_of(arena.scorer, result, job.by, meta), cells_only=True)
     if job.shard is not None:
-        _write_shard(result, job.shard, job.partition_by)
+        write_shard(result, job.shard, job.partition_by)
     return _Outcome(len(rows), hashes, [], 0, cells, table=result.to_arrow() if job.arrow else None)
 
 
@@ -314,27 +316,6 @@ def _unknown_models_meta(table: Any) -> dict[str, Any] | None:
         return None
     unknown = table.filter(pc.is_null(table["model"])).select(["id", "meta"]).to_pylist()
     return {row["id"]: {k: v for k, v in (row["meta"] or {}).items() if v is not None} for row in unknown}
-
-
-def _write_shard(result: Any, path: str, partition_by: tuple[str, ...]) -> None:
-    """A partition's evaluations as one file, or as a hive dataset by ``partition_by`` (the
-    file's name, numbered, in each ``KEY=VALUE`` folder)."""
-    if path.endswith(".parquet") and partition_by:
-        import pyarrow.dataset as ds
-
-        where = Path(path)
-        ds.write_dataset(result.to_arrow(), where.parent, format="parquet", partitioning=list(partition_by),
-                         partitioning_flavor="hive", basename_template=f"{where.stem}-{{i}}.parquet",
-                         existing_data_behavior="overwrite_or_ignore")  # fmt: skip
-        return
-    if path.endswith(".parquet"):
-        import pyarrow.parquet as pq
-
-        pq.write_table(result.to_arrow(), path)
-        return
-    with open(path, "wb") as out:
-        for block in result.json_lines():
-            out.write(block)
 
 
 def _located(source: Source, rows: np.ndarray, ids: Sequence[str], error: ValidationError) -> str:

@@ -75,26 +75,63 @@ def _keep_freed_arrays() -> None:
 
 class DaskCluster:
     """A Dask cluster: the scheduler at ``address``, or a local cluster of ``workers`` processes
-    (one thread each) started for the batch and stopped after it."""
+    (one thread each) started for the batch and stopped after it.
+
+    Whoever can talk to a Dask scheduler can run code on it (``Client.run_on_scheduler``), as
+    the user that runs it. The local cluster therefore listens on the loopback only, over TLS
+    with a certificate made in memory for this batch (``Security.temporary``): another user of
+    the machine cannot connect without it. A remote scheduler is reached over ``tls://`` with the
+    certificates of Dask's own configuration (``distributed.comm.tls.*``); a ``tcp://`` one,
+    which authenticates nobody, only when ``dask_allow_unauthenticated`` says the network is trusted.
+    """
 
     name = "dask"
     local = False
 
-    def __init__(self, address: str) -> None:
-        self.address = address
+    def __init__(self, address: str, allow_unauthenticated: bool = False) -> None:
+        self.address, self.allow_unauthenticated = address, allow_unauthenticated
 
     def start(self, workers: int) -> Executor:
         try:
             from distributed import Client, LocalCluster  # the 'distributed' extra
+            from distributed.security import Security
         except ImportError:
             raise ArenaError("check_executor 'dask' needs Dask: pip install 'arena-core[distributed]'") from None
         cluster = None
         if self.address:
-            client = Client(self.address)
+            client = Client(self.address, security=self._remote_security(Security))
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+                protocol="tls://",
+                security=Security.temporary(),
+            )
             client = Client(cluster)
         return _Closing(client.get_executor(), client, cluster)
+
+    def _remote_security(self, security: Any) -> Any:
+        """The security of a connection to ``address``; refuses a scheduler that authenticates nobody."""
+        scheme = self.address.partition("://")[0] if "://" in self.address else "tcp"
+        if scheme == "tls":
+            found = security()  # Dask's configuration: distributed.comm.tls.ca-file, client.cert, client.key
+            if not found.tls_ca_file or not found.tls_client_cert:
+                raise ArenaError(
+                    f"dask_scheduler {self.address!r}: no TLS certificates are configured for Dask "
+                    "(distributed.comm.tls.ca-file and distributed.comm.tls.client.cert / .key, "
+                    "or DASK_DISTRIBUTED__COMM__TLS__CA_FILE and the like); see docs/security.md"
+                )
+            return found
+        if self.allow_unauthenticated:
+            return None
+        raise ArenaError(
+            f"dask_scheduler {self.address!r}: a {scheme}:// scheduler authenticates nobody, and anyone who "
+            "reaches its port runs code as this user; use a tls:// scheduler with Dask's TLS certificates, "
+            "or set dask_allow_unauthenticated = true on a network where every host is trusted (docs/security.md)"
+        )
 
 
 class _Closing(Executor):
@@ -115,4 +152,4 @@ class _Closing(Executor):
 
 @hookimpl
 def arena_register_check_executors(config: ScoringConfig) -> list[object]:
-    return [Threads(), Processes(), DaskCluster(config.dask_scheduler)]
+    return [Threads(), Processes(), DaskCluster(config.dask_scheduler, config.dask_allow_unauthenticated)]

@@ -260,7 +260,7 @@ def _cells_and_runs(arena: Arena, store: Store, by: str) -> tuple:
     from arena_core.store.cells import task_table
 
     with store.transaction(write=False) as tx:
-        cells = task_table(tx.board_cells(by), UNKNOWN)
+        cells = task_table(tx.board_cells(by))
     return cells, TaskTable.of(gather_runs(arena.scorer, None, store, by))
 
 

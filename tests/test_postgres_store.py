@@ -70,7 +70,7 @@ def test_a_newer_schema_is_refused_and_passwords_stay_out_of_messages(postgres_s
     secret = url.replace("postgresql://arena@", "postgresql://arena:hunter2@").replace("arena_", "missing_")
     with pytest.raises(ArenaError) as caught:
         PostgresStore(secret, timeout=2)
-    assert "hunter2" not in str(caught.value) and "postgresql://arena@" in str(caught.value)
+    assert "hunter2" not in str(caught.value) and "postgresql://arena:***@" in str(caught.value)
 
 
 def test_a_failed_batch_leaves_nothing_behind(postgres_server) -> None:
@@ -121,7 +121,6 @@ def test_the_commands_take_a_postgresql_url_wherever_they_take_a_database(postgr
 
 def test_the_cells_follow_every_stored_evaluation_and_a_version_1_database_gets_them(postgres_server) -> None:
     from arena_core.store.cells import task_table
-    from arena_core.stats.runs import UNKNOWN
 
     url = postgres_server()
     tasks, runs = generate_arena(tasks=4, submissions_per_task=12, seed=9)
@@ -131,7 +130,7 @@ def test_the_cells_follow_every_stored_evaluation_and_a_version_1_database_gets_
 
     def boards() -> tuple[list, list]:
         with store.transaction(write=False) as tx:
-            cells = task_table(tx.board_cells("tool"), UNKNOWN)
+            cells = task_table(tx.board_cells("tool"))
         return arena.leaderboard(cells), arena.leaderboard(store=store)
 
     from_cells, from_evaluations = boards()  # replaced runs left their cells: the board of what is stored

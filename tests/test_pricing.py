@@ -364,7 +364,7 @@ def test_arena_reprice_at_a_date_and_again_keeps_every_version(tmp_path: Path) -
     assert bad.returncode == 2 and "--date" in bad.stderr
 
 
-def test_a_run_that_cannot_be_priced_leaves_the_store_as_it_was(tmp_path: Path) -> None:
+def test_a_run_that_cannot_be_priced_fails_alone(tmp_path: Path) -> None:
     from arena_core.store import SQLiteStore
     from arena_core.store.repricing import reprice
 
@@ -372,13 +372,15 @@ def test_a_run_that_cannot_be_priced_leaves_the_store_as_it_was(tmp_path: Path) 
     runs[3]["model"] = "no-such-model-anywhere"
     store = SQLiteStore(tmp_path / "arena.db")
     Arena(autoload=False).process(runs, store=store, tasks={"t": {"id": "t"}})
+    done = reprice(Arena({"cost_source": "priced"}, autoload=False), store, reason="x")
+    assert done.sources == {"priced": 5, "refused": 1}
+    [refused] = done.refused
+    assert refused.startswith("submission 'run-3': model:") and "no-such-model-anywhere" in refused
     with store.transaction(write=False) as tx:
-        before = [(e.submission_id, e.scores) for e in tx.evaluations("t")]
-    with pytest.raises(ValidationError, match="submission 'run-3'.*model"):
-        reprice(Arena({"cost_source": "priced"}, autoload=False), store, reason="x")
-    with store.transaction(write=False) as tx:
-        assert [(e.submission_id, e.scores) for e in tx.evaluations("t")] == before
-        assert tx.evaluation_versions("run-0") == [] and tx.get_baseline("t").version == 1
+        stored = {s.id: s for s in tx.submissions("t")}
+        assert tx.get_baseline("t").version == 2 and len(tx.evaluation_versions("run-3")) == 1
+    assert stored["run-3"].estimated_cost == runs[3]["estimated_cost"] and "pricing" not in stored["run-3"].meta
+    assert all("pricing" in stored[f"run-{i}"].meta for i in (0, 1, 2, 4, 5))
     with pytest.raises(ArenaError, match="re-pricing needs cost_source"):
         reprice(Arena(autoload=False), store, reason="x")
 

@@ -56,8 +56,8 @@ class Service:
         self.aider = self.bearer("submitter", ["aider"])
         self.other = self.bearer("submitter", ["other"])
 
-    def bearer(self, role: str, tools: list[str] | None = None) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens.create(role, tools or [])[1]}"}
+    def bearer(self, role: str, tools: list[str] | None = None, models: tuple[str, ...] = ("m0", "m1")) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens.create(role, tools or [], models=models)[1]}"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -16,7 +16,8 @@ import pytest
 
 from arena_core import Arena, ValidationError, hookimpl
 from arena_core.registry.manager import get_plugin_manager
-from arena_core.workspace.confined import CommandResult, WorkspaceError, open_workspace
+from arena_core.workspace.confined import CommandResult, WorkspaceError
+from arena_core.workspace.opening import open_workspace
 
 PY = sys.executable
 RUN = {"id": "run-1", "task_id": "t", "total_tokens": 4000, "tool_calls": 6}

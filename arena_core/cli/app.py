@@ -20,6 +20,7 @@ import attrs
 import click
 
 from arena_core.arena import Arena
+from arena_core.cli.stores import STORE_ENV
 from arena_core.config.files import ConfigError, LoadedConfig, config_error, load_config
 from arena_core.config.settings import DEFAULT_MISSING
 from arena_core.engine.collector import collector_paused
@@ -29,6 +30,7 @@ from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.partitioned import evaluate_partitioned
 from arena_core.registry.manager import plugin_names
+from arena_core.store.trust import redact
 
 if TYPE_CHECKING:
     from arena_core.cli.inputs import Sources
@@ -129,12 +131,17 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
         except (ArenaError, OSError, KeyboardInterrupt, Stopped) as exc:
             if os.environ.get("ARENA_RAISE_ERRORS"):
                 raise
-            click.echo(f"Error: {printable(_message(state, exc))}", err=True)
+            click.echo(f"Error: {printable(redact(_message(state, exc), *sys.argv[1:], *_store_urls()))}", err=True)
             sys.exit(2)
         finally:
             signal.signal(signal.SIGTERM, previous)
 
     return run
+
+
+def _store_urls() -> list[str]:
+    """URLs the command may have read from its environment, whose passwords no message may show."""
+    return [os.environ[STORE_ENV]] if STORE_ENV in os.environ else []
 
 
 class Stopped(BaseException):

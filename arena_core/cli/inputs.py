@@ -21,7 +21,7 @@ from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table
 from arena_core.importing.collect import ImportSession, detect_format
-from arena_core.io.pieces import is_url
+from arena_core.io.locations import is_url
 from arena_core.io.readers import (
     Located,
     iter_submissions,

@@ -10,6 +10,7 @@ import click
 from arena_core.arena import Arena
 from arena_core.cli.app import State, command, main
 from arena_core.cli.stores import open_store, stored_arena_option
+from arena_core.io.table import printable
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.report.comparison import render_text
 from arena_core.stats.comparison import compare_scorings
@@ -64,6 +65,10 @@ def reprice(
         f"Repriced {len(done.after)} stored runs {at} ({counts}); prices: {arena.pricer.version if arena.pricer else '-'}"
     )
     click.echo(f"The {len(done.before)} scores replaced are kept as evaluation versions ({done.superseded_at}).")
+    if done.refused:
+        shown = "".join(f"\n  {printable(reason)}" for reason in done.refused[:20])
+        more = f"\n  and {len(done.refused) - 20} more" if len(done.refused) > 20 else ""
+        click.echo(f"{len(done.refused)} stored runs could not be priced and keep their stored cost:{shown}{more}")
     if not done.after:
         return
     before, after = list(done.before), list(done.after)

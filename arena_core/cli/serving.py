@@ -14,15 +14,16 @@ import click
 
 from arena_core.arena import Arena
 from arena_core.cli.app import State, command, main
-from arena_core.cli.stores import open_store
+from arena_core.cli.stores import STORE_ENV, no_password_in_arguments, open_store
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.scalars import parse_size
 from arena_core.store.postgres import is_postgres_url
+from arena_core.store.trust import redact
 
 STORE_HELP = (
     "The arena's store: sqlite:///PATH (a SQLite file, created if missing) or postgresql://URL (several "
-    "instances may serve one database)."
+    "instances may serve one database; its password in PGPASSWORD, ~/.pgpass or ARENA_STORE, never here)."
 )
 
 
@@ -35,7 +36,24 @@ def store_path(url: str) -> Path | str:
         return Path(url.removeprefix("sqlite:///"))
     if is_postgres_url(url):
         return url
-    raise ArenaError(f"--store: expected sqlite:///PATH or postgresql://URL, got {url!r}")
+    raise ArenaError(f"--store: expected sqlite:///PATH or postgresql://URL, got {redact(url)!r}")
+
+
+def _store_url(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    no_password_in_arguments(value, param, ctx)
+    return value
+
+
+#: ``--store`` of ``arena serve`` and its token commands: a URL, also read from :data:`STORE_ENV`.
+store_option = click.option(
+    "--store",
+    "store_url",
+    default="sqlite:///arena.db",
+    show_default=True,
+    envvar=STORE_ENV,
+    callback=_store_url,
+    help=STORE_HELP,
+)
 
 
 def _service() -> Any:
@@ -47,7 +65,7 @@ def _service() -> Any:
 
 
 @main.group(invoke_without_command=True)
-@click.option("--store", "store_url", default="sqlite:///arena.db", show_default=True, help=STORE_HELP)
+@store_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
 @click.option("--public-read", is_flag=True, help="Serve the read endpoints (leaderboard, rankings) without a token.")
@@ -81,7 +99,7 @@ def serve(
     Examples:
       arena serve --store sqlite:///arena.db
       arena serve --store postgresql://arena@db.internal/arena --host 0.0.0.0
-      arena serve token create --role submitter --tool aider/diff --store sqlite:///arena.db
+      arena serve token create --role submitter --tool aider/diff --model gpt-5 --store sqlite:///arena.db
     """
     if ctx.invoked_subcommand is None:
         ctx.invoke(_run, store_url=store_url, host=host, port=port, public_read=public_read,
@@ -128,33 +146,40 @@ def token() -> None:
 
 
 @token.command("create")
-@click.option("--store", "store_url", default="sqlite:///arena.db", show_default=True, help=STORE_HELP)
+@store_option
 @click.option("--role", type=click.Choice(["operator", "submitter"]), required=True)
 @click.option("--tool", "tools", multiple=True, help="A tool a submitter may post runs for (repeat for more).")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help="A model a submitter may post runs of (repeat for more; '*': any, which lets it post under any vendor's model).",
+)
 @click.option("--note", default="", help="Who the token is for.")
 @command
-def create(state: State, store_url: str, role: str, tools: tuple[str, ...], note: str) -> None:
+def create(state: State, store_url: str, role: str, tools: tuple[str, ...], models: tuple[str, ...], note: str) -> None:
     """Create a token and print it: it is shown once, and only its hash is kept."""
     _, tokens = _service()
-    token_id, secret = tokens.TokenStore(store_path(store_url)).create(role, tools, note)
-    click.echo(f"token {token_id} ({role}{': ' + ', '.join(tools) if tools else ''}):")
+    token_id, secret = tokens.TokenStore(store_path(store_url)).create(role, tools, note, models)
+    bound = "; ".join(part for part in (", ".join(tools), ", ".join(models)) if part)
+    click.echo(f"token {token_id} ({role}{': ' + bound if bound else ''}):")
     click.echo(secret)
 
 
 @token.command("list")
-@click.option("--store", "store_url", default="sqlite:///arena.db", show_default=True, help=STORE_HELP)
+@store_option
 @command
 def list_tokens(state: State, store_url: str) -> None:
     """List the tokens (never their secrets)."""
     _, tokens = _service()
-    rows = [[t.id, t.role, ", ".join(t.tools), t.note, t.created[:19], (t.revoked or "")[:19] or "-"]
-            for t in tokens.TokenStore(store_path(store_url)).tokens()]  # fmt: skip
-    click.echo(render(["Id", "Role", "Tools", "Note", "Created", "Revoked"], rows))
+    rows = [[t.id, t.role, ", ".join(t.tools), ", ".join(t.models), t.note, t.created[:19],
+             (t.revoked or "")[:19] or "-"] for t in tokens.TokenStore(store_path(store_url)).tokens()]  # fmt: skip
+    click.echo(render(["Id", "Role", "Tools", "Models", "Note", "Created", "Revoked"], rows))
 
 
 @token.command("revoke")
 @click.argument("token_id")
-@click.option("--store", "store_url", default="sqlite:///arena.db", show_default=True, help=STORE_HELP)
+@store_option
 @command
 def revoke(state: State, token_id: str, store_url: str) -> None:
     """Revoke a token by its id: it is refused from the next request on."""

@@ -9,8 +9,39 @@ import click
 
 from arena_core.store import SQLiteStore, Store
 from arena_core.store.postgres import PostgresStore, is_postgres_url
+from arena_core.store.trust import redact
 
-__all__ = ["PathOrTextParam", "StoreLocation", "open_store", "stored_arena_option"]
+__all__ = [
+    "STORE_ENV",
+    "PathOrTextParam",
+    "StoreLocation",
+    "no_password_in_arguments",
+    "open_store",
+    "stored_arena_option",
+]
+
+#: The environment variable every ``--store`` option also reads: a URL there, password included,
+#: is not shown to other users in the process list, as a command-line argument is.
+STORE_ENV = "ARENA_STORE"
+
+
+def no_password_in_arguments(url: str, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    """Refuse a store URL with a password given as a command-line argument: every local user
+    reads those (``ps``). From the environment (:data:`STORE_ENV`) it is kept private.
+
+    :raises click.BadParameter: naming the safe places for the password.
+    """
+    if redact(url) == url or ctx is None or param is None or param.name is None:
+        return
+    if ctx.get_parameter_source(param.name) == click.core.ParameterSource.ENVIRONMENT:
+        return
+    raise click.BadParameter(
+        f"{redact(url)}: a password on the command line is shown to every user of this machine (ps); give it in "
+        f"PGPASSWORD, a password file (~/.pgpass) or a service file (PGSERVICE), or the whole URL in {STORE_ENV}",
+        ctx,
+        param,
+    )
+
 
 if TYPE_CHECKING:
     PathOrTextParam = click.ParamType[Path | str]
@@ -31,6 +62,7 @@ class StoreLocation(PathOrTextParam):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path | str:
         text = str(value)
         if is_postgres_url(text):
+            no_password_in_arguments(text, param, ctx)
             return text
         path = Path(text)
         if path.is_dir():
@@ -52,6 +84,7 @@ stored_arena_option = click.option(
     "--store",
     "store_path",
     type=StoreLocation(exists=True),
+    envvar=STORE_ENV,
     required=True,
     help="The arena database (see `arena ingest`): a SQLite file or a postgresql:// URL.",
 )

@@ -10,13 +10,14 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.stores import StoreLocation, open_store, stored_arena_option
+from arena_core.cli.stores import STORE_ENV, StoreLocation, open_store, stored_arena_option
 from arena_core.io.table import printable, render
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline
 from arena_core.model.serde import to_dict
 from arena_core.store.drift import MEDIANS
 from arena_core.store.history import Standing, baseline_history, group_history
+from arena_core.store.trust import redact
 
 
 @main.command()
@@ -25,6 +26,7 @@ from arena_core.store.history import Standing, baseline_history, group_history
     "--store",
     "store_path",
     type=StoreLocation(),
+    envvar=STORE_ENV,
     default="arena.db",
     show_default=True,
     help="The arena database: a SQLite file (created if missing) or a postgresql:// URL.",
@@ -61,7 +63,7 @@ def ingest(
     result = state.arena.process(subs, store=store, tasks=tasks or None, replace=replace)
     task_count = len({e.task_id for e in result.evaluations})
     click.echo(
-        f"Stored {len(result.evaluations)} evaluations for {task_count} tasks in {store_path}; "
+        f"Stored {len(result.evaluations)} evaluations for {task_count} tasks in {redact(str(store_path))}; "
         f"{len(result.outliers)} flagged for review"
     )
     for alert in result.drift:

@@ -29,8 +29,9 @@ from arena_core.cli.inputs import InputFiles, read_task_file
 from arena_core.cli.picking import Pick
 from arena_core.io.allocator import keep_freed_arrays
 from arena_core.io.decoding import InputError
+from arena_core.io.locations import is_url
 from arena_core.io.output import atomic_output
-from arena_core.io.pieces import Source, conform, is_url, open_source
+from arena_core.io.pieces import Source, conform, open_source
 from arena_core.model.records import Task
 from arena_core.stats.tasktable import TaskTable
 from arena_core.streaming import Streamed, stream

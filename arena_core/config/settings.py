@@ -274,8 +274,12 @@ class ScoringConfig:
     check_executor: str = "threads"
     """Name of the registered check executor: ``threads`` (default), ``processes`` or ``dask``."""
     dask_scheduler: str = ""
-    """The Dask scheduler's address for ``check_executor = "dask"`` (``tcp://host:8786``);
-    empty: a local cluster of ``check_concurrency`` worker processes."""
+    """The Dask scheduler's address for ``check_executor = "dask"`` (``tls://host:8786``, with
+    the certificates of Dask's own configuration); empty: a local cluster of ``check_concurrency``
+    worker processes, its connections authenticated by a certificate made for the batch."""
+    dask_allow_unauthenticated: bool = False
+    """Connect to a ``tcp://`` scheduler, which anyone who reaches its port can run code through
+    as the scorer's user: only on a network where every host is trusted (docs/security.md)."""
     partition_rows: int = field(default=500_000, validator=_at_least_one)
     """The most runs ``arena score`` and ``arena leaderboard`` hold at once per worker: a Parquet
     input with more is streamed, a partition of whole tasks at a time (docs/scaling.md)."""

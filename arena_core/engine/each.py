@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from arena_core.engine.ahead import all_found_ahead
 from arena_core.model.errors import ArenaError
 from arena_core.model.protocols import Metric, Score
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
@@ -57,7 +58,13 @@ def evaluate_each(
 
     workers = scorer.config.check_concurrency
     everything = range(len(items))
-    if gated is not None or workers == 1 or len(items) < 2 or not any(s.workspace is not None for s, _, _ in items):
+    if (
+        gated is not None
+        or workers == 1
+        or len(items) < 2
+        or not any(s.workspace is not None for s, _, _ in items)
+        or all_found_ahead(items, scorer)  # checked before the transaction: only scores are left
+    ):
         return [one(index) for index in everything]
     executor = scorer.check_executor
     if executor is None:

@@ -8,6 +8,7 @@ from typing import Any
 from arena_core.engine.columns import Columns
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table, table_of
+from arena_core.io.tables import records_of_table
 from arena_core.model.records import Submission
 from arena_core.model.serde import structure_each
 
@@ -34,8 +35,7 @@ def records_of(
             found = columns_from_table(table, strict=strict)
             if found is not None:
                 return found
-        rows = [{k: v for k, v in row.items() if v is not None} for row in table.to_pylist()]
-        return structure_each(rows, structure_one)
+        return structure_each(records_of_table(table), structure_one)
     if isinstance(submissions, Mapping):
         submissions = Columns.from_mapping(submissions)
     if isinstance(submissions, Columns):

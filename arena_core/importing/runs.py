@@ -35,6 +35,7 @@ __all__ = [
     "new_files_in_patch",
     "files_under",
     "peek",
+    "unlinked_file",
 ]
 
 #: The criterion a derived task carries: the harness's own verdict, as the importer set it in
@@ -242,6 +243,26 @@ def regular_files(root: Path) -> list[Path]:
         except (OSError, RuntimeError):
             continue
     return found
+
+
+def unlinked_file(path: Path, below: Path) -> bool:
+    """Whether ``path`` is a regular file reached from the folder ``below`` without passing a
+    link (neither it nor a folder between is a symlink): a file a run's folder names by a fixed
+    name (a trial's ``agent/trajectory.json``) is read only when it really lies there."""
+    try:
+        relative = path.relative_to(below)
+    except ValueError:
+        return False
+    place = below
+    for part in relative.parts:
+        place = place / part
+        try:
+            info = place.lstat()
+        except OSError:
+            return False
+        if stat.S_ISLNK(info.st_mode):
+            return False
+    return stat.S_ISREG(info.st_mode)
 
 
 def is_regular(path: Path) -> bool:

@@ -15,7 +15,15 @@ import orjson
 
 from arena_core.model.errors import ArenaError
 
-__all__ = ["InputError", "decode_line", "loads", "loads_array", "open_binary", "read_lines", "read_text"]
+__all__ = [
+    "MAX_LINE_BYTES", "InputError", "bounded_lines", "decode_line", "line_too_long", "loads", "loads_array",
+    "open_binary", "read_lines", "read_text",
+]  # fmt: skip
+
+#: The longest line a reader of JSON Lines parses (an agent's whole trajectory can make a line
+#: of megabytes; a parser holds ten times a line's size): a longer one is refused, named, and
+#: skipped a block at a time, never held whole.
+MAX_LINE_BYTES = 64 << 20
 
 
 class InputError(ArenaError):
@@ -51,10 +59,34 @@ def decode_line(raw: bytes, where: str) -> str:
         ) from None
 
 
+def bounded_lines(fh: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) of each line of a binary file, ``None`` for a line longer than
+    ``limit`` bytes: what is past the limit is read and dropped a block at a time."""
+    number = 0
+    while raw := fh.readline(limit + 1):
+        number += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass
+            yield number, None
+        else:
+            yield number, raw
+
+
+def line_too_long(where: str, limit: int = MAX_LINE_BYTES) -> InputError:
+    """The error of a line :func:`bounded_lines` did not read."""
+    return InputError(f"{where}: the line is longer than {limit:,} bytes, the most a line may hold; not read")
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of a file read as UTF-8, one line at a time."""
+    """(line number, text) of a file read as UTF-8, one line at a time.
+
+    :raises InputError: at a line that is not UTF-8, or longer than :data:`MAX_LINE_BYTES`.
+    """
     with open_binary(path) as fh:
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in bounded_lines(fh):
+            if raw is None:
+                raise line_too_long(f"{path}:{number}")
             yield number, decode_line(raw, f"{path}:{number}")
 
 

@@ -11,9 +11,8 @@ its file and record number as the in-memory reader names it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,19 +20,14 @@ from attrs import frozen
 
 from arena_core.io.arrays import first_seen, from_numpy, is_text, repeated, text_array, to_numpy
 from arena_core.io.decoding import InputError
-from arena_core.io.shards import glob_root, hidden, partition_keys, shard_files
-from arena_core.io.tables import arrow, check_expansion
+from arena_core.io.locations import parquet_files, path_of
+from arena_core.io.shards import partition_keys
+from arena_core.io.tables import arrow, check_expansion, decoded_text, dictionary_text
 
-__all__ = ["ROW", "Piece", "Source", "by_file", "conform", "is_url", "open_source", "rows_of_tasks"]
+__all__ = ["ROW", "Piece", "Source", "by_file", "conform", "open_source", "rows_of_tasks"]
 
 #: The column every row read carries: its number in the whole input, from 0.
 ROW = "__row"
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-def is_url(text: str | Path) -> bool:
-    """Whether an input names object storage (``s3://bucket/runs/``) rather than a local path."""
-    return bool(_URL.match(str(text)))
 
 
 @frozen
@@ -65,6 +59,9 @@ class Source:
     """Each file's own columns (its partition keys are not among them)."""
     filesystem: Any = None
     """The fsspec filesystem of remote files, ``None`` for local ones."""
+    paged: tuple[frozenset[str], ...] = ()
+    """Each file's text columns stored with dictionary pages: always read as dictionaries, so
+    that what they decode to is known before it is held (:func:`~arena_core.io.tables.decoded_text`)."""
 
     @property
     def rows(self) -> int:
@@ -122,8 +119,8 @@ class Source:
         handle = self._open(piece.file)
         start = piece.start
         for batch in handle.iter_batches(batch_size=size, row_groups=[piece.group], use_threads=True):
-            table = self._keyed(piece.file, pa.Table.from_batches([batch]))
-            _check_text(self.names[piece.file], table)
+            table = self._checked(handle, piece.file, [piece.group], pa.Table.from_batches([batch]), ())
+            table = self._keyed(piece.file, table)
             rows = np.arange(start, start + table.num_rows, dtype=np.int64)
             start += table.num_rows
             yield conform(table.append_column(ROW, from_numpy(rows)), self.schema)
@@ -155,7 +152,7 @@ class Source:
         """Row groups of one file, its keys added, UTF-8 checked (``dictionary``: text columns
         read as the dictionary pages hold them)."""
         keys = dict(self.keys[file])
-        handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]] or None)
+        handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]])
         wanted = None if columns is None else [c for c in columns if c in self.stored[file]]
         try:
             table = handle.read_row_groups(groups, columns=wanted, use_threads=True)
@@ -163,14 +160,12 @@ class Source:
             raise InputError(f"{self.names[file]}: not a readable Parquet file: {exc}") from None
         if columns is not None:
             keys = {k: v for k, v in keys.items() if k in columns}
-        table = self._keyed(file, table, keys)
-        _check_text(self.names[file], table)
-        return table
+        return self._keyed(file, self._checked(handle, file, groups, table, dictionary), keys)
 
     def _read_head(self, piece: Piece, rows: int, columns: Sequence[str] | None, *, dictionary: Sequence[str]) -> Any:
         """The first ``rows`` of a row group, decoded that far only, its keys added, UTF-8 checked."""
         file = piece.file
-        handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]] or None)
+        handle = self._open(file, read_dictionary=[c for c in dictionary if c in self.stored[file]])
         wanted = None if columns is None else [c for c in columns if c in self.stored[file]]
         batches, held = [], 0
         try:
@@ -187,7 +182,18 @@ class Source:
         keys = dict(self.keys[file])
         if columns is not None:
             keys = {k: v for k, v in keys.items() if k in columns}
-        table = self._keyed(file, table, keys)
+        return self._keyed(file, self._checked(handle, file, [piece.group], table, dictionary), keys)
+
+    def _checked(self, handle: Any, file: int, groups: list[int], table: Any, dictionary: Sequence[str]) -> Any:
+        """A table read from row groups of one file: its dictionary text decoded (but the columns of
+        ``dictionary``, wanted so) within the bound of what those row groups store, its UTF-8 checked."""
+        metadata = handle.metadata
+        stored = sum(
+            metadata.row_group(g).column(i).total_compressed_size
+            for g in groups
+            for i in range(metadata.row_group(g).num_columns)
+        )
+        table = decoded_text(self.names[file], table, stored, keep=dictionary)
         _check_text(self.names[file], table)
         return table
 
@@ -198,14 +204,16 @@ class Source:
                 table = table.append_column(key, repeated(value, table.num_rows))
         return table
 
-    def _open(self, file: int, read_dictionary: list[str] | None = None) -> Any:
+    def _open(self, file: int, read_dictionary: Sequence[str] = ()) -> Any:
+        """The file, its text columns with dictionary pages (and ``read_dictionary``) read as dictionaries."""
         import pyarrow.parquet as pq
 
         name = self.names[file]
+        coded = sorted({*read_dictionary, *(self.paged[file] if self.paged else ())}) or None
         try:
             if self.filesystem is None:
-                return pq.ParquetFile(name, read_dictionary=read_dictionary)
-            return pq.ParquetFile(self.filesystem.open(_path_of(name), "rb"), read_dictionary=read_dictionary)
+                return pq.ParquetFile(name, read_dictionary=coded)
+            return pq.ParquetFile(self.filesystem.open(path_of(name), "rb"), read_dictionary=coded)
         except Exception as exc:
             raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
 
@@ -220,26 +228,32 @@ def open_source(given: Sequence[str | Path]) -> Source:
     pa = _pyarrow()
     import pyarrow.parquet as pq
 
-    filesystem, files = _files(given)
-    names, keys, pieces, schemas, stored = [], [], [], [], []
+    filesystem, files = parquet_files(given)
+    names, keys, pieces, schemas, stored, paged = [], [], [], [], [], []
     start = 0
     for index, (name, root) in enumerate(files):
         try:
-            handle = pq.ParquetFile(name if filesystem is None else filesystem.open(_path_of(name), "rb"))
+            handle = pq.ParquetFile(name if filesystem is None else filesystem.open(path_of(name), "rb"))
             metadata = handle.metadata
         except Exception as exc:
             raise InputError(f"{name}: not a readable Parquet file: {exc}") from None
         check_expansion(
-            name, metadata, Path(name).stat().st_size if filesystem is None else filesystem.size(_path_of(name))
+            name, metadata, Path(name).stat().st_size if filesystem is None else filesystem.size(path_of(name))
         )
-        file_keys = tuple(partition_keys(Path(_path_of(name)), Path(_path_of(root))).items()) if root else ()
+        file_keys = tuple(partition_keys(Path(path_of(name)), Path(path_of(root))).items()) if root else ()
         record = 1
         for group in range(metadata.num_row_groups):
             rows = metadata.row_group(group).num_rows
             pieces.append(Piece(index, group, rows, start, record))
             start, record = start + rows, record + rows
         schema = handle.schema_arrow
+        if ROW in schema.names:
+            raise InputError(
+                f"{name}: column {ROW!r}: the name arena-core gives each row's number while it streams a file; "
+                "rename the column"
+            )
         stored.append(frozenset(schema.names))
+        paged.append(frozenset(dictionary_text(metadata, schema, range(metadata.num_row_groups))))
         for key, _ in file_keys:
             if key not in schema.names:
                 schema = schema.append(pa.field(key, pa.string()))
@@ -250,9 +264,8 @@ def open_source(given: Sequence[str | Path]) -> Source:
         unified = pa.unify_schemas(schemas, promote_options="default")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise InputError(f"{names[0]}: the files' columns differ in type: {exc}") from None
-    return Source(
-        tuple(names), tuple(keys), tuple(pieces), unified.append(pa.field(ROW, pa.int64())), tuple(stored), filesystem
-    )
+    row = unified.append(pa.field(ROW, pa.int64()))
+    return Source(tuple(names), tuple(keys), tuple(pieces), row, tuple(stored), filesystem, tuple(paged))
 
 
 def conform(table: Any, schema: Any) -> Any:
@@ -287,66 +300,6 @@ def rows_of_tasks(table: Any, tasks: Sequence[str | None]) -> Any:
     if len(chosen) and chosen[-1] - chosen[0] + 1 == len(chosen):
         return table.slice(int(chosen[0]), len(chosen))
     return table.take(from_numpy(chosen))
-
-
-def _files(given: Sequence[str | Path]) -> tuple[Any, list[tuple[str, str | None]]]:
-    """(the fsspec filesystem or ``None``, each Parquet file with the folder given that holds it)."""
-    given = [
-        Path(str(g)[len("file://") :]) if str(g).startswith("file://") else g for g in given
-    ]  # local, links checked
-    remote = [str(g) for g in given if is_url(g)]
-    if remote and len(remote) != len(given):
-        raise InputError(f"{remote[0]}: give local files or URLs, not both")
-    if not remote:
-        local = [Path(g) for g in given]
-        shards = shard_files(local)
-        found: list[tuple[str, str | None]] = (
-            [(str(local[0]), None)] if shards is None else [(str(f), str(root)) for f, root in shards]
-        )
-        for name, _ in found:
-            if not name.lower().endswith(".parquet"):
-                raise InputError(f"{name}: the streaming path reads Parquet files")
-            if not Path(name).is_file():
-                raise InputError(f"{name}: no such file")
-        return None, found
-    try:
-        import fsspec  # type: ignore[import-untyped]
-    except ImportError:
-        raise InputError(f"{remote[0]}: reading URLs needs fsspec: pip install 'arena-core[remote]'") from None
-    filesystem = None
-    found = []
-    for url in remote:
-        try:
-            filesystem, path = fsspec.core.url_to_fs(url)
-            protocol = url.split("://", 1)[0]
-            if any(c in path for c in "*?[") and not filesystem.exists(path):  # a glob
-                matched = sorted(f for f in filesystem.glob(path) if f.lower().endswith(".parquet"))
-                if not matched:
-                    raise InputError(f"{url}: no file matches")
-                root = f"{protocol}://{glob_root(PurePosixPath(path))}"  # its key=value folders are keys
-                found += [(f"{protocol}://{f}", root) for f in matched]
-            elif filesystem.isdir(path):
-                inside = sorted(f for f in filesystem.find(path) if f.lower().endswith(".parquet"))
-                inside = [f for f in inside if not hidden(PurePosixPath(f), PurePosixPath(path))]
-                if not inside:
-                    raise InputError(f"{url}: no .parquet files there")
-                found += [(f"{protocol}://{f}", f"{protocol}://{path.rstrip('/')}") for f in inside]
-            elif filesystem.exists(path):
-                found.append((url, None))
-            else:
-                raise InputError(f"{url}: no such file")
-        except InputError:
-            raise
-        except ImportError as exc:
-            raise InputError(f"{url}: this kind of URL needs a package: {exc}") from None
-        except Exception as exc:  # credentials, network, a bucket that does not exist
-            raise InputError(f"{url}: cannot read: {type(exc).__name__}: {exc}") from None
-    return filesystem, found
-
-
-def _path_of(name: str) -> str:
-    """A URL without its scheme (what an fsspec filesystem takes), a local path unchanged."""
-    return name.split("://", 1)[1] if is_url(name) else name
 
 
 def by_file(pieces: Sequence[Piece]) -> Iterator[tuple[int, list[Piece]]]:

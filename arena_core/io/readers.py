@@ -7,18 +7,27 @@ are read, so a bad one is reported with its file and line and nothing downstream
 
 from __future__ import annotations
 
-import csv
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import attrs
 import orjson
 
-from arena_core.io.decoding import InputError, decode_line, loads, loads_array, open_binary, read_lines, read_text
+from arena_core.io.csvfile import csv_records
+from arena_core.io.decoding import (
+    InputError,
+    bounded_lines,
+    decode_line,
+    line_too_long,
+    loads,
+    loads_array,
+    open_binary,
+    read_lines,
+    read_text,
+)
 from arena_core.io.tables import records_of_parquet
-from arena_core.model.errors import ValidationError, closest
+from arena_core.model.errors import ValidationError
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
 
@@ -42,8 +51,6 @@ Structurer = Callable[[Any], Submission]
 
 #: How many bad records one error lists before it only counts the rest.
 MAX_REPORTED = 20
-#: The longest CSV cell accepted (the csv module's default is 128 KiB).
-CSV_CELL_LIMIT = 16 * 1024 * 1024
 
 
 def _json_records(path: Path) -> Iterator[tuple[str, Any]]:
@@ -96,80 +103,14 @@ def _decoded(record: Any) -> Any:
     return record
 
 
-_LIST_FIELDS = {"files_created"}
-_BOOL_FIELDS = {"success"}
-_TEXT_FIELDS = {"id", "task_id", "tool", "model", "workspace", "workspace_ref"}
-
-
-def _csv_value(column: str, text: str) -> Any:
-    if column in _TEXT_FIELDS or column.startswith("meta."):
-        return text
-    if column in _LIST_FIELDS:
-        return [p for p in text.split(";") if p]
-    if column in _BOOL_FIELDS:
-        lowered = text.strip().lower()
-        return {"true": True, "false": False, "1": True, "0": False}.get(lowered, text)
-    try:
-        return int(text)
-    except ValueError:
-        try:
-            return float(text)
-        except ValueError:
-            return text  # reported by the model as "expected a number"
-
-
 def _records_of(path: Path) -> Iterator[tuple[str, Any]]:
     """(location, record) of a CSV, Parquet or JSON file."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        return _csv_records(path)
+        return csv_records(path)
     if suffix == ".parquet":
         return ((f"{path}: record {row}", r) for row, r in enumerate(records_of_parquet(path), start=1))
     return _json_records(path)
-
-
-def _csv_records(path: Path) -> Iterator[tuple[str, Any]]:
-    """CSV: a header of submission fields (``meta.KEY`` columns go under ``meta``);
-    an empty cell is a missing value; lists are ``;``-separated."""
-    fields = [a.name for a in attrs.fields(Submission) if a.name != "meta"]
-    csv.field_size_limit(CSV_CELL_LIMIT)
-    reader = csv.reader(line for _, line in read_lines(path))
-    try:
-        header = next(reader, None)
-        if header is None:
-            raise InputError(f"{path}: the file is empty")
-        seen: set[str] = set()
-        for column in header:
-            if column not in fields and not column.startswith("meta."):
-                raise InputError(
-                    f"{path}:1: unknown column {column!r}{closest(column, fields)} "
-                    "(columns are submission fields or meta.KEY)"
-                )
-            if column in seen:
-                raise InputError(f"{path}:1: column {column!r} appears twice in the header")
-            seen.add(column)
-        for row in reader:
-            number = reader.line_num
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                yield (
-                    f"{path}:{number}",
-                    InputError(f"{path}:{number}: expected {len(header)} cells as in the header, got {len(row)}"),
-                )
-                continue
-            record: dict[str, Any] = {}
-            for column, cell in zip(header, row, strict=True):
-                if cell == "":
-                    continue
-                if column.startswith("meta."):
-                    record.setdefault("meta", {})[column[5:]] = cell
-                else:
-                    record[column] = _csv_value(column, cell)
-            yield f"{path}:{number}", record
-    except csv.Error as exc:
-        limit = f" (the limit is {CSV_CELL_LIMIT:,} characters)" if "field larger" in str(exc) else ""
-        raise InputError(f"{path}:{reader.line_num}: invalid CSV: {exc}{limit}") from None
 
 
 def _submission(record: Any) -> Submission:
@@ -236,7 +177,7 @@ class Problems:
 def locate_submission(path: str | Path, submission_id: str) -> str | None:
     """Where in ``path`` the submission ``submission_id`` is (``FILE:LINE``), for error messages."""
     path = Path(path)
-    records = _csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
+    records = csv_records(path) if path.suffix.lower() == ".csv" else _json_records(path)
     try:
         for where, record in records:
             record = _decoded(record)
@@ -320,7 +261,11 @@ def _read_json_lines(located: Located, task_id: str | None) -> None:
     only a line it refuses goes through the careful decoding that words the error."""
     empty = True
     with open_binary(located.path) as fh:
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in bounded_lines(fh):
+            if raw is None:
+                located.problems.add(str(line_too_long(f"{located.path}:{number}")))
+                empty = False
+                continue
             try:
                 record = orjson.loads(raw)
             except orjson.JSONDecodeError:

@@ -10,6 +10,7 @@ its line (:func:`arena_core.io.readers.read_records`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ import numpy as np
 from arena_core.io.decoding import InputError, open_binary
 
 __all__ = [
-    "TABLE_SUFFIXES", "arrow", "check_expansion", "nests_deeper", "read_table", "records_of_parquet", "write_parquet",
+    "NULL_IS_AN_ERROR", "TABLE_SUFFIXES", "arrow", "check_expansion", "read_table", "records_of_parquet",
+    "records_of_table", "table_reader_refuses", "write_parquet", "decoded_text", "dictionary_text",
 ]  # fmt: skip
 
 #: The files read as a table: JSON Lines (when pyarrow is installed) and Parquet (which needs it).
@@ -64,7 +66,7 @@ def read_table(path: Path, *, task_id: str | None = None) -> Any | None:
     else:
         import pyarrow.json
 
-        if nests_deeper(path, MAX_TABLE_DEPTH):
+        if table_reader_refuses(path, MAX_TABLE_DEPTH):
             return None
         try:
             table = pyarrow.json.read_json(path)
@@ -91,16 +93,79 @@ MAX_TABLE_DEPTH = 1000
 def _read_parquet(path: Path) -> Any:
     parquet = _parquet_module()
     try:
-        metadata = parquet.ParquetFile(path).metadata
+        handle = parquet.ParquetFile(path)
+        metadata = handle.metadata
     except Exception as exc:
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
-    check_expansion(path, metadata, path.stat().st_size)
+    size = path.stat().st_size
+    check_expansion(path, metadata, size)
+    coded = dictionary_text(metadata, handle.schema_arrow, range(metadata.num_row_groups))
     try:
-        table = parquet.read_table(path)
-        table.validate(full=True)  # strings that are not UTF-8 are refused here, not met later
-        return table
+        table = parquet.read_table(path, read_dictionary=coded or None)
     except Exception as exc:  # pyarrow raises several kinds (ArrowInvalid, OSError, ...) for a bad file
         raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
+    table = decoded_text(path, table, size)
+    try:
+        table.validate(full=True)  # strings that are not UTF-8 are refused here, not met later
+    except Exception as exc:
+        raise InputError(f"{path}: not a readable Parquet file: {exc}") from None
+    return table
+
+
+def dictionary_text(
+    metadata: Any, schema: Any, groups: Iterable[int], columns: Iterable[str] | None = None
+) -> list[str]:
+    """The text columns (of ``columns``, else all) stored with a dictionary page in one of the
+    row groups ``groups``: read as Arrow dictionaries, their decoded size is known before it is
+    held (:func:`decoded_text`)."""
+    pa = arrow()
+    assert pa is not None
+    names = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+             or pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)]  # fmt: skip
+    wanted = set(names if columns is None else columns) & set(names)
+    found: set[str] = set()
+    for group in groups:
+        row_group = metadata.row_group(group)
+        for index in range(row_group.num_columns):
+            chunk = row_group.column(index)
+            if chunk.path_in_schema in wanted and chunk.has_dictionary_page:
+                found.add(chunk.path_in_schema)
+    return sorted(found)
+
+
+def decoded_text(name: str | Path, table: Any, stored: int, keep: Iterable[str] = ()) -> Any:
+    """``table`` with its dictionary columns of text decoded (but those of ``keep``), once their
+    decoded size is known to stay within :data:`MAX_EXPANSION` times the ``stored`` bytes they
+    came from (and :data:`EXPANSION_FLOOR`): a dictionary of one long string and a million
+    indices to it is a few kilobytes in the file, and gigabytes decoded.
+
+    :raises InputError: naming the file as a decompression bomb.
+    """
+    pa = arrow()
+    assert pa is not None
+    import pyarrow.compute as pc
+
+    kept = set(keep)
+    targets = [
+        i for i, f in enumerate(table.schema)
+        if pa.types.is_dictionary(f.type) and f.name not in kept
+        and not (pa.types.is_integer(f.type.value_type) or pa.types.is_floating(f.type.value_type))
+    ]  # fmt: skip
+    decoded = 0
+    for index in targets:
+        for chunk in table.column(index).chunks:
+            if len(chunk):
+                lengths = pc.binary_length(chunk.dictionary).cast(pa.int64())
+                decoded += pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0
+    if decoded > EXPANSION_FLOOR and decoded > MAX_EXPANSION * stored:
+        raise InputError(
+            f"{name}: its text decodes to {decoded:,} bytes, over {MAX_EXPANSION} times the file's size: "
+            "refused as a decompression bomb"
+        )
+    for index in targets:
+        field = table.schema.field(index)
+        table = table.set_column(index, field.name, table.column(index).cast(field.type.value_type))
+    return table
 
 
 def check_expansion(name: str | Path, metadata: Any, size: int) -> None:
@@ -117,9 +182,20 @@ def check_expansion(name: str | Path, metadata: Any, size: int) -> None:
         )
 
 
+#: Fields whose null is not an absent value but a hole: a null ``success`` would otherwise take
+#: the field's default (a pass), where JSON Lines refuses ``"success": null``.
+NULL_IS_AN_ERROR = frozenset({"success"})
+
+
+def records_of_table(table: Any) -> list[dict[str, Any]]:
+    """Every row of an Arrow table as a record for the record reader: nulls as absent fields,
+    but for those of :data:`NULL_IS_AN_ERROR`, kept so that the record is refused."""
+    return [{k: v for k, v in row.items() if v is not None or k in NULL_IS_AN_ERROR} for row in table.to_pylist()]
+
+
 def records_of_parquet(path: Path) -> list[dict[str, Any]]:
-    """Every row of a Parquet file as a record (nulls as absent fields), for the record reader."""
-    return [{k: v for k, v in row.items() if v is not None} for row in _read_parquet(path).to_pylist()]
+    """Every row of a Parquet file as a record (see :func:`records_of_table`)."""
+    return records_of_table(_read_parquet(path))
 
 
 def write_parquet(columns: dict[str, Any], out: Any) -> None:
@@ -130,19 +206,26 @@ def write_parquet(columns: dict[str, Any], out: Any) -> None:
     parquet.write_table(pa.table(columns), out)
 
 
-def nests_deeper(path: Path, limit: int, chunk: int = 8 << 20) -> bool:
-    """Whether some line of the file opens brackets more than ``limit`` deep. Only a line longer
-    than ``limit`` bytes can, so only such lines are counted (brackets inside strings count
-    too: a line can be taken for deeper than it is, never for shallower, and then goes to the
-    record reader, which is exact). About 0.2 s for 200 MB of ordinary lines."""
+def table_reader_refuses(path: Path, limit: int, chunk: int = 8 << 20) -> bool:
+    """Whether Arrow's JSON reader must not be given the file: some line opens brackets more than
+    ``limit`` deep (its C++ reader recurses: 50,000 levels crash it), or some line holds
+    something other than an object (a first line ``null`` crashes it with a segmentation
+    fault). Only a line longer than ``limit`` bytes can nest that deep, so only such lines are
+    counted (brackets inside strings count too: a line can be taken for deeper than it is,
+    never for shallower, and then goes to the record reader, which is exact). About 0.2 s for
+    200 MB of ordinary lines."""
     tail = b""
     with open_binary(path) as fh:
         while block := fh.read(chunk):
             lines = (tail + block).split(b"\n")
             tail = lines.pop()
-            if any(len(line) > limit and _depth(line) > limit for line in lines):
+            if any((len(line) > limit and _depth(line) > limit) or not _object_or_blank(line) for line in lines):
                 return True
-    return len(tail) > limit and _depth(tail) > limit
+    return (len(tail) > limit and _depth(tail) > limit) or not _object_or_blank(tail)
+
+
+def _object_or_blank(line: bytes) -> bool:
+    return line[:1] == b"{" or not line.strip() or line.lstrip()[:1] == b"{"
 
 
 def _depth(line: bytes) -> int:

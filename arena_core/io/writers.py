@@ -7,6 +7,7 @@ import csv
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import chain
+from pathlib import Path
 from typing import IO, Any
 
 import orjson
@@ -16,7 +17,7 @@ from arena_core.io.tables import write_parquet
 from arena_core.model.records import Evaluation
 from arena_core.model.serde import to_dict
 
-__all__ = ["FORMATS", "write_evaluations"]
+__all__ = ["FORMATS", "write_evaluations", "write_shard"]
 
 FORMATS = ("jsonl", "json", "csv", "parquet", "table")
 
@@ -204,3 +205,25 @@ def _write_behind(blocks: Iterable[bytes], buffer: IO[bytes]) -> None:
             pending = writer.submit(buffer.write, block)
         if pending is not None:
             pending.result()
+
+
+def write_shard(result: Any, path: str, partition_by: tuple[str, ...]) -> None:
+    """A batch of evaluations (``result``: an :class:`~arena_core.engine.results.EvaluationBatch`),
+    a streamed partition's, as one file (Parquet, or JSON Lines), or as a hive dataset by ``partition_by`` (the
+    file's name, numbered, in each ``KEY=VALUE`` folder)."""
+    if path.endswith(".parquet") and partition_by:
+        import pyarrow.dataset as ds
+
+        where = Path(path)
+        ds.write_dataset(result.to_arrow(), where.parent, format="parquet", partitioning=list(partition_by),
+                         partitioning_flavor="hive", basename_template=f"{where.stem}-{{i}}.parquet",
+                         existing_data_behavior="overwrite_or_ignore")  # fmt: skip
+        return
+    if path.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        pq.write_table(result.to_arrow(), path)
+        return
+    with open(path, "wb") as out:
+        for block in result.json_lines():
+            out.write(block)

@@ -8,8 +8,10 @@ repaired record is worse than no score.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
+import reprlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -52,7 +54,7 @@ class ValidationError(ArenaError, ValueError):
         self.missing = got is self._MISSING
         self.got = None if self.missing else got
         self.code = code or ("missing_field" if self.missing else "invalid_value")
-        found = "" if self.missing else f", got {shorten(repr(got))}"
+        found = "" if self.missing else f", got {bounded_repr(got)}"
         super().__init__(f"{shorten(record)}: {field}: expected {expected}{found}")
 
     def within(self, record: str, prefix: str = "") -> ValidationError:
@@ -79,10 +81,14 @@ class ValidationError(ArenaError, ValueError):
     def as_dict(self) -> dict[str, Any]:
         """The error as JSON-ready data (``got`` as its ``repr`` when it is not JSON), e.g. for an
         HTTP 400 body."""
-        try:
-            got = json.loads(json.dumps(self.got, allow_nan=False))
-        except (TypeError, ValueError):
-            got = shorten(repr(self.got))
+        got: Any = bounded_repr(self.got)
+        if (
+            self.got is None
+            or isinstance(self.got, (bool, int, float))
+            or (isinstance(self.got, str) and len(self.got) <= SHOWN_LENGTH)
+        ):
+            with contextlib.suppress(ValueError):  # NaN, an integer too long for JSON: its repr
+                got = json.loads(json.dumps(self.got, allow_nan=False))
         return {
             "code": self.code,
             "record": self.record,
@@ -112,6 +118,24 @@ class UnknownComponentError(ArenaError, LookupError):
 
 #: The longest value an error message shows whole.
 SHOWN_LENGTH = 120
+
+
+#: How much of a value an error's repr walks: a few levels, items and characters, so a value that
+#: expands to gigabytes (a YAML alias bomb, a million-item list) is never turned into text whole.
+_REPR = reprlib.Repr()  # its limits set one by one: Python 3.11's takes no arguments
+_REPR.maxlevel = 3
+_REPR.maxtuple = _REPR.maxlist = _REPR.maxarray = _REPR.maxdict = _REPR.maxset = _REPR.maxfrozenset = 6
+_REPR.maxdeque = 6
+_REPR.maxstring = _REPR.maxother = SHOWN_LENGTH
+_REPR.maxlong = 60
+
+
+def bounded_repr(value: Any) -> str:
+    """``repr(value)`` as an error shows it: its first items and characters only (then ``...``),
+    the length of a long string said."""
+    if isinstance(value, str) and len(value) > SHOWN_LENGTH:
+        return shorten(repr(value[: SHOWN_LENGTH + 10]))[: SHOWN_LENGTH - 20] + f"... ({len(value):,} characters)"
+    return shorten(_REPR.repr(value))
 
 
 def shorten(text: str, limit: int = SHOWN_LENGTH) -> str:

@@ -70,7 +70,8 @@ _ADDED_LATER = {
 #: Settings that say where and how fast checks run, or when to raise alerts, never what is
 #: computed: not in the digest, so the same scoring on threads or on a cluster has one digest.
 _NOT_SCORING = (
-    "check_concurrency", "check_executor", "dask_scheduler", "drift_threshold", "drift_top_k", "partition_rows",
+    "check_concurrency", "check_executor", "dask_scheduler", "dask_allow_unauthenticated", "drift_threshold",
+    "drift_top_k", "partition_rows",
 )  # fmt: skip
 
 

@@ -30,6 +30,7 @@ import yaml
 
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.prices import Rate, Rates
+from arena_core.model.yamlsafe import load_yaml
 
 __all__ = ["PriceTable"]
 
@@ -100,7 +101,7 @@ def _load(path: Path) -> Any:
         if path.suffix == ".json":
             return json.loads(raw), raw
         if path.suffix in (".yml", ".yaml"):
-            return yaml.safe_load(raw), raw
+            return load_yaml(raw), raw
     except (ValueError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise ArenaError(f"price table {path}: not valid {path.suffix[1:].upper()}: {exc}") from None
     raise ArenaError(f"price table {path}: expected a .toml, .json, .yml or .yaml file")
@@ -124,7 +125,15 @@ class PriceTable:
                      for i, e in enumerate(entries)]  # fmt: skip
             if any(r.since is None for r in dated[1:]):
                 raise ValidationError(where, str(model), "every price list entry after the first to have a 'from' date")
-            self._models[str(model).lower()] = sorted(dated, key=lambda r: r.since or datetime.date.min)
+            key = str(model).lower()
+            if key in self._models:
+                raise ValidationError(
+                    where,
+                    str(model),
+                    f"a model name used once, ignoring case (models are looked up ignoring case, and "
+                    f"{self._models[key][0].model!r} is in the table already): keep one of them",
+                )
+            self._models[key] = sorted(dated, key=lambda r: r.since or datetime.date.min)
 
     def rates(self, model: str, provider: str | None, at: datetime.datetime) -> Rates | None:
         """The model's prices in force at ``at`` (``None`` when it is unknown, or when every entry

@@ -95,13 +95,14 @@ def write_site(
     }
     every = [s.id for s in submissions]
     cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, every, evaluations)}
-    labels = {g: _label(c, by) for g, c in cards.items()}
+    runs = gather_runs(arena.scorer, evaluations, None, by, meta=meta)
+    labels = dict(zip(runs.ids, runs.groups, strict=True))  # each run's group as the board names it
     best: dict[str, str] = {}
     for ident, _ in sorted(cards.items(), key=lambda kv: -kv[1]["overall_score"]):
-        best.setdefault(labels[ident], ident)
+        if ident in labels:
+            best.setdefault(labels[ident], ident)
     pages = [(Path("index.html"), "Leaderboard", _index(board, pairs, charts, best, tasks, by, store is not None))]
     difficulty_labels = {t.id: t.difficulty for t in tasks.values()}
-    runs = gather_runs(arena.scorer, evaluations, None, by, meta=meta)
     health = task_health(runs, meta, labels=difficulty_labels)
     pages.append((Path("task-health.html"), "Task health", _health_page(health, tasks)))
     if store is not None:
@@ -136,11 +137,6 @@ def _publish(folder: Path, pages: Sequence[tuple[Path, str, str]]) -> list[Path]
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return [folder / relative for relative, _, _ in pages]
-
-
-def _label(card: Mapping[str, Any], by: str) -> str:
-    parts = [card.get(key) or "(unknown)" for key in by.split(",")]
-    return " / ".join(parts)
 
 
 def _write(path: Path, title: str, body: str) -> Path:

@@ -34,7 +34,7 @@ from arena_core.service.problems import Problem, install
 from arena_core.service.tokens import Principal, TokenStore
 from arena_core.stats.leaderboard import leaderboard
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS
-from arena_core.stats.runs import UNKNOWN
+from arena_core.stats.runs import HARNESS_ERRORS, harness_error
 from arena_core.store import Store
 from arena_core.store.cells import task_table
 from arena_core.store.standings import submission_columns
@@ -119,6 +119,18 @@ def create_app(
             raise Problem(
                 403, f"this token posts runs for {', '.join(who.tools)} only (the run's tool is {data.get('tool')!r})"
             )
+        if not who.may_post_model(data.get("model")):
+            raise Problem(
+                403,
+                f"this token posts runs of the models {', '.join(who.models) or '(none)'} only (the run's model is "
+                f"{data.get('model')!r}); an operator binds models to a token with arena serve token create --model",
+            )
+        if who.role != "operator" and harness_error(data.get("meta") if isinstance(data.get("meta"), dict) else None):
+            raise Problem(
+                403,
+                "only an operator's token may flag a run as a harness failure (meta.flags: "
+                f"{', '.join(sorted(HARNESS_ERRORS))}): a submitter's failures count as its own",
+            )
 
         def score() -> dict[str, Any]:
             if replace:
@@ -163,7 +175,7 @@ def create_app(
             rows = cells(by) if cells is not None and simple else None
         if rows is None:  # no cells, an aggregator that reads single runs, runs to leave out, aliases
             return [to_dict(r) for r in arena.leaderboard(store=store, by=by, test=test, adjustment=adjust)]
-        table = task_table(rows, UNKNOWN)
+        table = task_table(rows)
         found = leaderboard(
             table,
             arena.components.aggregators["task_mean"],

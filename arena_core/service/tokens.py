@@ -1,11 +1,14 @@
 """API tokens: who may call the service, and for what.
 
 A token is ``arena_<id>.<secret>``; only the secret's SHA-256 is kept (a 256-bit random secret
-needs no slow hash), beside the token's role and, for a submitter, the tools it may post runs
-for. Two roles: an **operator** defines tasks and may post, replace and move any run; a
-**submitter** posts runs for its own tools only, and replaces only runs of those tools. Tokens
-live beside the arena, in a table of their own: in the store's SQLite file, or in its PostgreSQL
-database (where every instance of the service reads the same tokens).
+needs no slow hash), beside the token's role and, for a submitter, the tools and models it may
+post runs for. Two roles: an **operator** defines tasks and may post, replace and move any run;
+a **submitter** posts runs for its own tools and models only (``*`` as a model: any model, a
+trust the operator grants on purpose: such a token can post failures under another vendor's
+model), and replaces only runs of its tools. Tokens live beside the arena, in a table of their
+own: in the store's SQLite file, or in its PostgreSQL database (where every instance of the
+service reads the same tokens); a file or a table another user made is refused
+(:mod:`arena_core.store.trust`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,14 @@ from attrs import frozen
 
 from arena_core.model.errors import ArenaError
 from arena_core.store.postgres import is_postgres_url
+from arena_core.store.trust import (
+    check_postgres_tables,
+    check_sqlite_schema,
+    create_private,
+    redact,
+    trusted_sqlite_file,
+    unambiguous_url,
+)
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenStore"]
 
@@ -33,8 +44,12 @@ ROLES = ("operator", "submitter")
 _TOKEN = re.compile(r"^arena_([0-9a-f]{12})\.([A-Za-z0-9_-]{20,100})$")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS service_tokens (id TEXT PRIMARY KEY, digest TEXT NOT NULL, role TEXT NOT NULL, "
-    "tools TEXT NOT NULL, note TEXT NOT NULL, created TEXT NOT NULL, revoked TEXT)"
+    "tools TEXT NOT NULL, note TEXT NOT NULL, created TEXT NOT NULL, revoked TEXT, models TEXT NOT NULL DEFAULT '[]')"
 )
+#: The column added after the first version of the table: the models a submitter may post for.
+_MODELS = "ALTER TABLE service_tokens ADD COLUMN models TEXT NOT NULL DEFAULT '[]'"
+#: A submitter's model list that lets it post runs of any model.
+ANY_MODEL = "*"
 
 
 @frozen
@@ -44,9 +59,14 @@ class Principal:
     token_id: str
     role: str
     tools: tuple[str, ...]
+    models: tuple[str, ...] = ()
 
     def may_post_for(self, tool: str | None) -> bool:
         return self.role == "operator" or (tool is not None and tool in self.tools)
+
+    def may_post_model(self, model: str | None) -> bool:
+        """Whether the token may post a run of ``model`` (a run without a model is its own group)."""
+        return self.role == "operator" or model is None or model in self.models or ANY_MODEL in self.models
 
 
 @frozen
@@ -59,6 +79,7 @@ class TokenInfo:
     note: str
     created: str
     revoked: str | None
+    models: tuple[str, ...] = ()
 
 
 class TokenStore:
@@ -69,50 +90,80 @@ class TokenStore:
         self.where = where
         self._postgres = is_postgres_url(where)
         self._mark = "%s" if self._postgres else "?"
+        if self._postgres:
+            unambiguous_url(str(where))
+        else:
+            create_private(Path(where))
+            trusted_sqlite_file(Path(where))
         with self._connect() as connection:
+            if self._postgres:
+                with connection.cursor() as cursor:
+                    check_postgres_tables(cursor, ["service_tokens"], redact(str(where)))
+            else:
+                check_sqlite_schema(connection, Path(where))
             connection.execute(_SCHEMA)
+            columns = connection.execute(self._sql("SELECT * FROM service_tokens WHERE id = ?"), ("",)).description
+            if "models" not in {c[0] for c in columns}:
+                connection.execute(_MODELS)
 
     @contextmanager
     def _connect(self) -> Iterator[Any]:
         """A connection that commits each statement (a SQLite connection, or psycopg's, which
-        offer the same ``execute``)."""
+        offer the same ``execute``); a database that cannot be reached or used is an
+        :class:`ArenaError` naming it, its password left out."""
         if self._postgres:
             import psycopg  # the postgresql extra, as the store needs
 
-            with psycopg.connect(str(self.where), autocommit=True) as connection:
-                yield connection
+            try:
+                with psycopg.connect(str(self.where), autocommit=True, connect_timeout=30) as connection:
+                    yield connection
+            except psycopg.Error as exc:
+                raise ArenaError(f"{redact(str(self.where))}: {redact(str(exc).strip(), str(self.where))}") from None
             return
-        with closing(sqlite3.connect(Path(self.where), timeout=30.0, isolation_level=None)) as connection:
-            yield connection
+        try:
+            with closing(sqlite3.connect(Path(self.where), timeout=30.0, isolation_level=None)) as connection:
+                yield connection
+        except sqlite3.Error as exc:
+            raise ArenaError(f"{self.where}: {exc}") from None
 
     def _sql(self, statement: str) -> str:
         return statement.replace("?", self._mark)
 
-    def create(self, role: str, tools: Sequence[str] = (), note: str = "") -> tuple[str, str]:
+    def create(
+        self, role: str, tools: Sequence[str] = (), note: str = "", models: Sequence[str] = ()
+    ) -> tuple[str, str]:
         """A new token: ``(id, token)``. The token is shown once; only its digest is kept.
 
-        :raises ArenaError: an unknown role, or a submitter without a tool.
+        :param models: the models a submitter may post runs of (``*``: any).
+        :raises ArenaError: an unknown role, or a submitter without a tool or a model.
         """
         if role not in ROLES:
             raise ArenaError(f"role: expected one of {', '.join(ROLES)}, got {role!r}")
         if role == "submitter" and not tools:
             raise ArenaError("a submitter token names the tools it may post runs for (--tool NAME)")
+        if role == "submitter" and not models:
+            raise ArenaError(
+                "a submitter token names the models it may post runs of (--model NAME; --model '*' lets it post "
+                "any model's runs, and so pull down another vendor's model row)"
+            )
         token_id, secret = secrets.token_hex(6), secrets.token_urlsafe(32)
         with self._connect() as connection:
             connection.execute(
                 self._sql(
-                    "INSERT INTO service_tokens (id, digest, role, tools, note, created) VALUES (?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO service_tokens (id, digest, role, tools, note, created, models) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)"
                 ),
-                (token_id, _digest(secret), role, json.dumps(list(tools)), note, datetime.now(UTC).isoformat()),
-            )
+                (token_id, _digest(secret), role, json.dumps(list(tools)), note, datetime.now(UTC).isoformat(),
+                 json.dumps(list(models))),
+            )  # fmt: skip
         return token_id, f"arena_{token_id}.{secret}"
 
     def tokens(self) -> list[TokenInfo]:
         with self._connect() as connection:
             rows = connection.execute(
-                "SELECT id, role, tools, note, created, revoked FROM service_tokens ORDER BY created"
+                "SELECT id, role, tools, note, created, revoked, models FROM service_tokens ORDER BY created"
             ).fetchall()
-        return [TokenInfo(i, r, tuple(json.loads(t)), n, c, v) for i, r, t, n, c, v in rows]
+        return [TokenInfo(i, r, tuple(json.loads(t)), n, c, v, tuple(json.loads(m))) for i, r, t, n, c, v, m in rows]
 
     def revoke(self, token_id: str) -> bool:
         """Revoke a token by id; whether there was one to revoke."""
@@ -130,12 +181,12 @@ class TokenStore:
             return None
         with self._connect() as connection:
             row = connection.execute(
-                self._sql("SELECT digest, role, tools FROM service_tokens WHERE id = ? AND revoked IS NULL"),
+                self._sql("SELECT digest, role, tools, models FROM service_tokens WHERE id = ? AND revoked IS NULL"),
                 (match[1],),
             ).fetchone()
         if row is None or not hmac.compare_digest(row[0], _digest(match[2])):
             return None
-        return Principal(match[1], row[1], tuple(json.loads(row[2])))
+        return Principal(match[1], row[1], tuple(json.loads(row[2])), tuple(json.loads(row[3])))
 
 
 def _digest(secret: str) -> str:

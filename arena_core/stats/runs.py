@@ -8,6 +8,7 @@ arrays, without building an evaluation per submission.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ __all__ = [
     "HARNESS_ERRORS",
     "UNKNOWN",
     "check_by",
+    "distinct_names",
     "gather_runs",
     "group_labels",
     "harness_error",
@@ -210,7 +212,7 @@ def _column(
     ids: Sequence[str],
     meta: Mapping[str, Mapping[str, Any]] | None,
     aliases: Mapping[str, str] | None = None,
-) -> Sequence[str | None]:
+) -> Sequence[Any]:
     if key == "tool":
         return tools
     if key == "model":
@@ -219,8 +221,7 @@ def _column(
         if all(m is not None for m in models):
             return models
         return [
-            m if m is not None else f"(unknown model: {_run_of(ident, meta)})"
-            for m, ident in zip(models, ids, strict=True)
+            m if m is not None else _UnknownModel(_run_of(ident, meta)) for m, ident in zip(models, ids, strict=True)
         ]
     if meta is None:
         raise ValidationError("leaderboard", key, "the submissions' meta to read it from (none was given)", None)
@@ -236,11 +237,16 @@ def _run_of(ident: str, meta: Mapping[str, Mapping[str, Any]] | None) -> str:
     return str(info.get("run_id") or info.get("source") or ident)
 
 
-def group_labels(columns: list[Sequence[str | None]]) -> Sequence[str]:
+def group_labels(columns: list[Sequence[Any]]) -> Sequence[str]:
     """A label per run: each key's value (``(unknown)`` when absent), joined with `` / ``.
     Each column is factorized first and the pairs combined as codes, so a million runs are
     labelled by their handful of distinct names and pairs, never joined row by row; the labels
-    come :class:`Coded` when no two pairs share one."""
+    come :class:`Coded` when no two pairs share one.
+
+    Groups are their tuples of values, never their joined text: where two distinct tuples would
+    read alike (tool ``openhands``, model ``CodeAct / gpt-5`` against tool ``openhands / CodeAct``,
+    model ``gpt-5``; a model literally named ``(unknown)`` against an absent one), every present
+    value is quoted (``"openhands" / "CodeAct / gpt-5"``), so they stay two groups with two labels."""
     combined = np.zeros(len(columns[0]), dtype=np.int64)
     distincts = []
     for column in columns:
@@ -248,13 +254,36 @@ def group_labels(columns: list[Sequence[str | None]]) -> Sequence[str]:
         combined = combined * max(len(distinct), 1) + codes
         distincts.append(distinct)
     codes, pairs = (combined, list(range(len(distincts[0])))) if len(columns) == 1 else factorize(combined.tolist())
-    names = []
+    keys = []
     for pair in pairs:
         parts = []
         for distinct in reversed(distincts):
             pair, index = divmod(pair, len(distinct))
-            parts.append(distinct[index] or UNKNOWN)
-        names.append(" / ".join(reversed(parts)))
-    if len(set(names)) == len(names):
-        return Coded(codes, names)
-    return np.array(names, dtype=object)[codes].tolist() if names else []
+            parts.append(distinct[index])
+        keys.append(tuple(reversed(parts)))
+    names = distinct_names(keys)
+    return Coded(codes, names) if names else []
+
+
+def distinct_names(keys: Sequence[tuple[Any, ...]]) -> list[str]:
+    """A label for each distinct group key, distinct as the keys are (see :func:`group_labels`)."""
+    plain = [" / ".join(UNKNOWN if part is None else str(part) for part in key) for key in keys]
+    if len(set(plain)) == len(plain):
+        return plain
+    return [
+        " / ".join(
+            json.dumps(part, ensure_ascii=False) if isinstance(part, str) else str(part or UNKNOWN) for part in key
+        )
+        for key in keys
+    ]
+
+
+@attrs.frozen
+class _UnknownModel:
+    """The group of runs whose model no record names: one per harness run (never pooled, and
+    never the same group as a model that happens to be spelled like this label)."""
+
+    run: str
+
+    def __str__(self) -> str:
+        return f"(unknown model: {self.run})"

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from arena_core.model.records import DIMENSIONS, Evaluation
+from arena_core.stats.runs import distinct_names
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = ["GROUPINGS", "SCHEMA", "SUMS", "CellLedger", "figures", "schema", "task_table"]
@@ -128,18 +129,20 @@ class CellLedger:
         return found
 
 
-def task_table(rows: Sequence[tuple[object, ...]], unknown: str) -> TaskTable:
-    """The :class:`TaskTable` of a grouping's cells (no group: ``unknown``): counts, sums and
-    means per group and task. Run-level arrays are empty: aggregators that read single runs
-    (``pooled``) need the evaluations themselves."""
-    groups = sorted({str(r[0]) or unknown for r in rows})
+def task_table(rows: Sequence[tuple[object, ...]]) -> TaskTable:
+    """The :class:`TaskTable` of a grouping's cells: counts, sums and means per group and task,
+    each group named as leaderboards name it (no group: ``(unknown)``, never the same group as a
+    name spelled so). Run-level arrays are empty: aggregators that read single runs (``pooled``)
+    need the evaluations themselves."""
+    keys = sorted({str(r[0]) for r in rows})
+    groups = distinct_names([(key or None,) for key in keys])
     tasks = sorted({str(r[1]) for r in rows})
-    g_index = {g: i for i, g in enumerate(groups)}
+    g_index = {g: i for i, g in enumerate(keys)}
     t_index = {t: i for i, t in enumerate(tasks)}
     shape = (len(groups), len(tasks))
     sums = {name: np.zeros(shape) for name in ("runs", *_SCALES, *_MEASURED)}
     for row in rows:
-        cell = (g_index[str(row[0]) or unknown], t_index[str(row[1])])
+        cell = (g_index[str(row[0])], t_index[str(row[1])])
         found: dict[str, Any] = dict(zip(SUMS, row[2:], strict=True))
         exact = found["inexact"] == 0
         for name, total in sums.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
+from arena_core.engine.ahead import Verdicts, check_ahead, checked_ahead
 from arena_core.engine.baselines import scope_key
 from arena_core.engine.columns import Columns, factorize, factorize_objects
 from arena_core.engine.each import evaluate_each
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from arena_core.arena import Arena
     from arena_core.store import Store, Transaction
 
-__all__ = ["BatchResult", "process_batch", "rederive", "run_batch"]
+__all__ = ["BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
 
 
 @frozen
@@ -76,6 +78,33 @@ def _keys(columns: Columns, scope: str) -> list[str]:
     return [_key(t, [e[i] for e in extra]) for i, t in enumerate(columns.task_ids)]
 
 
+def check_first(
+    arena: Arena,
+    submissions: Sequence[Submission],
+    store: Store,
+    tasks: Mapping[str, Task] | None = None,
+    *,
+    pool: Executor | None = None,
+) -> Verdicts:
+    """The verdicts of the runs whose scoring would run slow checks (a workspace, a model judge),
+    found before any write transaction is opened, so that no writer waits on them
+    (:mod:`arena_core.engine.ahead`): each run's task is one of ``tasks`` or the store's."""
+    scorer = arena.scorer
+    slow_checkers = any(getattr(c, "slow", False) for c in scorer.checkers().values())
+    if not slow_checkers and not any(s.workspace is not None for s in submissions):
+        return {}
+    known = dict(tasks or {})
+    wanted = {s.task_id for s in submissions if s.task_id is not None and s.task_id not in known}
+    if wanted:
+        with store.transaction(write=False) as tx:
+            for task_id in wanted:
+                found = tx.get_task(task_id)
+                if found is not None:
+                    known[task_id] = found
+    items = [(s, known[s.task_id]) for s in submissions if s.task_id in known]
+    return check_ahead(scorer, items, pool=pool)
+
+
 def run_batch(
     arena: Arena,
     submissions: Iterable[Submission | Mapping[str, Any]],
@@ -83,6 +112,7 @@ def run_batch(
     tasks: Mapping[str, Task | Mapping[str, Any]] | None = None,
     *,
     replace: bool = False,
+    checked: Verdicts | None = None,
 ) -> BatchResult:
     """The synchronous pipeline; :func:`process_batch` runs it off the event loop.
 
@@ -93,6 +123,8 @@ def run_batch(
     :param tasks: stored with the batch, every one of them, whether or not it has submissions in it.
     :param replace: re-submitted ids (already stored for their task) replace the stored ones;
         without it they are refused, naming them.
+    :param checked: the verdicts :func:`check_first` found for these runs; by default they are
+        found here, before the write transaction opens.
     """
     stamp = datetime.now(UTC).isoformat()
     subs = structure_each(submissions, arena.structure_submission)  # 1. parse: all before any write
@@ -115,7 +147,9 @@ def run_batch(
     baselines: dict[str, Baseline] = {}
     alerts: list[BaselineDrift | RankDrift] = []
     top_k, min_tasks = arena.config.drift_top_k, arena.config.min_tasks_per_group
-    with store.transaction() as tx:
+    if checked is None:
+        checked = check_first(arena, subs, store, given)
+    with checked_ahead(checked), store.transaction() as tx:
         top_before = top_groups(group_means(tx), top_k, min_tasks) if top_k else ()
         for task in given.values():
             tx.put_task(task)

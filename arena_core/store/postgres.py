@@ -15,7 +15,6 @@ database gets them, filled from its evaluations, when first opened).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger, schema
+from arena_core.store.trust import check_postgres_tables, redact, unambiguous_url
 
 __all__ = ["PostgresStore", "SCHEMA_VERSION", "is_postgres_url"]
 
@@ -54,6 +54,11 @@ _SCHEMA = (
     "superseded_at TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL)",
     _CELLS,
 )
+#: The store's tables: each must belong to the role connecting (:mod:`arena_core.store.trust`).
+_TABLES = (
+    "arena_schema", "tasks", "baselines", "baseline_versions", "submissions", "evaluations", "evaluation_versions",
+    "board_cells",
+)  # fmt: skip
 
 
 def is_postgres_url(location: object) -> bool:
@@ -203,11 +208,13 @@ class PostgresStore:
             import psycopg
         except ImportError:
             raise ArenaError("a postgresql:// store needs psycopg: pip install 'arena-core[postgresql]'") from None
+        unambiguous_url(url)
         self._psycopg = psycopg
         self.url = url
         self.timeout = timeout
         with self.transaction() as tx:
             cursor = tx._c
+            check_postgres_tables(cursor, _TABLES, self._where())
             cursor.execute("SELECT to_regclass('arena_schema') IS NOT NULL")
             found = cursor.fetchone()[0]
             version = None
@@ -234,7 +241,7 @@ class PostgresStore:
 
     def _where(self) -> str:
         """The URL without its password, for messages."""
-        return re.sub(r"//([^:/@]*):[^@]*@", r"//\1@", self.url)
+        return redact(self.url)
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[_PostgresTransaction]:
@@ -254,4 +261,4 @@ class PostgresStore:
                 yield tx
                 tx.ledger.flush(cursor, "%s")
         except psycopg.Error as exc:
-            raise ArenaError(f"{self._where()}: {str(exc).strip()}") from None
+            raise ArenaError(f"{self._where()}: {redact(str(exc).strip(), self.url)}") from None

@@ -6,7 +6,9 @@ figure its harness reported (``meta.pricing.reported`` once priced), each task's
 computed again from the repriced runs and stored as their next versions, and every run is scored
 against them and ranked. The evaluations this replaces are kept among the store's evaluation
 versions with the reason and time, so the scores before are still there to read and compare.
-It is one transaction: a run that cannot be priced (an unknown model) leaves the store as it was.
+It is one transaction. A run that cannot be priced (a model or provider no price table knows)
+fails alone: it keeps the cost stored for it, is scored against its task's new baselines like
+the others, and is named in :attr:`Repricing.refused` with the reason; the rest are repriced.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from arena_core.model.errors import ArenaError
+from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation
 from arena_core.store.pipeline import rederive
 
@@ -36,9 +38,12 @@ class Repricing:
     after: tuple[Evaluation, ...]
     """The evaluations stored now, one per stored run."""
     sources: dict[str, int]
-    """How many runs' costs were ``priced``, ``reported`` (kept) and ``unpriced``."""
+    """How many runs' costs were ``priced``, ``reported`` (kept), ``unpriced`` and ``refused``
+    (could not be priced: their stored cost is kept)."""
     reason: str
     superseded_at: str
+    refused: tuple[str, ...] = ()
+    """Per run that could not be priced, the error naming it and what was missing."""
 
 
 def _keeper(tx: Any) -> Any:
@@ -56,7 +61,6 @@ def reprice(arena: Arena, store: Store, *, reason: str) -> Repricing:
     :param reason: recorded with every superseded evaluation (e.g. ``"reprice at 2025-10-01"``).
     :raises ArenaError: the arena does not price (``cost_source = "reported"``), or the store
         keeps no evaluation versions.
-    :raises ValidationError: a run cannot be priced; nothing is written.
     """
     if arena.pricer is None:
         raise ArenaError('re-pricing needs cost_source = "priced" or "priced_when_missing" in the configuration')
@@ -64,6 +68,7 @@ def reprice(arena: Arena, store: Store, *, reason: str) -> Repricing:
     before: list[Evaluation] = []
     after: list[Evaluation] = []
     sources: dict[str, int] = {}
+    refused: list[str] = []
     with store.transaction() as tx:
         keeper = _keeper(tx)
         for task_id in tx.task_ids():
@@ -71,10 +76,16 @@ def reprice(arena: Arena, store: Store, *, reason: str) -> Repricing:
             runs = tx.submissions(task_id)
             if task is None or not runs:
                 continue
-            priced = [arena.pricer.price(s) for s in runs]
-            for s in priced:
-                source = s.meta["pricing"]["source"]
+            priced = []
+            for run in runs:
+                try:
+                    run = arena.pricer.price(run)
+                    source = run.meta["pricing"]["source"]
+                except ValidationError as error:  # this run alone keeps its stored cost
+                    refused.append(str(error))
+                    source = "refused"
                 sources[source] = sources.get(source, 0) + 1
+                priced.append(run)
             old = {e.submission_id: e for e in tx.evaluations(task_id)}
             unscored = [s.id for s in runs if s.id not in old]
             if unscored:
@@ -86,4 +97,4 @@ def reprice(arena: Arena, store: Store, *, reason: str) -> Repricing:
             fresh = rederive(arena, tx, task, priced, stamp)
             after += fresh
             before += [old[e.submission_id] for e in fresh]
-    return Repricing(tuple(before), tuple(after), sources, reason, stamp)
+    return Repricing(tuple(before), tuple(after), sources, reason, stamp, tuple(refused))

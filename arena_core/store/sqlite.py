@@ -26,6 +26,7 @@ from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
 from arena_core.store.schema import ADDED_NAMES, FIGURES, MARKS, SCHEMA_VERSION, evaluation_of, migrate
 from arena_core.store.standings import Scores
+from arena_core.store.trust import check_sqlite_schema, create_private, trusted_sqlite_file
 
 __all__ = ["SQLiteStore"]
 
@@ -225,7 +226,9 @@ class _SQLiteTransaction:
 
 
 class SQLiteStore:
-    """An arena in one SQLite file (created with its schema on first use).
+    """An arena in one SQLite file (created with its schema on first use, readable by its owner
+    only). A file another user owns or may write, or that holds a trigger or a view, is refused
+    (:mod:`arena_core.store.trust`).
 
     :param path: the database file.
     :param timeout: seconds a writer waits for another process's transaction to finish.
@@ -234,8 +237,11 @@ class SQLiteStore:
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        create_private(self.path)
+        trusted_sqlite_file(self.path)
         try:
             with closing(self._connect()) as connection:
+                check_sqlite_schema(connection, self.path)
                 connection.execute("PRAGMA journal_mode = WAL")
                 if connection.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                     migrate(connection, self.path)

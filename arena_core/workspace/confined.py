@@ -17,7 +17,6 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Protocol, runtime_checkable
 
@@ -25,8 +24,7 @@ from attrs import frozen
 
 from arena_core.config.settings import ScoringConfig, owner_rule
 from arena_core.model.errors import ArenaError
-from arena_core.workspace.checkout import REF, CheckoutError, checkout
-from arena_core.workspace.quota import bounded_directory
+from arena_core.workspace.checkout import REF
 from arena_core.workspace.reading import (
     ConfinedFileError,
     OverLimitError,
@@ -44,7 +42,6 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "WorkspaceSettings",
-    "open_workspace",
     "glob_pattern",
     "scrubbed_environment",
 ]
@@ -337,57 +334,3 @@ class Workspace:
 def _last_line(output: str) -> str:
     lines = output.strip().splitlines()
     return lines[-1].strip() if lines else ""
-
-
-@contextmanager
-def open_workspace(
-    location: str, ref: str | None, settings: WorkspaceSettings, *, owner: str | None = None
-) -> Iterator[Workspace]:
-    """The workspace at ``location`` (a directory; a git repository when ``ref`` is given).
-
-    ``location`` is taken literally (no ``~`` expansion): relative to the configured root, or
-    absolute inside it. Opened for a submission (``owner``, its id) under ``workspace_owner =
-    "id"``, it must be the directory named by that id under the root, or inside it: a record
-    cannot name another submission's workspace and take its verdict.
-
-    :raises WorkspaceError: the directory does not exist, lies outside the configured root, or
-        the ref cannot be checked out (see :mod:`arena_core.workspace.checkout`).
-    """
-    if not isinstance(location, str) or not location or "\x00" in location:
-        raise WorkspaceError(f"workspace {location!r} is not a path")
-    root = (settings.root or Path.cwd()).resolve()
-    try:
-        base = (root / location).resolve()
-    except (OSError, RuntimeError, ValueError):
-        raise WorkspaceError(f"workspace {location!r} cannot be resolved") from None
-    if not base.is_relative_to(root):
-        raise WorkspaceError(f"workspace {location!r} lies outside the workspace root")
-    if settings.owner_rule == "id" and owner is not None:
-        own = (root / owner).resolve()
-        if not own.is_relative_to(root) or own == root or not base.is_relative_to(own):
-            raise WorkspaceError(
-                f"workspace {location!r} is not this submission's own: under workspace_owner = 'id' it must be "
-                f"the directory {owner!r} of the workspace root"
-            )
-    if not base.is_dir():
-        raise WorkspaceError(f"workspace {location!r} is not a directory")
-    # The checked-out tree and the scratch home, under one quota: twice a workspace's.
-    with bounded_directory("arena-check-", 2 * settings.max_bytes, 2 * settings.max_files) as scratch:
-        home = Path(scratch, "home")
-        home.mkdir()
-        if ref is None:
-            yield Workspace(base, settings, home)
-            return
-        try:
-            tree = checkout(
-                base,
-                root,
-                ref,
-                Path(scratch, "tree"),
-                scrubbed_environment(home),
-                max_files=settings.max_files,
-                max_bytes=settings.max_bytes,
-            )
-        except CheckoutError as exc:
-            raise WorkspaceError(str(exc)) from None
-        yield Workspace(tree, settings, home)

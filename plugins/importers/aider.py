@@ -30,6 +30,7 @@ from arena_core.importing.runs import (
     verdict_task,
 )
 from arena_core.io.decoding import InputError, read_text
+from arena_core.model.yamlsafe import load_yaml
 
 __all__ = ["Aider", "BENCHMARKS"]
 
@@ -77,32 +78,6 @@ class Aider:
             yield from runs
 
 
-#: Nodes a leaderboard file may expand to, aliases followed: Aider's files use no aliases, and a
-#: few lines of nested ones expand to billions (a "billion laughs").
-MAX_NODES = 1_000_000
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a document whose aliases expand past :data:`MAX_NODES`
-    nodes (counted on the composed graph, each shared node once, before anything is built)."""
-
-    def compose_document(self) -> Any:
-        node = super().compose_document()
-        sizes: dict[int, int] = {}
-
-        def expanded(item: Any) -> int:
-            if id(item) not in sizes:
-                sizes[id(item)] = 1  # a cycle counts once
-                children = item.value if isinstance(item.value, list) else []
-                parts = [p for pair in children for p in (pair if isinstance(pair, tuple) else (pair,))]
-                sizes[id(item)] = min(MAX_NODES + 1, 1 + sum(expanded(p) for p in parts))
-            return sizes[id(item)]
-
-        if node is not None and expanded(node) > MAX_NODES:
-            raise yaml.YAMLError(f"its aliases expand to more than {MAX_NODES:,} nodes (an alias bomb?)")
-        return node
-
-
 def _is_leaderboard(path: Path) -> bool:
     if path.suffix not in (".yml", ".yaml"):
         return False
@@ -112,7 +87,7 @@ def _is_leaderboard(path: Path) -> bool:
 
 def _leaderboard(path: Path) -> Iterator[ImportedRun]:
     try:
-        entries = yaml.load(read_text(path), Loader=_BoundedLoader)  # a safe loader, bounded
+        entries = load_yaml(read_text(path))  # a safe loader, bounded
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -26,6 +26,7 @@ from arena_core.importing.runs import (
     present,
     run_times,
     seconds_between,
+    unlinked_file,
     value,
     verdict_task,
 )
@@ -172,7 +173,7 @@ def _trial(path: Path, reward_key: str | None, aggregate: str) -> ImportedRun:
         submission["provider"] = provider
     trajectory = path.parent / "agent" / "trajectory.json"
     version = None
-    if trajectory.is_file():
+    if unlinked_file(trajectory, path.parent):  # never a link, file or folder, out of the trial's folder
         figures, more, version = trajectory_figures(trajectory)
         flags += more
         for key, figure in figures.items():

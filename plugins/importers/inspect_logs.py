@@ -32,7 +32,7 @@ from arena_core.importing.runs import (
     verdict_task,
 )
 from arena_core.io.decoding import InputError
-from arena_plugins.importers.inspect_archive import member
+from arena_plugins.importers.inspect_archive import ArchiveTooLarge, Expansion, member
 
 __all__ = ["InspectLogs", "score_value"]
 
@@ -58,15 +58,20 @@ class InspectLogs:
         return _is_log(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
+        """A log's runs one sample at a time (an ``.eval`` archive is never held whole); a bad
+        sample is yielded as its error and the others read; an archive that expands past its
+        bound is read no further."""
         for path in files_under(paths, _is_log):
+            samples = _eval_zip(path) if path.suffix == ".eval" else _json_log(path)
             try:
-                header, samples = _eval_zip(path) if path.suffix == ".eval" else _json_log(path)
-                log = _Log.of(header, path)
-                runs = [_sample(log, sample, where) for where, sample in samples]
+                log = _Log.of(next(samples), path)
+                for where, sample in samples:
+                    try:
+                        yield _sample(log, sample, where)
+                    except InputError as exc:
+                        yield exc
             except InputError as exc:
                 yield exc
-                continue
-            yield from runs
 
 
 def _is_log(path: Path) -> bool:
@@ -76,18 +81,30 @@ def _is_log(path: Path) -> bool:
     return path.suffix == ".json" and b'"version"' in head and b'"eval"' in head and b'"status"' in head
 
 
-def _json_log(path: Path) -> tuple[Any, list[tuple[str, Any]]]:
+def _json_log(path: Path) -> Iterator[Any]:
+    """The log's header, then ``(where, sample)`` of each sample."""
     data = load_json(path)
+    yield data
     samples = value(data, "samples", str(path), list) or []
-    return data, [(f"{path}: samples.{index}", sample) for index, sample in enumerate(samples)]
+    yield from ((f"{path}: samples.{index}", sample) for index, sample in enumerate(samples))
 
 
-def _eval_zip(path: Path) -> tuple[Any, list[tuple[str, Any]]]:
+def _eval_zip(path: Path) -> Iterator[Any]:
+    """The archive's header, then ``(where, sample)`` of each sample member, read one at a time
+    (a member that cannot be read comes as its error in place of the sample)."""
     try:
         with zipfile.ZipFile(path) as archive:
-            header = member(archive, path, "header.json")
+            expansion = Expansion(path, archive)
+            yield member(archive, path, "header.json", expansion)
             names = sorted(n for n in archive.namelist() if n.startswith("samples/") and n.endswith(".json"))
-            return header, [(f"{path}: {name}", member(archive, path, name)) for name in names]
+            for name in names:
+                where = f"{path}: {name}"
+                try:
+                    yield where, member(archive, path, name, expansion)
+                except ArchiveTooLarge:
+                    raise
+                except InputError as exc:
+                    yield where, exc
     except (zipfile.BadZipFile, EOFError) as exc:
         raise InputError(f"{path}: not a readable .eval archive: {exc}") from None
 
@@ -151,6 +168,8 @@ class _Log:
 
 
 def _sample(log: _Log, sample: Any, where: str) -> ImportedRun:
+    if isinstance(sample, InputError):
+        raise sample
     if not isinstance(sample, Mapping):
         raise InputError(f"{where}: expected a sample table")
     sample_id = value(sample, "id", where, (str, int), required=True)

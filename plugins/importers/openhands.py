@@ -38,7 +38,7 @@ from arena_core.importing.runs import (
     value,
     verdict_task,
 )
-from arena_core.io.decoding import InputError, decode_line, loads
+from arena_core.io.decoding import InputError, bounded_lines, decode_line, line_too_long, loads
 from arena_plugins.importers.swebench_reports import Verdicts, is_report
 
 __all__ = ["OpenHands", "is_output", "output_runs"]
@@ -105,10 +105,15 @@ def output_runs(
         yield InputError(f"{path}: cannot read: {exc.strerror or exc}")
         return
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip() or (only is not None and number != only):
+        for number, raw in bounded_lines(handle):
+            if only is not None and number != only:
                 continue
             where = f"{path}:{number}"
+            if raw is None:
+                yield line_too_long(where)
+                continue
+            if not raw.strip():
+                continue
             try:
                 run = _line(_decoded(raw, where, path, number), where, path, verdicts)
                 yield _over_attempts(run, spent) if spent else run

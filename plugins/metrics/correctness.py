@@ -10,12 +10,14 @@ from typing import NoReturn
 import numpy as np
 from attrs import field, frozen
 
+from arena_core.engine.ahead import found_ahead
 from arena_core.engine.batch import Batch
 from arena_core.model.display import shown
 from arena_core.model.errors import ValidationError, closest
 from arena_core.model.protocols import CriterionChecker, Resolver, Score
 from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
-from arena_core.workspace.confined import Workspace, WorkspaceError, WorkspaceSettings, open_workspace
+from arena_core.workspace.confined import Workspace, WorkspaceError, WorkspaceSettings
+from arena_core.workspace.opening import open_workspace
 
 
 @frozen
@@ -39,13 +41,8 @@ class Correctness:
         criteria = task.success_criteria
         if not criteria:
             return Score(100.0)
-        if submission.workspace is not None and any(
-            hasattr(self.checkers.get(c.type), "check_workspace") for c in criteria
-        ):
-            results = self._check_in_workspace(submission, task)
-        else:
-            check = self._check
-            results = [check(i, c, submission, task) for i, c in enumerate(criteria)]
+        ahead = found_ahead(submission, task)  # checked before the store's transaction
+        results = list(ahead) if ahead is not None else self.verdicts(submission, task)
         earned = 0.0
         total_weight = 0.0
         for result in results:
@@ -54,6 +51,17 @@ class Correctness:
         if total_weight == 0:
             raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
         return Score(earned / total_weight * 100.0, criteria=tuple(results))
+
+    def verdicts(self, submission: Submission, task: Task) -> list[CriterionResult]:
+        """Each criterion's verdict, in task order: in the workspace when the run has one and a
+        checker of the task checks workspaces, else on the run's claims."""
+        criteria = task.success_criteria
+        if submission.workspace is not None and any(
+            hasattr(self.checkers.get(c.type), "check_workspace") for c in criteria
+        ):
+            return self._check_in_workspace(submission, task)
+        check = self._check
+        return [check(i, c, submission, task) for i, c in enumerate(criteria)]
 
     def _check_in_workspace(self, submission: Submission, task: Task) -> list[CriterionResult]:
         """Open the workspace once and check every criterion; when it cannot be opened, the

@@ -119,3 +119,27 @@ def test_compiling_many_sparse_files_is_bounded_in_the_scorer(tmp_path: Path) ->
     reason, peak_kib = json.loads(done.stdout)
     assert "add up to more than 33,554,432 bytes" in reason
     assert peak_kib < 400 * 1024  # well under the 2 GB the files would take
+
+
+def test_one_run_priced_by_nowhere_fails_alone_when_a_store_is_repriced(tmp_path: Path) -> None:
+    pytest.importorskip("genai_prices")
+    runs = [{"id": f"run-{i}", "task_id": f"t{i % 10}", "tool": "honest", "model": "claude-sonnet-4-6",
+             "provider": "anthropic", "started_at": "2026-01-10", "total_tokens": 10_000 + i, "tool_calls": 5,
+             "input_tokens": 8_000 + i, "output_tokens": 2_000, "estimated_cost": 0.05} for i in range(200)]
+    runs.append({**runs[0], "id": "hostile", "provider": "nowhere-inc"})
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    (tmp_path / "tasks.json").write_text(json.dumps([{"id": f"t{i}"} for i in range(10)]))
+    env = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    def arena(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=tmp_path, capture_output=True,
+                              text=True, env=env, timeout=300)
+
+    assert arena("ingest", "runs.jsonl", "--tasks", "tasks.json", "--store", "arena.db").returncode == 0
+    (tmp_path / "priced.toml").write_text('cost_source = "priced"\n')
+    alone = arena("-c", "priced.toml", "score", "runs.jsonl", "--tasks", "tasks.json")
+    assert alone.returncode == 2 and "submission 'hostile'" in alone.stderr  # the run cannot be priced: the attack
+    done = arena("reprice", "--store", "arena.db")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Repriced 201 stored runs at each run's date (200 priced, 1 refused)")
+    assert "1 stored runs could not be priced and keep their stored cost:\n  submission 'hostile': " in done.stdout

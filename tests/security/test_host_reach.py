@@ -18,7 +18,8 @@ import pytest
 from arena_core import Arena
 from arena_core.io.junit import parse_junit
 from arena_core.model.errors import ArenaError
-from arena_core.workspace.confined import WorkspaceError, open_workspace
+from arena_core.workspace.confined import WorkspaceError
+from arena_core.workspace.opening import open_workspace
 
 LIMITS = {"command_memory_limit": "256M", "command_max_processes": 32, "command_max_file_size": "16M"}
 

@@ -75,7 +75,56 @@ def test_an_eval_archive_that_expands_past_the_bound_is_refused_in_bounded_memor
                 member.write(b"0" * (1 << 20))
     assert (tmp_path / "bomb.eval").stat().st_size < 2_000_000
     done, peak = _peak_kib(tmp_path, "import", "inspect", "bomb.eval", "-o", "runs.jsonl")
-    assert "over the 268,435,456-byte limit" in _one_line_error(done)
+    assert "expands past 268,435,456 bytes" in _one_line_error(done)
+    assert peak < 1536 * 1024 and not (tmp_path / "runs.jsonl").exists()
+
+
+def _zstd_archive(path: Path, members: dict[str, tuple[bytes, int]]) -> None:
+    """A zip whose members are Zstandard frames (method 93, as Inspect writes them), each with
+    the uncompressed size its header declares (true or not). Python's zipfile cannot write the
+    method: each member is stored, then its headers are patched."""
+    import struct
+
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, (frame, _) in members.items():
+            archive.writestr(name, frame)
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    central = data.rfind(b"PK\x05\x06")
+    start = struct.unpack_from("<I", data, central + 16)[0]
+    for info in infos:
+        declared = members[info.filename][1]
+        struct.pack_into("<H", data, info.header_offset + 8, 93)
+        struct.pack_into("<I", data, info.header_offset + 22, declared)
+        entry = data.find(b"PK\x01\x02" , start)
+        while struct.unpack_from("<I", data, entry + 42)[0] != info.header_offset:
+            entry = data.find(b"PK\x01\x02", entry + 4)
+        struct.pack_into("<H", data, entry + 10, 93)
+        struct.pack_into("<I", data, entry + 24, declared)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("declared", ["honest", "lying"])
+def test_an_eval_archive_of_many_members_each_under_the_bound_is_refused_as_a_whole(tmp_path: Path,
+                                                                                   declared: str) -> None:
+    """Thirty zstd members of 255 MiB each (about 250 KB stored): each under the member bound,
+    7.5 GB in all. Their headers declare their size, or 1 KB (lying)."""
+    zstandard = pytest.importorskip("zstandard")
+    size = 255 << 20
+    frame = zstandard.ZstdCompressor(level=3).compress(b" " * size)  # JSON white space: expands, parses to nothing
+    header = zstandard.ZstdCompressor().compress(json.dumps({"version": 2, "eval": {"task": "t", "eval_id": "e"},
+                                                             "status": "success"}).encode())
+    members = {"header.json": (header, 100)}
+    members |= {f"samples/{i}_epoch_1.json": (frame, size if declared == "honest" else 1000) for i in range(30)}
+    _zstd_archive(tmp_path / "bomb.eval", members)
+    assert (tmp_path / "bomb.eval").stat().st_size < 1_000_000
+    with zipfile.ZipFile(tmp_path / "bomb.eval") as archive:  # the archive is what it claims, member by member
+        assert {i.compress_type for i in archive.infolist()} == {93} and len(archive.infolist()) == 31
+    assert len(zstandard.ZstdDecompressor().decompress(frame, max_output_size=size)) == size
+    done, peak = _peak_kib(tmp_path, "import", "inspect", "bomb.eval", "-o", "runs.jsonl")
+    error = done.stderr
+    assert done.returncode == 2 and "bomb.eval: expands past 268,435,456 bytes" in error, error[-2000:]
     assert peak < 1536 * 1024 and not (tmp_path / "runs.jsonl").exists()
 
 
