@@ -64,6 +64,12 @@ def _service() -> Any:
     return app, tokens
 
 
+def _connections() -> Any:
+    from arena_core.service import connections  # the service extra's uvicorn
+
+    return connections
+
+
 @main.group(invoke_without_command=True)
 @store_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
@@ -78,6 +84,23 @@ def _service() -> Any:
 @click.option(
     "--rate", type=click.FloatRange(min=0.1), default=50.0, show_default=True, help="Requests a second per token."
 )
+@click.option(
+    "--checks-per-token",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Posts of one token whose workspaces may be checked at once (429 above).",
+)
+@click.option(
+    "--token-quota", default="1G", show_default=True, help="Bytes of runs one token may have stored (0: none)."
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds a connection has to send a request's head (and idles between requests) before it is closed.",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -88,6 +111,9 @@ def serve(
     allow_local_runner: bool,
     body_limit: str,
     rate: float,
+    checks_per_token: int,
+    token_quota: str,
+    header_timeout: float,
 ) -> None:
     """Serve the arena over HTTP: an authenticated API (docs/serve.md) over a store.
 
@@ -103,7 +129,9 @@ def serve(
     """
     if ctx.invoked_subcommand is None:
         ctx.invoke(_run, store_url=store_url, host=host, port=port, public_read=public_read,
-                   allow_local_runner=allow_local_runner, body_limit=body_limit, rate=rate)  # fmt: skip
+                   allow_local_runner=allow_local_runner, body_limit=body_limit, rate=rate,
+                   checks_per_token=checks_per_token, token_quota=token_quota,
+                   header_timeout=header_timeout)  # fmt: skip
 
 
 @command
@@ -116,11 +144,16 @@ def _run(
     allow_local_runner: bool,
     body_limit: str,
     rate: float,
+    checks_per_token: int,
+    token_quota: str,
+    header_timeout: float,
 ) -> None:
     app, tokens = _service()
-    limit = parse_size(body_limit)
+    limit, quota = parse_size(body_limit), parse_size(token_quota)
     if limit is None:
         raise ArenaError(f"--body-limit: expected a size such as 1M, got {body_limit!r}")
+    if quota is None:
+        raise ArenaError(f"--token-quota: expected a size such as 1G (0: none), got {token_quota!r}")
     path = store_path(store_url)
     arena = state.arena
     if arena.config.workspace_owner == "auto":  # a service always ties a workspace to its run's id
@@ -134,10 +167,12 @@ def _run(
         rate=rate,
         burst=max(1, int(rate * 2)),
         allow_local_runner=allow_local_runner,
+        checks_per_token=checks_per_token,
+        token_quota=quota,
     )
     import uvicorn  # the service extra
 
-    uvicorn.run(service, host=host, port=port, log_level="info")
+    uvicorn.run(service, host=host, port=port, log_level="info", **_connections().connection_limits(header_timeout))
 
 
 @serve.group()

@@ -104,16 +104,22 @@ class RateLimiter:
 
 
 class Gate:
-    """Who may call what: a bearer token checked against the token store, limited per token."""
+    """Who may call what: every request first takes from its address's bucket (so a flood of
+    anonymous reads, or of tokens that do not verify, is cut before any token is looked up), then
+    a bearer token is checked against the token store and limited per token."""
 
-    def __init__(self, tokens: TokenStore, limiter: RateLimiter, public_read: bool) -> None:
+    def __init__(
+        self, tokens: TokenStore, limiter: RateLimiter, public_read: bool, addresses: RateLimiter | None = None
+    ) -> None:
         self.tokens, self.limiter, self.public_read = tokens, limiter, public_read
+        self.addresses = addresses or RateLimiter(limiter.rate * 4, limiter.burst * 4)
 
     def principal(self, request: Request, *, reading: bool) -> Principal | None:
         """The caller; ``None`` only for a read when ``public_read`` opens reads.
 
-        :raises Problem: 401 without a valid token, 429 over the rate.
+        :raises Problem: 401 without a valid token, 429 over the address's or the token's rate.
         """
+        self.addresses.take(f"address {request.client.host if request.client else '-'}")
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
         if not token:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,10 +46,15 @@ ROLES = ("operator", "submitter")
 _TOKEN = re.compile(r"^arena_([0-9a-f]{12})\.([A-Za-z0-9_-]{20,100})$")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS service_tokens (id TEXT PRIMARY KEY, digest TEXT NOT NULL, role TEXT NOT NULL, "
-    "tools TEXT NOT NULL, note TEXT NOT NULL, created TEXT NOT NULL, revoked TEXT, models TEXT NOT NULL DEFAULT '[]')"
+    "tools TEXT NOT NULL, note TEXT NOT NULL, created TEXT NOT NULL, revoked TEXT, models TEXT NOT NULL DEFAULT '[]', "
+    "stored_bytes BIGINT NOT NULL DEFAULT 0)"
 )
-#: The column added after the first version of the table: the models a submitter may post for.
-_MODELS = "ALTER TABLE service_tokens ADD COLUMN models TEXT NOT NULL DEFAULT '[]'"
+#: Columns added after the first version of the table: the models a submitter may post for, and
+#: the bytes of runs it has had stored (its quota's use).
+_ADDED = {
+    "models": "ALTER TABLE service_tokens ADD COLUMN models TEXT NOT NULL DEFAULT '[]'",
+    "stored_bytes": "ALTER TABLE service_tokens ADD COLUMN stored_bytes BIGINT NOT NULL DEFAULT 0",
+}
 #: A submitter's model list that lets it post runs of any model.
 ANY_MODEL = "*"
 
@@ -88,6 +95,7 @@ class TokenStore:
 
     def __init__(self, where: str | Path) -> None:
         self.where = where
+        self._local = threading.local()
         self._postgres = is_postgres_url(where)
         self._mark = "%s" if self._postgres else "?"
         if self._postgres:
@@ -103,8 +111,10 @@ class TokenStore:
                 check_sqlite_schema(connection, Path(where))
             connection.execute(_SCHEMA)
             columns = connection.execute(self._sql("SELECT * FROM service_tokens WHERE id = ?"), ("",)).description
-            if "models" not in {c[0] for c in columns}:
-                connection.execute(_MODELS)
+            present = {c[0] for c in columns}
+            for name, statement in _ADDED.items():
+                if name not in present:
+                    connection.execute(statement)
 
     @contextmanager
     def _connect(self) -> Iterator[Any]:
@@ -120,10 +130,15 @@ class TokenStore:
             except psycopg.Error as exc:
                 raise ArenaError(f"{redact(str(self.where))}: {redact(str(exc).strip(), str(self.where))}") from None
             return
+        held = getattr(self._local, "held", None)
         try:
-            with closing(sqlite3.connect(Path(self.where), timeout=30.0, isolation_level=None)) as connection:
-                yield connection
+            if held is None or held[1] != os.getpid():  # one connection a thread, kept (as the store keeps its own)
+                kept = sqlite3.connect(Path(self.where), timeout=30.0, isolation_level=None)
+                kept.execute("PRAGMA synchronous = NORMAL")  # as the store's: WAL, no sync per statement
+                held = self._local.held = (kept, os.getpid())
+            yield held[0]
         except sqlite3.Error as exc:
+            self._local.held = None
             raise ArenaError(f"{self.where}: {exc}") from None
 
     def _sql(self, statement: str) -> str:
@@ -173,6 +188,27 @@ class TokenStore:
                 (datetime.now(UTC).isoformat(), token_id),
             )
             return bool(done.rowcount == 1)
+
+    def charge(self, token_id: str, size: int, quota: int) -> bool:
+        """Count ``size`` bytes against the token's quota of stored runs; ``False`` (nothing
+        counted) when that would pass ``quota`` bytes (0: no quota)."""
+        with self._connect() as connection:
+            done = connection.execute(
+                self._sql("UPDATE service_tokens SET stored_bytes = stored_bytes + ? WHERE id = ? AND (? = 0 OR "
+                          "stored_bytes + ? <= ?)"),
+                (size, token_id, quota, size, quota),
+            )  # fmt: skip
+            return bool(done.rowcount == 1)
+
+    def refund(self, token_id: str, size: int) -> None:
+        """Give back what :meth:`charge` counted for a run that was not stored."""
+        with self._connect() as connection:
+            connection.execute(
+                self._sql("UPDATE service_tokens SET stored_bytes = MAX(stored_bytes - ?, 0) WHERE id = ?")
+                if not self._postgres
+                else "UPDATE service_tokens SET stored_bytes = GREATEST(stored_bytes - %s, 0) WHERE id = %s",
+                (size, token_id),
+            )
 
     def verify(self, token: str) -> Principal | None:
         """The principal of a valid, unrevoked token; ``None`` for anything else."""

@@ -9,7 +9,9 @@ turns (waiting up to ``timeout`` seconds) instead of failing or losing updates.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -237,6 +239,7 @@ class SQLiteStore:
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self.timeout = timeout
+        self._local = threading.local()
         create_private(self.path)
         trusted_sqlite_file(self.path)
         try:
@@ -257,6 +260,27 @@ class SQLiteStore:
         connection.execute("PRAGMA synchronous = NORMAL")
         return connection
 
+    def _held(self) -> tuple[sqlite3.Connection, bool]:
+        """This thread's connection, kept between its transactions (opening one, and closing the
+        last, which checkpoints the journal, cost a service's post more than its own work), and
+        whether it is to be closed after use: a transaction inside another of the same thread,
+        or a process forked since, gets a connection of its own."""
+        held = getattr(self._local, "held", None)
+        if held is not None and held[1] == os.getpid() and not held[0].in_transaction:
+            return held[0], False
+        connection = self._connect()
+        if held is None or held[1] != os.getpid():
+            self._local.held = (connection, os.getpid())
+            return connection, False
+        return connection, True
+
+    def _drop(self) -> None:
+        held = getattr(self._local, "held", None)
+        if held is not None:
+            self._local.held = None
+            if held[1] == os.getpid():
+                held[0].close()
+
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[_SQLiteTransaction]:
         """One transaction. A writer waits up to ``timeout`` seconds for another process's write
@@ -264,7 +288,7 @@ class SQLiteStore:
         the timeout, disk full, read-only file) becomes an :class:`ArenaError` naming the file,
         and nothing of the transaction remains."""
         try:
-            connection = self._connect()
+            connection, own = self._held()
             try:
                 connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 tx = _SQLiteTransaction(connection)
@@ -276,8 +300,13 @@ class SQLiteStore:
                         connection.execute("ROLLBACK")
                     raise
                 connection.execute("COMMIT")
+            except sqlite3.Error:
+                if not own:
+                    self._drop()  # a connection that failed is not kept
+                raise
             finally:
-                connection.close()
+                if own:
+                    connection.close()
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 raise ArenaError(

@@ -1,0 +1,82 @@
+"""What the service reads back: ``GET /leaderboard`` and ``GET /tasks/{task_id}/rankings``.
+
+The leaderboard is read from the cells the store keeps per group and task (store/cells.py), so
+its time does not grow with the number of stored runs, and kept between writes
+(:class:`~arena_core.service.state.BoardCache`), so a flood of reads costs one board per write.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter, Query, Request
+
+from arena_core.model.serde import to_dict
+from arena_core.service.problems import Problem
+from arena_core.service.state import Service
+from arena_core.stats.leaderboard import leaderboard
+from arena_core.stats.pairwise import ADJUSTMENTS, TESTS
+from arena_core.store.cells import task_table
+
+__all__ = ["MAX_OFFSET", "routes"]
+
+#: The largest ``offset`` of a page (past it, nothing could be stored: SQLite counts rows in 64 bits).
+MAX_OFFSET = 1_000_000_000
+
+
+def routes(service: Service) -> APIRouter:
+    router = APIRouter()
+    arena, store, config = service.arena, service.store, service.arena.config
+
+    @router.get("/tasks/{task_id}/rankings")
+    def rankings(
+        task_id: str,
+        request: Request,
+        offset: int = Query(0, ge=0, le=MAX_OFFSET),
+        limit: int = Query(100, ge=1, le=1000),
+    ) -> list[Any]:
+        service.gate.principal(request, reading=True)
+        with store.transaction(write=False) as tx:
+            if tx.get_task(task_id) is None:
+                raise Problem(404, f"no task {task_id!r} is stored")
+            ranked = getattr(tx, "ranked", None)
+            page = (
+                ranked(task_id, offset=offset, limit=limit)
+                if ranked
+                else tx.evaluations(task_id)[offset : offset + limit]
+            )
+            return [to_dict(e) for e in page]
+
+    @router.get("/leaderboard")
+    def board(
+        request: Request,
+        by: Literal["tool", "model"] = "tool",
+        test: Literal[TESTS] = "t",  # type: ignore[valid-type]
+        adjust: Literal[ADJUSTMENTS] = "holm",  # type: ignore[valid-type]
+    ) -> list[dict[str, Any]]:
+        service.gate.principal(request, reading=True)
+        return service.boards.get(("leaderboard", by, test, adjust), lambda: _board(by, test, adjust))
+
+    def _board(by: str, test: str, adjust: str) -> list[dict[str, Any]]:
+        with store.transaction(write=False) as tx:
+            cells = getattr(tx, "board_cells", None)
+            simple = (
+                config.leaderboard_method == "task_mean"
+                and config.infra_failures == "fail"
+                and not config.model_aliases
+            )
+            rows = cells(by) if cells is not None and simple else None
+        if rows is None:  # no cells, an aggregator that reads single runs, runs to leave out, aliases
+            return [to_dict(r) for r in arena.leaderboard(store=store, by=by, test=test, adjustment=adjust)]
+        found = leaderboard(
+            task_table(rows),
+            arena.components.aggregators["task_mean"],
+            arena.components.interval_methods[config.leaderboard_interval],
+            min_tasks=config.min_tasks_per_group,
+            test=test,
+            adjustment=adjust,
+            ranks=config.leaderboard_ranks,
+        )
+        return [to_dict(r) for r in found]
+
+    return router
