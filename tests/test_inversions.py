@@ -110,3 +110,38 @@ def test_compare_counts_each_sides_inversions() -> None:
     report = compare(runs(), TASKS, ("default", loaded.config), loaded.profile("gated"), resamples=10, autoload=False)
     assert ("quitter", "solver") in report.inversions_a and report.inversions_b == ()
     assert report.as_dict()["inversions_a"][0] == list(report.inversions_a[0])
+
+
+def test_inversions_from_matrix_products_equal_the_pair_by_pair_tests_on_random_boards() -> None:
+    """Every pair tested at once (stats/pairmoments.py, only the p-values under the level kept to
+    adjust) names exactly the inversions of the paired t-test run pair by pair and adjusted over
+    every pair (Holm and Benjamini-Hochberg), on boards with missing cells, ties, groups equal
+    but for a constant, and groups that share fewer than two tasks."""
+    from arena_core.stats import inversions as module
+    from arena_core.stats.tasktable import TaskTable
+
+    rng = np.random.default_rng(11)
+    compared = 0
+    for trial in range(40):
+        groups, tasks = int(rng.integers(3, 40)), int(rng.integers(2, 30))
+        solve = rng.uniform(0, 1, groups)
+        correctness = np.where(rng.random((groups, tasks)) < solve[:, None], 100.0, 0.0)
+        correctness[rng.random((groups, tasks)) < rng.uniform(0, 0.5)] = np.nan
+        if groups > 4:
+            correctness[1] = correctness[0]  # equal groups
+            correctness[2] = np.where(np.isnan(correctness[0]), np.nan, np.minimum(correctness[0] + 0.5, 100))
+        table = TaskTable([f"g{g:02d}" for g in range(groups)], [f"t{t}" for t in range(tasks)],
+                          np.ones((groups, tasks), dtype=np.int64), np.zeros((groups, tasks)),
+                          np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), {"correctness": correctness},
+                          np.ones((groups, tasks)))  # fmt: skip
+        ranks = {g: int(r) for g, r in enumerate(rng.permutation(groups) + 1)}
+        ranks[groups - 1] = ranks[0]  # a tie
+        for adjustment in ("holm", "bh"):
+            for level in (0.95, 0.5):
+                fast = module.inversions(table, ranks, adjustment=adjustment, confidence_level=level)
+                ordered = sorted(ranks, key=lambda g: (ranks[g], table.groups[g]))
+                slow = module._pair_by_pair(correctness, ordered, ranks, {g: [] for g in ranks}, "t", adjustment,
+                                            1 - level)  # fmt: skip
+                assert fast == slow, (trial, adjustment, level)
+                compared += sum(len(v) for v in slow.values())
+    assert compared > 100  # inversions were found to compare, not only empty boards

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cached_property
 
 import numpy as np
 from attrs import frozen
@@ -148,16 +149,23 @@ class TaskTable:
         empty = np.zeros(0, dtype=np.int64)
         return cls(groups, tasks, counts, sums, empty, empty, empty.astype(float), dimensions, coverage)
 
-    @property
+    @cached_property
     def present(self) -> np.ndarray:
-        """``(groups, tasks)``: true where the group ran the task."""
-        return self.counts > 0
+        """``(groups, tasks)``: true where the group ran the task (computed once: every group's
+        statistics read it)."""
+        found = self.counts > 0
+        found.flags.writeable = False  # shared by every reader
+        return found
 
-    @property
+    @cached_property
     def means(self) -> np.ndarray:
-        """``(groups, tasks)`` per-task mean overall score, NaN where the group did not run the task."""
+        """``(groups, tasks)`` per-task mean overall score, NaN where the group did not run the task
+        (computed once: each group's interval reads its row, and a board of 2,000 groups computed
+        the whole matrix 2,000 times)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.present, self.sums / np.maximum(self.counts, 1), np.nan)
+            found = np.where(self.present, self.sums / np.maximum(self.counts, 1), np.nan)
+        found.flags.writeable = False  # shared by every reader
+        return found
 
     def task_means(self, group: int) -> np.ndarray:
         """The group's per-task mean scores, over the tasks it ran (in task order)."""
