@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,20 @@ def _isolated_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     """Entry-point plugins installed on the machine must not change test results."""
     monkeypatch.setenv(DISABLE_AUTOLOAD_ENV, "1")
     monkeypatch.delenv(DISABLED_PLUGINS_ENV, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _environment_restored() -> Iterator[None]:
+    """What a library leaves in this process's environment stays in its test: a Dask nanny sets
+    its allocator's variables (``MALLOC_TRIM_THRESHOLD_``...), which every command a later test
+    starts would inherit, as it does when tests share a worker process under pytest-xdist."""
+    import os
+
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")
