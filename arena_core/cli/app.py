@@ -30,6 +30,7 @@ from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.partitioned import evaluate_partitioned
 from arena_core.registry.manager import plugin_names
+from arena_core.stats.judging import judging_spent
 from arena_core.store.trust import redact
 
 if TYPE_CHECKING:
@@ -191,7 +192,11 @@ def score_all(
     if remote and (isinstance(subs, Columns) or all(s.workspace is None for s in subs)):
         return evaluate_partitioned(arena, subs, tasks)
     with progress(subs.size if isinstance(subs, Columns) else len(subs), "Scoring", quiet) as update:
-        return arena.evaluate_many(subs, tasks, progress=update)
+        evaluations = arena.evaluate_many(subs, tasks, progress=update)
+    judged = any(c.type == "judge" for t in tasks.values() for c in t.success_criteria)
+    if judged and (spent := judging_spent(evaluations)) is not None:
+        click.echo(str(spent), err=True)  # a judge's cost, apart from the runs'
+    return evaluations
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

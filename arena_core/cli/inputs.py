@@ -17,6 +17,7 @@ from arena_core import examples
 from arena_core.cli.app import State
 from arena_core.cli.picking import Pick
 from arena_core.cli.stores import PathOrTextParam
+from arena_core.engine.ahead import needs_whole_runs
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import columns_from_table
@@ -239,7 +240,7 @@ def read_columns(
     state.sources = Sources(paths[0], _task_path(given))
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    straight = whole and not pick.narrows_runs and state.arena.pricer is None  # pricing rewrites each record
+    straight = whole and not pick.narrows_runs and not _as_objects(state, tasks)
     columns = _table_columns(state, paths[0], _only(pick)) if straight else None
     if columns is not None:
         return columns, tasks
@@ -255,7 +256,7 @@ def _shard_columns(
     JSON Lines, one schema, every row valid), else their records, shard by shard."""
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    if whole and not pick.narrows_runs and state.arena.pricer is None:
+    if whole and not pick.narrows_runs and not _as_objects(state, tasks):
         table = read_shard_table(shards, task_id=_only(pick))
         columns = columns_from_table(table, strict=state.arena.config.strict) if table is not None else None
         if columns is not None and columns.size and not columns.repeated_ids():
@@ -279,7 +280,7 @@ def _checked_columns(
 
     structure_one = state.arena.structure_submission
     read: Columns | list[Submission] | None = None
-    if state.arena.pricer is None:  # pricing rewrites each record: objects then
+    if not _as_objects(state, tasks):
         read = columns_from_records(
             located.records, structure_one, strict=state.arena.config.strict, on_invalid=invalid
         )
@@ -302,6 +303,12 @@ def _checked_columns(
     if len(ids) == 0:
         raise ArenaError(f"{located.path}: no submissions in the file")
     return read, tasks
+
+
+def _as_objects(state: State, tasks: dict[str, Task]) -> bool:
+    """Whether runs are read as objects, not columns: pricing rewrites each record, and a judge
+    reads a run's meta (its final answer), which columns leave out."""
+    return state.arena.pricer is not None or needs_whole_runs(state.arena.scorer, tasks.values())
 
 
 def _table_columns(state: State, path: Path, task_id: str | None) -> Columns | None:

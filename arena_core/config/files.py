@@ -88,6 +88,9 @@ HELP: dict[str, str] = {
     "workspace_max_bytes": 'Bytes a workspace may hold (apparent size: sparse files count whole), e.g. "1G".',
     "workspace_owner": "Which workspace a record may name: id (its own, by id), any, auto (id under the sandbox).",
     "workspace_root": "Every submission's workspace must lie inside this directory (unset: the working directory).",
+    "judges": "Judges by name, each a [judges.NAME] table: provider, and the provider's settings (docs/judges.md).",
+    "allow_self_judging": "Let a judge answer for runs of its own model family (flagged self_judged).",
+    "judge_cache": "The judges' verdict cache folder (empty: no cache).",
 }
 _TABLES = {
     "metrics",
@@ -98,6 +101,7 @@ _TABLES = {
     "missing",
     "default_baseline",
     "plugins",
+    "judges",
 }
 
 

@@ -300,10 +300,32 @@ class ScoringConfig:
     so no record takes another's workspace and verdict), ``any`` (any directory under the root),
     ``auto`` (the default: ``id`` under the ``sandbox`` runner, where strangers' runs are scored,
     ``any`` otherwise)."""
+    judges: Mapping[str, Mapping[str, Any]] = field(
+        factory=dict, converter=_plugin_tables, validator=lambda i, a, v: _judge_tables(v)
+    )
+    """Judge name to its table (``[judges.NAME]``): ``provider`` names the registered judge
+    provider that builds it, the other keys are that provider's settings (docs/judges.md)."""
+    allow_self_judging: bool = False
+    """Let a judge answer for a run whose model is of its own family (each such verdict is then
+    flagged ``self_judged``); by default such a requirement is left to the other judges, or unscored."""
+    judge_cache: str = ".arena/judge-cache"
+    """The folder of the judges' verdict cache (content-addressed; ``arena judge cache stats``);
+    empty: no cache."""
     workspace_root: str | None = None
     """Every submission's workspace must lie inside this directory (relative workspace paths
     are taken from it); a workspace elsewhere is refused. Unset, it is the working directory
     the Arena was built in: never the whole filesystem."""
+
+
+def _judge_tables(value: Mapping[str, Any]) -> None:
+    for name, table in value.items():
+        if not isinstance(table, Mapping):
+            raise ValidationError("configuration", f"judges.{name}", "a table of the judge's settings", table)
+        if not isinstance(table.get("provider"), str) or not table["provider"]:
+            raise ValidationError(
+                "configuration", f"judges.{name}.provider", 'the judge provider that builds it, e.g. "openai"',
+                table.get("provider"),
+            )  # fmt: skip
 
 
 def _choice(attribute: Any, value: str, choices: tuple[str, ...]) -> None:

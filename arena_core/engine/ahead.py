@@ -15,7 +15,7 @@ redefined in between is checked again, inside, against what it says now.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -29,12 +29,21 @@ from arena_core.model.serde import to_dict
 if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
 
-__all__ = ["Verdicts", "all_found_ahead", "check_ahead", "checked_ahead", "found_ahead", "needs_checking"]
+__all__ = [
+    "Verdicts", "all_found_ahead", "check_ahead", "checked_ahead", "found_ahead", "needs_checking", "needs_whole_runs", "store_checked_for",
+]  # fmt: skip
 
 #: Verdicts of a run's criteria, by :func:`_key`.
 Verdicts = Mapping[Hashable, tuple[CriterionResult, ...]]
 
 _AHEAD: ContextVar[Verdicts | None] = ContextVar("arena_verdicts_found_ahead", default=None)
+#: The store the runs being checked go to, whose tables keep judges' answers (:func:`checking_for`).
+_STORE: ContextVar[Any] = ContextVar("arena_store_checked_for", default=None)
+
+
+def store_checked_for() -> Any:
+    """The store the runs being checked now go to (a judge's verdict cache is kept there), or ``None``."""
+    return _STORE.get()
 
 
 def _key(submission: Submission, task: Task) -> Hashable:
@@ -71,11 +80,13 @@ def check_ahead(
     *,
     pool: Executor | None = None,
     on_each: Callable[[Submission], object] | None = None,
+    store: Any = None,
 ) -> dict[Hashable, tuple[CriterionResult, ...]]:
     """The verdicts of every run of ``items`` whose scoring would run slow checks, found now
     (``check_concurrency`` at a time, or on ``pool``), to be scored later with
     :func:`checked_ahead`. A run whose checks raise (an unknown criterion type: the task's own
-    error) is left to be refused where it is scored."""
+    error) is left to be refused where it is scored. ``store``: where the runs go, which keeps
+    the judges' verdict cache (:func:`store_checked_for`)."""
     metrics = _checking(scorer)
     slow = [(s, t) for s, t in items if needs_checking(scorer, s, t)]
     if not metrics or not slow:
@@ -83,6 +94,7 @@ def check_ahead(
 
     def one(item: tuple[Submission, Task]) -> tuple[Hashable, tuple[CriterionResult, ...]] | None:
         submission, task = item
+        token = _STORE.set(store)  # this thread's: a pool's threads do not share the caller's context
         try:
             results: tuple[CriterionResult, ...] = ()
             for metric in metrics:
@@ -91,6 +103,7 @@ def check_ahead(
         except Exception:  # the same error is raised again, with its record named, when it is scored
             return None
         finally:
+            _STORE.reset(token)
             if on_each is not None:
                 on_each(submission)
 
@@ -116,6 +129,13 @@ def found_ahead(submission: Submission, task: Task) -> tuple[CriterionResult, ..
     """The verdicts found ahead for the run on this task as it is defined now, or ``None``."""
     found = _AHEAD.get()
     return found.get(_key(submission, task)) if found else None
+
+
+def needs_whole_runs(scorer: Scorer, tasks: Iterable[Task]) -> bool:
+    """Whether a criterion of these tasks reads a run's ``meta`` (a judge shown the run's final
+    answer or trajectory), which runs read as columns leave out: they are read as objects then."""
+    checkers = scorer.checkers()
+    return any(getattr(checkers.get(c.type), "reads_meta", False) for task in tasks for c in task.success_criteria)
 
 
 def all_found_ahead(items: Sequence[tuple[Submission, Task, Any]], scorer: Scorer) -> bool:

@@ -12,18 +12,26 @@ from collections.abc import Callable, Mapping, Sequence
 
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine.coverage import coverage, slot_shares
+from arena_core.engine.criteria import check_criteria
 from arena_core.engine.gating import UNSOLVED, gated_result, left_out
+from arena_core.engine.judges import build_judges, judge_pricer
 from arena_core.engine.prepared import needs_preparing, prepare
 from arena_core.engine.rounding import round_scalar
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
 from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
+from arena_core.model.judging import Judge
 from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Metric, Score, bind
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
+from arena_core.pricing.pricer import Pricer
 from arena_core.registry.components import Components
 from arena_core.workspace.confined import WorkspaceSettings
 
-__all__ = ["Scorer"]
+__all__ = ["UNSCORED", "Scorer"]
+
+#: What ``filled`` says of a dimension whose metric had no verdict to give (a ``Score`` of NaN:
+#: a judge that could not answer any requirement): left out of the overall score, never 0.
+UNSCORED = "unscored"
 
 
 class Scorer:
@@ -75,6 +83,10 @@ class Scorer:
         if check is not None:  # a runner that cannot confine here says why, before anything runs
             check()
         self._workspaces = WorkspaceSettings.of(runner, config)
+        #: The judges ``[judges.NAME]`` configure, by name, and what prices their requests.
+        self._judges = build_judges(components, config)
+        self._checkers: dict[str, CriterionChecker] | None = None
+        self._judge_pricer = judge_pricer(components, config)
         for profile_name in config.category_profiles.values():
             if profile_name not in self.profiles:
                 components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
@@ -156,10 +168,20 @@ class Scorer:
         return shares
 
     def checkers(self) -> Mapping[str, CriterionChecker]:
-        return self.components.checkers
+        """The registered checkers, each bound to this scorer when it binds (a ``judge`` criterion
+        to the configured judges)."""
+        if self._checkers is None:
+            self._checkers = {kind: bind(checker, self) for kind, checker in self.components.checkers.items()}
+        return self._checkers
 
     def workspace_settings(self) -> WorkspaceSettings:
         return self._workspaces
+
+    def judges(self) -> Mapping[str, Judge]:
+        return self._judges
+
+    def judge_pricer(self) -> Pricer | None:
+        return self._judge_pricer
 
     # -- per task -------------------------------------------------------------------------------
 
@@ -203,47 +225,10 @@ class Scorer:
 
     def check_task(self, task: Task) -> None:
         """Fail early, before any work, when the task's category or difficulty has no component,
-        or a criterion names no registered checker or parameters its checker does not accept.
-
-        Checkers declare what they accept with ``parameters`` (a tuple of names) and check the
-        values with ``validate(criterion, task)``; both are optional.
-        """
+        or a criterion names no registered checker or parameters its checker does not accept
+        (see :func:`arena_core.engine.criteria.check_criteria`)."""
         self.plan_for(task)
-        checked = self._checked
-        criteria = task.success_criteria
-        if checked.get(id(criteria)) is criteria:  # tasks of one kind share their criteria tuple
-            return
-        checkers = self.checkers()
-        for index, criterion in enumerate(criteria):
-            if checked.get(id(criterion)) is criterion:
-                continue
-            checker = checkers.get(criterion.type)
-            if checker is None:
-                raise ValidationError(
-                    f"task {task.id!r}",
-                    f"success_criteria.{index}.type",
-                    f"a registered criterion type ({', '.join(checkers)}){closest(criterion.type, checkers)}"
-                    + self.components.checkers.absence(criterion.type),
-                    criterion.type,
-                )
-            declared = getattr(checker, "parameters", None)
-            if declared is not None:
-                for key in criterion.params:
-                    if key not in declared:
-                        accepted = ", ".join(declared) or "none"
-                        raise ValidationError(
-                            f"task {task.id!r}",
-                            f"success_criteria.{index}.{key}",
-                            f"a parameter of {criterion.type!r} ({accepted}){closest(key, declared)}",
-                            criterion.params[key],
-                        )
-            validate = getattr(checker, "validate", None)
-            if validate is not None:
-                validate(criterion, task)
-            if len(checked) >= 4096:
-                checked.clear()
-            checked[id(criterion)] = criterion  # held, so its id is not reused while kept
-        checked[id(criteria)] = criteria
+        check_criteria(task, self.checkers(), self.components.checkers.absence, self._checked)
 
     # -- per submission ---------------------------------------------------------------------------
 
@@ -307,6 +292,10 @@ class Scorer:
             if result is None:
                 filled[dimension] = "reweight"
                 continue
+            if isinstance(result, Score) and math.isnan(result.value):  # no verdict: left out, its reasons kept
+                filled[dimension] = UNSCORED
+                criteria = result.criteria or criteria
+                continue
             if isinstance(result, (float, int)):
                 value = result
             else:
@@ -364,7 +353,7 @@ class Scorer:
                 f"metric {metric.name!r} ({self._owner(metric)}) failed on submission {submission.id!r}: {exc!r}"
             ) from exc
         value = result if result is None or isinstance(result, (float, int)) else result.value
-        if value is not None and not 0.0 <= value <= 100.0:
+        if value is not None and not 0.0 <= value <= 100.0 and not (isinstance(result, Score) and math.isnan(value)):
             raise PluginError(
                 f"metric {metric.name!r} ({self._owner(metric)}) scored submission {submission.id!r} "
                 f"{value!r}; expected a score from 0 to 100"

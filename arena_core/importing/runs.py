@@ -35,6 +35,7 @@ __all__ = [
     "new_files_in_patch",
     "files_under",
     "peek",
+    "trajectory_text",
     "unlinked_file",
 ]
 
@@ -243,6 +244,30 @@ def regular_files(root: Path) -> list[Path]:
         except (OSError, RuntimeError):
             continue
     return found
+
+
+#: The most of a run's trajectory an importer keeps (its last characters), for a judge's evidence.
+TRAJECTORY_CHARS = 16_384
+
+
+def trajectory_text(messages: Any, limit: int = TRAJECTORY_CHARS) -> str | None:
+    """A harness's message list as ``role: content`` paragraphs, its last ``limit`` characters
+    (with a line saying how much was left out), for ``meta.trajectory``: what a ``judge``
+    criterion shows of the run. ``None`` when there are no messages."""
+    if not isinstance(messages, list) or not messages:
+        return None
+    parts = []
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):  # parts: [{"type": "text", "text": ...}, ...]
+            content = "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        parts.append(f"{message.get('role', '?')}: {content if content is not None else ''}")
+    text = "\n\n".join(parts)
+    if len(text) <= limit:
+        return text
+    return f"[the first {len(text) - limit:,} characters are left out]\n" + text[-limit:]
 
 
 def unlinked_file(path: Path, below: Path) -> bool:

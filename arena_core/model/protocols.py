@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
 
     from arena_core.importing.runs import ImportedRun
     from arena_core.io.decoding import InputError
+    from arena_core.model.judging import Judge
     from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
+    from arena_core.pricing.pricer import Pricer
     from arena_core.workspace.confined import WorkspaceSettings
 
 __all__ = [
@@ -79,6 +81,11 @@ class CriterionChecker(Protocol):
 
     ``check`` returns a bool, or a :class:`~arena_core.model.records.CriterionResult` for partial
     credit or for "not checkable" with a reason; it judges what the submission reports.
+
+    A checker that needs other components (the configured judges) has ``bind(resolver)``
+    returning a copy wired to them, as a composite metric does (see :class:`Resolver`); one
+    whose checks are slow without a workspace (it asks a model) says ``slow = True``, so that
+    they run before a store's write transaction, not inside it.
 
     A checker may also have ``check_workspace(workspace, submission, criterion, task)``, same
     return values, used instead of ``check`` when the submission has a workspace: it reaches
@@ -194,8 +201,20 @@ class Resolver(Protocol):
         timeout, output limit and workspace root)."""
         ...
 
+    def judges(self) -> Mapping[str, Judge]:
+        """The judges the configuration names (``[judges.NAME]``), built by their providers."""
+        ...
 
-def bind(component: Metric, resolver: Resolver) -> Metric:
-    """``component.bind(resolver)`` when it has one, else the component itself."""
+    def judge_pricer(self) -> Pricer | None:
+        """What prices a judge's requests (price tables, then the price source), or ``None``."""
+        ...
+
+
+B = TypeVar("B")
+
+
+def bind(component: B, resolver: Resolver) -> B:
+    """``component.bind(resolver)`` when it has one, else the component itself: a metric built
+    from other components, or a criterion checker that needs the configured judges."""
     binder = getattr(component, "bind", None)
     return binder(resolver) if binder is not None else component

@@ -66,12 +66,14 @@ _ADDED_LATER = {
     "price_tables": (),
     "price_date": "",
     "cost_tolerance": 0.05,
+    "judges": {},
+    "allow_self_judging": False,
 }
 #: Settings that say where and how fast checks run, or when to raise alerts, never what is
 #: computed: not in the digest, so the same scoring on threads or on a cluster has one digest.
 _NOT_SCORING = (
     "check_concurrency", "check_executor", "dask_scheduler", "dask_allow_unauthenticated", "drift_threshold",
-    "drift_top_k", "partition_rows",
+    "drift_top_k", "partition_rows", "judge_cache",
 )  # fmt: skip
 
 

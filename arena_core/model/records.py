@@ -210,7 +210,7 @@ class WeightProfile:
     """Dimension to weight, in the order the overall sum adds them; the weights add up to 1."""
 
 
-CriterionStatus = Literal["passed", "failed", "not_checkable", "error"]
+CriterionStatus = Literal["passed", "failed", "not_checkable", "error", "unscored"]
 
 
 @frozen
@@ -220,13 +220,19 @@ class CriterionResult:
     type: str
     """The criterion type that was checked."""
     status: CriterionStatus
-    """``passed``, ``failed``, ``not_checkable`` (nothing to check it against) or ``error``."""
+    """``passed``, ``failed``, ``not_checkable`` (nothing to check it against), ``error``, or
+    ``unscored`` (no verdict could be had: a judge that could not answer; left out of the
+    correctness score, never counted as failed)."""
     credit: float
     """Share of the criterion earned, 0 to 1 (partial credit for, e.g., tests passed)."""
     weight: float = 1.0
     """The criterion's weight in the correctness score."""
     reason: str = ""
     """Why it failed or could not be checked; empty when it passed."""
+    details: tuple[Mapping[str, Any], ...] = ()
+    """What the checker found part by part, where it has parts: a ``judge`` criterion's verdict
+    per requirement (``requirement``, ``verdict``, ``reason``, each judge's answer, ``cost``,
+    ``cached``, ``self_judged``). Omitted from the record when empty."""
 
     @classmethod
     def of(cls, passed: bool, reason: str = "") -> CriterionResult:

@@ -255,6 +255,10 @@ def _omit_none(cls: type) -> None:
 
 for _cls in (Submission, Task, Baseline):
     _omit_none(_cls)
+converter.register_unstructure_hook(  # a criterion's details only where it has some
+    CriterionResult,
+    cattrs.gen.make_dict_unstructure_fn(CriterionResult, converter, details=cattrs.gen.override(omit_if_default=True)),
+)
 
 
 #: The key that names a record of each kind in errors.

@@ -22,6 +22,7 @@ from arena_core.model.errors import (
     ValidationError,
     closest,
 )
+from arena_core.model.judging import JudgeProvider
 from arena_core.model.prices import PriceSource
 from arena_core.model.protocols import (
     Aggregator,
@@ -83,6 +84,9 @@ FAMILIES: dict[str, Family[Any]] = {
     ),
     "price_sources": Family(
         "price source", "arena_register_price_sources", "name", lambda c: isinstance(c, PriceSource)
+    ),
+    "judge_providers": Family(
+        "judge provider", "arena_register_judges", "name", lambda c: isinstance(c, JudgeProvider)
     ),
 }
 
@@ -166,6 +170,7 @@ class Components:
     aggregators: Registry[Aggregator]
     check_executors: Registry[CheckExecutor]
     price_sources: Registry[PriceSource]
+    judge_providers: Registry[JudgeProvider]
 
     def by_plugin(self, *, disabled: bool = False) -> dict[str, dict[str, list[str]]]:
         """Plugin name -> family -> names it registered (with ``disabled``: the names of its

@@ -48,6 +48,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "aggregators": "arena_plugins.aggregators",
     "executors": "arena_plugins.executors",
     "prices": "arena_plugins.prices",
+    "judges": "arena_plugins.judges",
 }
 
 

@@ -217,7 +217,24 @@ def render_card(card: Mapping[str, Any]) -> str:
         lines.append(
             f"Criterion {c['type']}: {c['status']} (credit {c['credit']:g}){': ' + c['reason'] if c.get('reason') else ''}"
         )
+        lines.extend(_requirement_lines(c.get("details", ())))
     return "\n".join(shown(line) for line in lines)  # a value's newline or escape stays on its line
+
+
+def _requirement_lines(details: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A judged criterion's requirements: each verdict and its reason, each judge's answer."""
+    lines = []
+    for d in details:
+        if "requirement" not in d:
+            continue
+        answers = ", ".join(
+            f"{name} {'met' if a.get('verdict') else 'unmet' if a.get('verdict') is False else 'no verdict'}"
+            + (" (cached)" if a.get("cached") else "") + (" (self-judged)" if a.get("self_judged") else "")
+            for name, a in (d.get("judges") or {}).items()
+        )  # fmt: skip
+        cost = f", ${d['cost']:.4f}" if isinstance(d.get("cost"), (int, float)) else ""
+        lines.append(f"  Requirement {d['requirement']}: {d.get('verdict')} ({answers}{cost}): {d.get('reason', '')}")
+    return lines
 
 
 def cards_for(

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 from fastapi import APIRouter, Request
 
+from arena_core.engine.ahead import Verdicts, needs_checking
 from arena_core.model.serde import to_dict
 from arena_core.service.guards import parse_body
 from arena_core.service.problems import Problem
@@ -44,11 +45,12 @@ def routes(service: Service) -> APIRouter:
             raise Problem(400, "a submission is a JSON object")
         _may_post(who, data)
         submission = arena.structure_submission(data)
-        slow = submission.workspace is not None or any(
-            getattr(c, "slow", False) for c in arena.scorer.checkers().values()
-        )
-
-        found = await service.check(who, lambda: check_first(arena, [submission], store)) if slow else {}
+        with store.transaction(write=False) as tx:
+            task = tx.get_task(submission.task_id) if submission.task_id is not None else None
+        found: Verdicts = {}
+        if task is not None and needs_checking(arena.scorer, submission, task):  # a workspace, a judge
+            known = {task.id: task}
+            found = await service.check(who, lambda: check_first(arena, [submission], store, known))
 
         def score() -> dict[str, Any]:
             if replace:

@@ -90,9 +90,6 @@ def check_first(
     found before any write transaction is opened, so that no writer waits on them
     (:mod:`arena_core.engine.ahead`): each run's task is one of ``tasks`` or the store's."""
     scorer = arena.scorer
-    slow_checkers = any(getattr(c, "slow", False) for c in scorer.checkers().values())
-    if not slow_checkers and not any(s.workspace is not None for s in submissions):
-        return {}
     known = dict(tasks or {})
     wanted = {s.task_id for s in submissions if s.task_id is not None and s.task_id not in known}
     if wanted:
@@ -102,7 +99,7 @@ def check_first(
                 if found is not None:
                     known[task_id] = found
     items = [(s, known[s.task_id]) for s in submissions if s.task_id in known]
-    return check_ahead(scorer, items, pool=pool)
+    return check_ahead(scorer, items, pool=pool, store=store)
 
 
 def run_batch(

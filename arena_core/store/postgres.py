@@ -53,11 +53,12 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS evaluation_versions (seq BIGSERIAL PRIMARY KEY, submission_id TEXT NOT NULL, "
     "superseded_at TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL)",
     _CELLS,
+    "CREATE TABLE IF NOT EXISTS judge_verdicts (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
 )
 #: The store's tables: each must belong to the role connecting (:mod:`arena_core.store.trust`).
 _TABLES = (
     "arena_schema", "tasks", "baselines", "baseline_versions", "submissions", "evaluations", "evaluation_versions",
-    "board_cells",
+    "board_cells", "judge_verdicts",
 )  # fmt: skip
 
 
@@ -177,6 +178,17 @@ class _PostgresTransaction:
         """The task a stored submission answers, ``None`` when the id is not stored."""
         rows = self._rows("SELECT task_id FROM submissions WHERE id = %s", submission_id)
         return str(rows[0][0]) if rows else None
+
+    def judge_verdict(self, key: str) -> str | None:
+        """A judge's answer kept under ``key`` (the verdict cache, plugins/judges/cache.py), or ``None``."""
+        rows = self._rows("SELECT data FROM judge_verdicts WHERE key = %s", key)
+        return str(rows[0][0]) if rows else None
+
+    def keep_judge_verdict(self, key: str, data: str) -> None:
+        self._c.execute(
+            "INSERT INTO judge_verdicts (key, data) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET data = excluded.data",
+            (key, data),
+        )
 
     def keep_evaluation_version(self, evaluation: Evaluation, reason: str, superseded_at: str) -> None:
         """Keep ``evaluation`` among the superseded ones (see :mod:`arena_core.store.repricing`)."""

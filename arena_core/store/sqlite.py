@@ -172,6 +172,18 @@ class _SQLiteTransaction:
         )
         self.ledger.add(evaluation, 1)
 
+    def judge_verdict(self, key: str) -> str | None:
+        """A judge's answer kept under ``key`` (the verdict cache, plugins/judges/cache.py), or ``None``."""
+        try:
+            row = self._c.execute("SELECT data FROM judge_verdicts WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:  # the table is made by the first answer kept
+            return None
+        return None if row is None else str(row[0])
+
+    def keep_judge_verdict(self, key: str, data: str) -> None:
+        self._c.execute("CREATE TABLE IF NOT EXISTS judge_verdicts (key TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        self._c.execute("INSERT OR REPLACE INTO judge_verdicts (key, data) VALUES (?, ?)", (key, data))
+
     def keep_evaluation_version(self, evaluation: Evaluation, reason: str, superseded_at: str) -> None:
         """Keep ``evaluation`` among the superseded ones (see :mod:`arena_core.store.repricing`)."""
         self._c.execute(

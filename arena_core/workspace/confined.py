@@ -221,6 +221,19 @@ class Workspace:
         except ConfinedFileError as exc:
             raise WorkspaceError(str(exc)) from None
 
+    def read_head(self, relative: str, limit: int) -> tuple[str, int]:
+        """The first ``limit`` bytes of the file as text (a 2 GiB file is never read whole), and
+        the file's size, read as :meth:`read_text` reads."""
+        self.path(relative)
+        try:
+            data = read_confined(self.root, relative, limit, head=True)
+            size = (self.root / relative).stat().st_size if len(data) == limit else len(data)
+        except FileNotFoundError:
+            raise WorkspaceError(f"file {relative!r} does not exist in the workspace") from None
+        except ConfinedFileError as exc:
+            raise WorkspaceError(str(exc)) from None
+        return data.decode("utf-8", errors="replace"), size
+
     def files(self, pattern: str = "**/*") -> Iterator[str]:
         """Relative paths of the regular files matching the glob ``pattern`` (see
         :func:`glob_pattern`), in sorted order, skipping tool directories (``.git``,

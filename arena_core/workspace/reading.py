@@ -49,16 +49,18 @@ class OverLimitError(ConfinedFileError):
         self.size = size
 
 
-def read_confined(root: Path, relative: str, limit: int) -> bytes:
-    """The bytes of ``relative`` (components separated by ``/``) inside ``root``.
+def read_confined(root: Path, relative: str, limit: int, *, head: bool = False) -> bytes:
+    """The bytes of ``relative`` (components separated by ``/``) inside ``root``; with ``head``,
+    at most its first ``limit`` bytes, however large it is (the rest is never read).
 
     :raises ConfinedFileError: a component is a symlink or missing, the file is not a regular
-        file, has more than one link, lies on another device, or is larger than ``limit``.
+        file, has more than one link, lies on another device, or is larger than ``limit``
+        (unless ``head``).
     """
     fd = _open(root, relative)
     try:
         size = os.fstat(fd).st_size
-        if size > limit:
+        if size > limit and not head:
             raise OverLimitError(
                 f"file {relative!r} is {size:,} bytes, over the {limit:,}-byte limit for checking", size
             )

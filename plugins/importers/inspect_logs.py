@@ -28,6 +28,7 @@ from arena_core.importing.runs import (
     present,
     run_times,
     seconds_between,
+    trajectory_text,
     value,
     verdict_task,
 )
@@ -237,6 +238,8 @@ def _sample(log: _Log, sample: Any, where: str) -> ImportedRun:
         "invalidation_reason": value(sample, "invalidation.reason", where, str) if invalidated else None,
         "error": error.get("message") if isinstance(error, Mapping) else error if isinstance(error, str) else None,
         "flags": flags,
+        "final_answer": value(sample, "output.completion", where, str) or None,  # what a judge is shown
+        "trajectory": trajectory_text(messages),
     }
     submission["meta"] = present(meta)
     return ImportedRun(where, submission, verdict_task(task_id, "Inspect AI", meta={"task": log.task}))

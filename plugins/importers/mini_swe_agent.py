@@ -31,6 +31,7 @@ from arena_core.importing.runs import (
     peek,
     present,
     repository_of,
+    trajectory_text,
     value,
     verdict_task,
 )
@@ -136,6 +137,8 @@ def trajectory_run(path: Path) -> ImportedRun:
         "step_limit": int(limit) if limit is not None else None,
         "agent_type": value(info, "config.agent_type", where, str),
         "flags": flags + ([] if patch.strip() else ["empty_patch"]),
+        "final_answer": patch or None,  # what a judge criterion is shown of the run
+        "trajectory": trajectory_text(messages),
     }
     submission["meta"] = present(meta)
     task = verdict_task(instance_id, "SWE-bench") if instance_id else None

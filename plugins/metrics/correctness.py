@@ -3,10 +3,12 @@ the submission's claims or in its workspace."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from functools import lru_cache
 from typing import NoReturn
 
+import attrs
 import numpy as np
 from attrs import field, frozen
 
@@ -14,7 +16,7 @@ from arena_core.engine.ahead import found_ahead
 from arena_core.engine.batch import Batch
 from arena_core.model.display import shown
 from arena_core.model.errors import ValidationError, closest
-from arena_core.model.protocols import CriterionChecker, Resolver, Score
+from arena_core.model.protocols import CriterionChecker, Resolver, Score, bind
 from arena_core.model.records import Baseline, CriterionResult, Submission, SuccessCriterion, Task
 from arena_core.workspace.confined import Workspace, WorkspaceError, WorkspaceSettings
 from arena_core.workspace.opening import open_workspace
@@ -35,7 +37,8 @@ class Correctness:
     requires = ()
 
     def bind(self, resolver: Resolver) -> Correctness:
-        return Correctness(dict(resolver.checkers()), resolver.workspace_settings())
+        checkers = {kind: bind(checker, resolver) for kind, checker in resolver.checkers().items()}
+        return Correctness(checkers, resolver.workspace_settings())
 
     def score(self, submission: Submission, task: Task, baseline: Baseline) -> Score:
         criteria = task.success_criteria
@@ -46,9 +49,13 @@ class Correctness:
         earned = 0.0
         total_weight = 0.0
         for result in results:
+            if result.status == "unscored":  # no verdict: left out, never counted as failed
+                continue
             earned += result.credit * result.weight
             total_weight += result.weight
         if total_weight == 0:
+            if results and all(r.status == "unscored" for r in results):
+                return Score(math.nan, criteria=tuple(results))  # no verdict at all: left out of the overall
             raise ValidationError(f"task {task.id!r}", "success_criteria", "at least one criterion with weight > 0")
         return Score(earned / total_weight * 100.0, criteria=tuple(results))
 
@@ -200,7 +207,7 @@ class Correctness:
         reason = verdict.reason if workspace is None else shown(workspace.redact(verdict.reason))
         if verdict.type == criterion.type and verdict.weight == criterion.weight and reason == verdict.reason:
             return verdict
-        return CriterionResult(criterion.type, verdict.status, verdict.credit, criterion.weight, reason)
+        return attrs.evolve(verdict, type=criterion.type, weight=criterion.weight, reason=reason)
 
 
 @lru_cache(maxsize=1024)

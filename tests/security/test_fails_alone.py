@@ -114,8 +114,9 @@ def test_compiling_many_sparse_files_is_bounded_in_the_scorer(tmp_path: Path) ->
                                      "workspace": "hostile"}}], {{"t": {{"id": "t", "success_criteria": [{{"type": "code_compiles"}}]}}}})
         print(json.dumps([ev.criteria[0].reason, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))
     """)
+    plain = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}  # glibc's own settings: freed memory returned
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                          env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+                          env={**plain, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
     reason, peak_kib = json.loads(done.stdout)
     assert "add up to more than 33,554,432 bytes" in reason
     assert peak_kib < 400 * 1024  # well under the 2 GB the files would take

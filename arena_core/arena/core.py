@@ -1,4 +1,5 @@
-"""The facade a host application embeds: :class:`Arena`."""
+"""The facade a host application embeds: :class:`Arena`: scoring, ranking within tasks, the
+stored pipeline; its boards come from :class:`~arena_core.arena.boards.Boards`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from functools import partial
 from typing import Any
 
 import attrs
-import numpy as np
 
+from arena_core.arena.boards import Boards
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine import many, ranking
+from arena_core.engine.ahead import needs_whole_runs
 from arena_core.engine.baselines import compute_baseline, configured_default, default_baseline_for
 from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
@@ -25,22 +27,13 @@ from arena_core.registry.components import Components, collect
 from arena_core.registry.info import PluginInfo, plugin_infos
 from arena_core.registry.manager import ArenaPluginManager, get_plugin_manager
 from arena_core.stats import irtdifficulty, quality
-from arena_core.stats.bias import BiasFinding, detect_bias
-from arena_core.stats.irttasks import Selection, select_tasks
-from arena_core.stats.leaderboard import GroupRow, leaderboard
-from arena_core.stats.pairwise import PairRow, pairwise
-from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
-from arena_core.stats.repeats import Repeats, repeats
-from arena_core.stats.runs import gather_runs, task_table
-from arena_core.stats.taskhealth import TaskHealth, task_health
-from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store, pipeline
 from arena_core.store.pipeline import BatchResult
 
 __all__ = ["Arena", "PluginInfo", "worker_arena"]
 
 
-class Arena:
+class Arena(Boards):
     """Scores submissions with the built-in plugins and every installed ``arena_core`` plugin.
 
     :param config: a :class:`~arena_core.config.settings.ScoringConfig` or a dict of its fields.
@@ -168,144 +161,6 @@ class Arena:
         unmeasured = {shares.get(slot, (slot, 0.0))[0] for slot in filled}
         return quality.validate(evaluation, total_tokens, unmeasured)
 
-    def leaderboard(
-        self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
-        *,
-        store: Store | None = None,
-        by: str = "tool",
-        method: str | None = None,
-        interval: str | None = None,
-        test: str = "t",
-        adjustment: str = "holm",
-        ranks: str | None = None,
-        **selection: Any,
-    ) -> list[GroupRow]:
-        """Groups (``by`` ``tool``, ``model``, ``tool,model`` or ``meta.KEY``) ranked by their score,
-        with task-clustered intervals, rank intervals and tiers: the rows of ``arena leaderboard
-        --format json``, from evaluations (or a :class:`TaskTable` of their cells: what the
-        streaming path gives) or from what ``store`` holds (see docs/leaderboards.md).
-
-        :param method: the aggregator (``leaderboard_method`` by default: ``task_mean``).
-        :param interval: the interval method for the aggregator's units (``leaderboard_interval``
-            by default: ``student_t``).
-        :param test: the paired test behind each row's ``inverts`` (``t`` or ``permutation``), and
-            ``adjustment`` its correction for the number of pairs (``holm`` or ``bh``).
-        :param ranks: how rank ranges and tiers are made (``leaderboard_ranks``, by default ``paired_bootstrap``).
-        :param selection: ``tasks`` (ids to keep), ``where`` (``{KEY: VALUE}`` on the submissions'
-            meta), ``cluster`` (``meta.KEY`` naming each task's family, e.g. ``meta.repo``:
-            intervals and rank ranges then resample families) and ``meta`` (submission id to
-            meta, for ``meta.KEY``, ``where`` and ``cluster``; read from ``store`` when it is given).
-        """
-        table = task_table(self.scorer, evaluations, store, by, **selection)
-        return self._board(table, method, interval, test, adjustment, ranks)
-
-    def _board(
-        self,
-        table: TaskTable,
-        method: str | None,
-        interval: str | None,
-        test: str,
-        adjust: str,
-        ranks: str | None = None,
-    ) -> list[GroupRow]:
-        return leaderboard(
-            table,
-            self.components.aggregators[method or self.config.leaderboard_method],
-            self.components.interval_methods[interval or self.config.leaderboard_interval],
-            min_tasks=self.config.min_tasks_per_group,
-            test=test,
-            adjustment=adjust,
-            ranks=ranks or self.config.leaderboard_ranks,
-        )
-
-    def pairwise(
-        self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
-        *,
-        store: Store | None = None,
-        by: str = "tool",
-        test: str = "t",
-        adjustment: str = "holm",
-        **selection: Any,
-    ) -> list[PairRow]:
-        """Paired tests between every two ranked groups of the leaderboard (best first) on the
-        tasks both ran: ``arena leaderboard --pairwise`` (see :mod:`arena_core.stats.pairwise`)."""
-        table = task_table(self.scorer, evaluations, store, by, **selection)
-        board = self._board(table, None, None, test, adjustment, "overlap")  # the order only: no rank bootstrap
-        index = {name: g for g, name in enumerate(table.groups)}
-        ranked = [index[row.group] for row in board if not row.provisional]
-        return pairwise(table, ranked, test=test, adjustment=adjustment)
-
-    def pareto(
-        self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]],
-        submissions: Columns | Iterable[Submission | Mapping[str, Any]],
-        *,
-        by: str = "tool",
-        x: str = "cost",
-        y: str = "correctness",
-        **selection: Any,
-    ) -> list[ParetoPoint]:
-        """Each group's mean ``x`` (``cost``, ``time`` or ``tokens`` per run, from ``submissions``)
-        against its mean ``y`` (``correctness`` or ``overall`` score), and the Pareto front:
-        ``arena pareto`` (see :mod:`arena_core.stats.pareto`)."""
-        check_axes(x, y)
-        if not isinstance(submissions, Columns):
-            submissions = Columns.from_submissions(structure_each(submissions, self.structure_submission))
-        figure = dict(zip(submissions.ids, submissions.numeric[X_FIELDS[x]].tolist(), strict=True))
-        runs = gather_runs(self.scorer, evaluations, None, by, **selection)
-        return pareto(runs, np.array([figure.get(i, np.nan) for i in runs.ids], dtype=float), y)
-
-    def task_health(
-        self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
-        *,
-        store: Store | None = None,
-        by: str = "tool",
-        model: str = "rasch",
-        labels: Mapping[str, str | None] | None = None,
-        **selection: Any,
-    ) -> list[TaskHealth]:
-        """One row per task: runs, groups, solve rates, discrimination, fitted difficulty (IRT
-        ``model``: ``rasch`` or ``2pl``) and flags, ``arena tasks`` (see
-        :mod:`arena_core.stats.taskhealth`); ``meta=`` gives the importers' flags, ``labels``
-        (task to difficulty label) the labels the fit is checked against."""
-        runs = gather_runs(self.scorer, evaluations, store, by, **selection)
-        meta = selection.get("meta")
-        if meta is None and store is not None:
-            with store.transaction(write=False) as tx:
-                meta = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
-        return task_health(runs, meta, model=model, labels=labels)
-
-    def select_tasks(
-        self, evaluations: Iterable[Evaluation | Mapping[str, Any]] | None, size: int, *, by: str = "tool",
-        model: str = "rasch", store: Store | None = None, **selection: Any,
-    ) -> Selection:  # fmt: skip
-        """The ``size`` most informative tasks, and how they rank the groups (``arena tasks --select``;
-        see :mod:`arena_core.stats.irttasks`)."""
-        return select_tasks(gather_runs(self.scorer, evaluations, store, by, **selection), size, model)
-
-    def repeats(
-        self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
-        ks: Sequence[int] = (1,),
-        *,
-        store: Store | None = None,
-        by: str = "tool",
-        **selection: Any,
-    ) -> dict[str, Repeats]:
-        """Per group, pass@k and pass^k for each of ``ks``, the flip rate and HAL's outcome
-        consistency: ``arena leaderboard --pass-k`` (see :mod:`arena_core.stats.repeats`)."""
-        runs = gather_runs(self.scorer, evaluations, store, by, **selection)
-        return repeats(runs, ks, self.components.interval_methods[self.config.leaderboard_interval])
-
-    def detect_bias(
-        self, evaluations: Iterable[Evaluation | Mapping[str, Any]], *, z: float = 1.96
-    ) -> list[BiasFinding]:
-        """Per tool and dimension, its mean against the others', flagged beyond ``z`` standard errors."""
-        return detect_bias([structure(e, Evaluation) for e in evaluations], z=z)
-
     def evaluate_many(
         self,
         submissions: Iterable[Submission | Mapping[str, Any]] | Mapping[str, Any] | Columns,
@@ -336,7 +191,7 @@ class Arena:
         """
         with collector_paused():  # millions of acyclic records: see arena_core.engine.collector
             task_models = [structure(t, Task) for t in tasks.values()]
-            strict, priced = self.config.strict, self.pricer is not None
+            strict, priced = self.config.strict, self.pricer is not None or needs_whole_runs(self.scorer, task_models)
             records = records_of(submissions, self.structure_submission, strict=strict, as_records=priced)
             given = {task_id: structure(b, Baseline) for task_id, b in (baselines or {}).items()}
             stamp = evaluated_at or datetime.now(UTC).isoformat()
