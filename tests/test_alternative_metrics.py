@@ -104,7 +104,7 @@ rows = st.fixed_dictionaries({
 })
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(rows, min_size=1, max_size=40), st.sampled_from([ROBUST, PERCENTILE]))
 def test_batch_forms_equal_the_per_record_forms(records: list[dict], config: dict) -> None:
     subs = [{"id": f"s{i}", **{k: v for k, v in r.items() if v is not None}} for i, r in enumerate(records)]
@@ -121,7 +121,7 @@ def test_batch_forms_equal_the_per_record_forms(records: list[dict], config: dic
         [(e.scores, e.metric_scores, e.overall_score) for e in per_record]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(rows, min_size=1, max_size=40))
 def test_grouped_samples_equal_compute_baseline(records: list[dict]) -> None:
     subs = [Submission(id=f"s{i}", **{k: v for k, v in r.items() if v is not None}) for i, r in enumerate(records)]

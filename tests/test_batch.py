@@ -91,7 +91,7 @@ def assert_same(batch, records) -> None:
         assert to_dict(got) == to_dict(expected)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(arenas())
 def test_batch_equals_per_record_with_the_default_configuration(arena_and_tasks) -> None:
     subs, tasks = arena_and_tasks
@@ -128,7 +128,7 @@ POLICY_CONFIGS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
 def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_tasks, config) -> None:
     subs, tasks = arena_and_tasks
@@ -192,7 +192,7 @@ def test_runs_of_consecutive_tasks_are_scored_in_blocks_and_others_whole(monkeyp
     assert len(blocks) == 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
 def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, config) -> None:
     """``EvaluationBatch.records()`` (what files are written from) serialises to exactly the bytes
@@ -312,7 +312,7 @@ def test_a_component_without_a_batch_form_falls_back_to_per_record(baseline: dic
     assert_same(arena.evaluate_many(columns, {"t": {"id": "t"}}, evaluated_at=STAMP), result)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(
         st.tuples(st.integers(0, 3), st.sampled_from([0.0, 10.5, 50.0, 50.01, 99.99, 100.0])), min_size=1, max_size=60
@@ -331,7 +331,7 @@ def test_vectorised_ranks_equal_the_spec_ranking(entries: list[tuple[int, float]
             assert (ranks[i], percentiles[i]) == (ev.overall_ranking, ev.percentile)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(arenas(complete=False))
 def test_vectorised_baselines_equal_compute_baseline(arena_and_tasks) -> None:
     from arena_core import Submission, structure
@@ -604,7 +604,7 @@ def test_group_medians_are_sorted_for_only_when_read(monkeypatch) -> None:
     assert sorted(figures) == sorted(FIGURE_FIELDS) and len(figures) == len(FIGURE_FIELDS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 6), st.one_of(st.integers(0, 70), st.integers(0, 1100))), max_size=60),
     st.integers(7, 9),
@@ -633,7 +633,7 @@ def test_counted_medians_equal_sorted_ones(rows, count) -> None:
     assert _counted_medians(values + 0.5, groups, count) is None  # not whole numbers: sorted instead
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "c", None, "A"]), min_size=1, max_size=12), st.data())
 def test_task_groups_gather_equal_keys_and_keep_none_alone(kinds, data) -> None:
     """Tasks with equal keys (shared key objects or equal ones) form one group, a ``None`` key
@@ -685,7 +685,7 @@ def test_each_rows_filled_text_is_its_entries_in_order_coded_as_first_seen(entri
         assert firsts == sorted(firsts) and len(set(got.distinct)) == len(got.distinct)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 8), st.floats(-1e6, 1e6)), max_size=50), st.integers(9, 11))
 def test_bounds_of_rows_in_group_order_equal_those_scattered(rows, count) -> None:
     """Rows that come group by group (a partition clustered by task) are reduced stretch by

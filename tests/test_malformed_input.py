@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from arena_core.cli import main
 
 SETTINGS = settings(
-    max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 
 TASKS = [

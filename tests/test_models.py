@@ -123,7 +123,7 @@ _KEYS = st.sampled_from(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.dictionaries(_KEYS, _VALUES, max_size=8), st.booleans())
 def test_plain_records_structure_exactly_as_the_converter_does(record: dict, with_id: bool) -> None:
     """The quick path for plain submission dicts gives the converter's model (each field's value
@@ -158,7 +158,7 @@ _CRITERIA = st.one_of(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["id", "category", "difficulty", "success_criteria", "meta", "default_baseline", "extra"]),

@@ -89,7 +89,7 @@ def test_the_log_score_follows_its_formula_and_charges_equal_ratios_equally() ->
     assert (scores[5_000], linear.metric_scores["token_efficiency"]) == (76.7, 99.6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 2_000_000), min_size=5, max_size=40))
 def test_the_log_score_batch_form_equals_the_per_record_form(tokens: list[int]) -> None:
     import arena_core.engine.many as arena_module

@@ -24,7 +24,7 @@ def _same(ours: float, theirs: float) -> bool:
     return (math.isnan(ours) and math.isnan(theirs)) or math.isclose(ours, theirs, rel_tol=1e-9, abs_tol=1e-12)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(pairs)
 def test_kendall_tau_b_equals_scipy(data: tuple[list[float], list[float]]) -> None:
     a, b = data
@@ -32,7 +32,7 @@ def test_kendall_tau_b_equals_scipy(data: tuple[list[float], list[float]]) -> No
 
 
 @pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(pairs)
 def test_spearman_rho_equals_scipy(data: tuple[list[float], list[float]]) -> None:
     a, b = data

@@ -65,7 +65,7 @@ def _structure(record: Any) -> Submission:
     return structure(record, Submission)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(batch=st.lists(records(valid=True), min_size=1, max_size=12))
 def test_valid_records_give_the_columns_of_their_models(batch: list[dict[str, Any]]) -> None:
     expected = Columns.from_submissions([_structure(r) for r in batch])
@@ -74,7 +74,7 @@ def test_valid_records_give_the_columns_of_their_models(batch: list[dict[str, An
     _same(got, expected)
 
 
-@settings(max_examples=500, deadline=None, derandomize=True)
+@settings(max_examples=200, deadline=None, derandomize=True)
 @given(batch=st.lists(records(valid=True), max_size=6), bad=records(valid=False), position=st.integers(0, 6))
 def test_an_invalid_record_raises_the_models_own_error_or_is_taken_from_its_model(
     batch: list[dict[str, Any]], bad: dict[str, Any], position: int

@@ -26,14 +26,14 @@ values = st.one_of(
 )
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(values, st.sampled_from([0, 1, 2, 3]))
 def test_round_scalar_is_pythons_round(value: float, digits: int) -> None:
     got = round_scalar(value, digits)
     assert got == round(value, digits) and type(got) is float
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(values, min_size=1, max_size=50), st.sampled_from([1, 2]))
 def test_round_exact_is_pythons_round(items: list[float], digits: int) -> None:
     assert round_exact(np.array(items), digits).tolist() == [round(v, digits) for v in items]
@@ -74,7 +74,7 @@ def test_products_rounded_onto_a_half_round_as_python_does(digits: int) -> None:
     assert np.round(values, digits).tolist() != expected
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([10.0, 100.0, 1e3, 1e9, 0.1, 3.7]))
 def test_product_error_is_the_exact_rounding_error(a: float, b: float) -> None:
     assume(a == 0 or abs(a) > 1e-280)  # the exact error of a product below the normal range is not a double

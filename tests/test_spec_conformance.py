@@ -78,14 +78,14 @@ def _spec_part(evaluation: dict) -> dict:
     return {k: evaluation[k] for k in SCORE_KEYS}
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(submissions(), tasks(), baselines())
 def test_overall_score_equals_spec(arena: Arena, submission: dict, task: dict, baseline: dict) -> None:
     expected = spec.calculate_overall_score(submission, task, baseline)
     assert _spec_part(to_dict(arena.evaluate(submission, task, baseline))) == expected
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     submissions(), tasks(), baselines(),
     st.sampled_from(sorted(spec.TASK_CATEGORY_WEIGHTS)),

@@ -29,7 +29,7 @@ telemetry = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(telemetry, min_size=5, max_size=40))
 def test_dynamic_baseline_equals_spec(arena: Arena, runs: list[dict]) -> None:
     subs = [{"id": f"s{i}", **r} for i, r in enumerate(runs)]
@@ -79,7 +79,7 @@ def _evaluation(i: int, score: float, stamp: str, **scores: float) -> Evaluation
     return Evaluation(f"s{i}", "t", score, scores or {"efficiency": score}, {"efficiency": 1.0}, "default", score, stamp)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([0.0, 12.5, 50.0, 50.01, 77.7, 100.0]), st.sampled_from(["a", "b", "c"])),
                 min_size=1, max_size=30))
 def test_rankings_and_percentiles_equal_spec_with_many_ties(arena: Arena, entries: list) -> None:
@@ -141,7 +141,7 @@ def test_tools_below_the_minimum_are_provisional_not_dropped() -> None:
 score_lists = st.lists(st.floats(0, 100, allow_nan=False), min_size=0, max_size=60)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(score_lists)
 def test_default_interval_equals_spec(arena: Arena, scores: list[float]) -> None:
     low, high = arena.confidence_interval(scores)
@@ -189,7 +189,7 @@ outlier_runs = st.lists(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(outlier_runs)
 def test_outliers_equal_spec_on_measured_times(arena: Arena, runs: list[dict]) -> None:
     """The spec's rules exactly, except that an unmeasured time (absent or 0, as the spec reads

@@ -119,7 +119,7 @@ def test_compiling_many_sparse_files_is_bounded_in_the_scorer(tmp_path: Path) ->
                           env={**plain, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
     reason, peak_kib = json.loads(done.stdout)
     assert "add up to more than 33,554,432 bytes" in reason
-    assert peak_kib < 400 * 1024  # well under the 2 GB the files would take
+    assert peak_kib < 1024 * 1024  # well under the 2 GB the files would take (about 150 MB alone, 500 MB seen on a loaded machine)
 
 
 def test_one_run_priced_by_nowhere_fails_alone_when_a_store_is_repriced(tmp_path: Path) -> None:

@@ -179,10 +179,10 @@ def test_a_submitter_cannot_post_failures_under_another_vendors_model(tmp_path: 
     assert after["claude-sonnet-4-5"] < before["claude-sonnet-4-5"] - 15  # what a bound token is kept from doing
 
 
-def test_a_submitter_token_must_bind_its_models() -> None:
+def test_a_submitter_token_must_bind_its_models(tmp_path: Path) -> None:
     from arena_core.model.errors import ArenaError
     from arena_core.service.tokens import TokenStore
 
     pytest.importorskip("fastapi")
     with pytest.raises(ArenaError, match="names the models it may post runs of"):
-        TokenStore(":memory:").create("submitter", ["aider"])
+        TokenStore(tmp_path / "tokens.db").create("submitter", ["aider"])
