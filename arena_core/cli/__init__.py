@@ -2,6 +2,7 @@
 module adds its commands to the group when imported."""
 
 from arena_core.cli import (
+    calibrating,
     comparing,
     configuration,
     examples,
@@ -21,6 +22,7 @@ from arena_core.cli.app import main
 __all__ = ["main"]
 # Imported for their commands, which they register on ``main``.
 del (
+    calibrating,
     comparing,
     configuration,
     examples,

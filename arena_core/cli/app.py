@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
@@ -57,6 +57,13 @@ class State:
         self.executor: str | None = None
         #: The importer that read the runs and the format versions it read, for the provenance.
         self.inputs: tuple[str, tuple[str, ...]] | None = None
+        #: What the imported runs' sources record of their judgement: ``(where, "verdict" or
+        #: "label", line)``, for ``arena calibrate`` (DevAI's judgments).
+        self.judgements: list[tuple[str, str, Mapping[str, Any]]] = []
+        #: Whether the command scores the runs it reads: their tasks are then checked against the
+        #: configuration (checkers, judges) and a note says what their format never records.
+        #: Not so for ``arena calibrate`` given the verdicts.
+        self.scores_runs = True
 
     def record_inputs(self, importer: str, formats: Sequence[str]) -> None:
         """Say in the provenance of the evaluations which importer read the runs, and which versions."""
@@ -75,7 +82,7 @@ class State:
         a note on stderr says so."""
         configured = {key.rsplit(".", 1)[-1] for key in self.loaded.file_keys if ".missing." in f".{key}"}
         chosen = tuple(f for f in fields if f in DEFAULT_MISSING and f not in configured)
-        if chosen:
+        if chosen and self.scores_runs:
             self.unrecorded = chosen
             self._arena = None
             click.echo(

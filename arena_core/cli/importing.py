@@ -32,6 +32,16 @@ from arena_core.model.serde import structure, to_dict
     help="Write the tasks the runs name here (JSON), each judged by the harness's verdict.",
 )
 @click.option(
+    "--verdicts-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the judges' verdicts the output records (JSON Lines, the recorded judge's format).",
+)
+@click.option(
+    "--labels-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the people's labels the output records (JSON Lines, what --labels reads).",
+)
+@click.option(
     "--skip-bad",
     is_flag=True,
     help="Import what can be read and report the sources that cannot (default: refuse the whole import).",
@@ -45,6 +55,8 @@ def import_(
     paths: tuple[Path, ...],
     output: Path | None,
     tasks_out: Path | None,
+    verdicts_out: Path | None,
+    labels_out: Path | None,
     skip_bad: bool,
     tool: str | None,
     model: str | None,
@@ -59,12 +71,14 @@ def import_(
     Examples:
       arena import terminal-bench runs/2025-09-24 -o runs.jsonl --tasks-out tasks.json
       arena import swebench report.json trajs/ -o runs.jsonl
+      arena import devai judgment/ -o runs.jsonl --tasks-out tasks.json --verdicts-out verdicts.jsonl --labels-out labels.jsonl
       arena import terminal-bench runs/orchestrator-qwen --model qwen3-coder -o qwen.jsonl
       arena leaderboard --from inspect logs/ --by model
     """
     importer = state.arena.components.importers[fmt]
     session = ImportSession(importer, paths, skip_bad=skip_bad)
     imported = 0
+    judgements = {"verdicts": [], "labels": []}  # type: dict[str, list[Any]]
     with atomic_output(output) as out:
         for run in session.runs():  # raises at the end when a run was bad (unless skip_bad)
             named = {key: given for key, given in (("tool", tool), ("model", model)) if given is not None}
@@ -79,6 +93,8 @@ def import_(
                 # the harness said, not what a reader would assume
                 written_out = {**to_dict(submission), "success": submission.success}
                 out.write(orjson.dumps(written_out).decode() + "\n")
+                judgements["verdicts"] += run.verdicts
+                judgements["labels"] += run.labels
                 imported += 1
         tasks = []
         for task_id, task in session.tasks.items():
@@ -94,6 +110,11 @@ def import_(
             with atomic_output(tasks_out) as written:
                 json.dump([_with(to_dict(t), extra) for t in tasks], written, indent=2)
                 written.write("\n")
+    for kind, path in (("verdicts", verdicts_out), ("labels", labels_out)):
+        if path is not None:
+            with atomic_output(path) as written:
+                for line in judgements[kind]:
+                    written.write(orjson.dumps(line).decode() + "\n")
     for skipped in session.skipped:
         click.echo(f"skipped: {skipped}", err=True)
     where = f" to {output}" if output else ""

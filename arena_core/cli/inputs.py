@@ -154,8 +154,9 @@ def _tasks(
             ((importer, fields),) = kinds
             state.reweight_unrecorded(str(importer), fields)
     tasks = pick.tasks_of(tasks)
-    for task in tasks.values():
-        state.arena.scorer.check_task(task)
+    if state.scores_runs:
+        for task in tasks.values():
+            state.arena.scorer.check_task(task)
     return tasks
 
 
@@ -195,6 +196,9 @@ def _import(state: State, name: str, paths: tuple[Path, ...]) -> tuple[Located, 
     for run in session.runs():
         located.records.append(dict(run.submission))
         located.places.append(run.where)
+        state.judgements.extend(
+            (run.where, kind, line) for kind in ("verdict", "label") for line in getattr(run, f"{kind}s")
+        )
     state.reweight_unrecorded(name, tuple(getattr(importer, "unrecorded", ())))
     versions = {v for r in located.records if isinstance(v := (r.get("meta") or {}).get("format_version"), str)}
     state.record_inputs(name, sorted(versions))

@@ -56,6 +56,12 @@ class ImportedRun:
     """The submission's fields as data; figures the source does not report are left out."""
     task: Mapping[str, Any] | None = field(default=None)
     """The task, when the source names one: its id, and category or difficulty where known."""
+    verdicts: tuple[Mapping[str, Any], ...] = ()
+    """Judges' verdicts on the run the source records, as lines of a verdicts file
+    (:mod:`arena_core.io.judgements`): ``arena import --verdicts-out`` writes them."""
+    labels: tuple[Mapping[str, Any], ...] = ()
+    """People's labels of the run the source records, as lines of a labels file:
+    ``arena import --labels-out`` writes them."""
 
 
 def verdict_task(task_id: str, harness: str, **known: Any) -> dict[str, Any]:

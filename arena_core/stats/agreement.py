@@ -96,8 +96,8 @@ def krippendorff_alpha(ratings: np.ndarray) -> float:
     return 1.0 - observed / expected
 
 
-def ppi_mean(labels: Sequence[float], judged: Sequence[float], everything: Sequence[float],
-             confidence_level: float = 0.95) -> tuple[float, float, float]:  # fmt: skip
+def ppi_mean(labels: Sequence[float] | np.ndarray, judged: Sequence[float] | np.ndarray,
+             everything: Sequence[float] | np.ndarray, confidence_level: float = 0.95) -> tuple[float, float, float]:  # fmt: skip
     """The prediction-powered mean and its interval: ``(mean, low, high)``.
 
     :param labels: people's verdicts on the labelled items (1 or 0).

@@ -15,6 +15,7 @@ from arena_core.config.settings import ScoringConfig
 from arena_core.hookspecs import hookimpl
 from arena_core.model.protocols import Importer
 from arena_plugins.importers.aider import Aider
+from arena_plugins.importers.devai import DevAI
 from arena_plugins.importers.harbor import AGGREGATES, Harbor
 from arena_plugins.importers.inspect_logs import InspectLogs
 from arena_plugins.importers.mini_swe_agent import MiniSweAgent
@@ -46,4 +47,4 @@ def arena_plugin_options() -> type:
 def arena_register_importers(config: ScoringConfig, options: Any) -> list[Importer]:
     chosen = options if isinstance(options, ImporterOptions) else ImporterOptions()
     harbor = Harbor(chosen.harbor_reward_key, chosen.harbor_reward_aggregate)
-    return [InspectLogs(), harbor, TerminalBench(), SweBench(), OpenHands(), MiniSweAgent(), Aider()]
+    return [InspectLogs(), harbor, TerminalBench(), SweBench(), OpenHands(), MiniSweAgent(), Aider(), DevAI()]

@@ -19,44 +19,24 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from arena_core.io.decoding import InputError, bounded_lines, line_too_long, open_binary
+from arena_core.io.judgements import read_verdicts
 from arena_core.model.errors import ValidationError
 from arena_core.model.judging import JudgeReply, JudgeRequest
 
-__all__ = ["RecordedJudge", "RecordedJudges", "read_verdicts"]
+__all__ = ["RecordedJudge", "RecordedJudges", "recorded_verdicts"]
 
 
-def read_verdicts(path: Path, judge: str | None = None) -> dict[tuple[str, str], tuple[bool | None, str]]:
+def recorded_verdicts(path: Path, judge: str | None = None) -> dict[tuple[str, str], tuple[bool | None, str]]:
     """``(submission_id, requirement)`` to ``(verdict, reason)`` of a file of recorded verdicts
-    (the last line wins where one is given twice).
+    (the last line wins where one is given twice); those of ``judge`` only, when given.
 
-    :raises InputError: naming ``FILE:LINE`` and the field of a line that is not a verdict.
+    :raises InputError: naming ``FILE:LINE`` and the field of a line that is not a verdict, or
+        that judges a whole run (a judge criterion's verdicts are its requirements').
     """
     found: dict[tuple[str, str], tuple[bool | None, str]] = {}
-    with open_binary(path) as handle:
-        for number, raw in bounded_lines(handle):
-            where = f"{path}:{number}"
-            if raw is None:
-                raise line_too_long(where)
-            if not raw.strip():
-                continue
-            try:
-                line = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                raise InputError(f"{where}: not JSON") from None
-            if not isinstance(line, dict):
-                raise InputError(f"{where}: expected a verdict (a JSON object)")
-            for key in ("submission_id", "requirement"):
-                if not isinstance(line.get(key), (str, int)) or isinstance(line.get(key), bool):
-                    raise InputError(f"{where}: {key}: expected a name, got {line.get(key)!r}")
-            verdict = line.get("verdict")
-            if verdict is not None and not isinstance(verdict, bool):
-                raise InputError(f"{where}: verdict: expected true, false or null, got {verdict!r}")
-            if judge is not None and line.get("judge") != judge:
-                continue
-            found[(str(line["submission_id"]), str(line["requirement"]))] = (verdict, str(line.get("reason") or ""))
+    for line in read_verdicts(path, whole_runs=False):
+        if judge is None or line.judge == judge:
+            found[(line.submission_id, str(line.requirement))] = (line.verdict, line.reason)
     return found
 
 
@@ -80,7 +60,7 @@ class RecordedJudges:
             raise ValidationError("configuration", f"judges.{name}.path", "the JSON Lines file of recorded verdicts")
         path = Path(settings["path"])
         return RecordedJudge(
-            name, path, settings.get("judge"), settings.get("model"), read_verdicts(path, settings.get("judge"))
+            name, path, settings.get("judge"), settings.get("model"), recorded_verdicts(path, settings.get("judge"))
         )
 
 
