@@ -262,4 +262,4 @@ def test_the_documented_openapi_schema_is_the_apps(tmp_path: Path) -> None:
     documented = json.loads((Path(__file__).parent.parent / "docs" / "serve-openapi.json").read_text())
     assert documented == json.loads(json.dumps(app.openapi()))
     assert set(documented["paths"]) == {"/health", "/tasks/{task_id}", "/submissions", "/tasks/{task_id}/rankings",
-                                        "/leaderboard"}
+                                        "/leaderboard", "/review/next", "/review/{item}", "/calibration"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -20,7 +20,8 @@ from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.labels import Item, Label
 from arena_core.model.records import Submission, Task
-from arena_core.stats.calibration import CalibrationRow, calibrate, verdicts_of
+from arena_core.stats.calibration import CalibrationRow, calibrate, requirement_categories, verdicts_of
+from arena_core.store.labels import LabelStore
 
 #: What ``--by`` may group by.
 GROUPINGS = ("tool", "model", "judge", "category", "requirement_category", "none")
@@ -59,7 +60,8 @@ def calibrate_command(
     verdict over the labelled ones, with its interval, valid when the labelled items are a
     random sample (a warning says where that is not known or not likely). Without --verdicts
     the verdicts are the judge criteria's, scored (from the verdict cache when asked before),
-    or, for labels of whole runs on tasks without one, the runs' reported success. Runs read
+    or, for labels of whole runs on tasks without one, the runs' reported success. With --store,
+    the labels stored (arena ingest --labels, the service's review queue) count too. Runs read
     by an importer whose source records judgements (DevAI's) bring their verdicts and labels.
     See docs/judges.md.
 
@@ -71,9 +73,11 @@ def calibrate_command(
     """
     labels = [label for path in label_paths for label in read_labels(path)]
     given = [line for path in verdict_paths for line in read_verdicts(path)]
-    if not labels and not (inputs.submissions or inputs.example):
+    if not labels and not (inputs.submissions or inputs.example or store_path):
         raise click.UsageError("give --labels FILE: people's labels, to calibrate the judges against")
     runs, tasks, verdicts = _runs_and_verdicts(state, inputs, store_path, given, labels, by, quiet)
+    if store_path is not None:
+        labels = [*labels, *LabelStore(store_path).labels()]
     recorded_verdicts, recorded_labels = _recorded(state)
     labels = labels or recorded_labels
     verdicts = given or recorded_verdicts or verdicts
@@ -135,14 +139,7 @@ def _grouping(by: str, runs: Sequence[Submission], tasks: dict[str, Task]) -> Ca
         return None
     run = {s.id: s for s in runs}
     if by == "requirement_category":
-        category = {
-            (task.id, str(r.get("id", r.get("requirement_id")))): r.get("category")
-            for task in tasks.values()
-            for c in task.success_criteria
-            if c.type == "judge"
-            for r in c.params.get("requirements", ())
-            if isinstance(r, Mapping)
-        }
+        category = requirement_categories(tasks.values())
 
         def of_requirement(item: Item) -> str | None:
             found = run.get(item[0])

@@ -18,6 +18,7 @@ from arena_core.cli.stores import STORE_ENV, no_password_in_arguments, open_stor
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.scalars import parse_size
+from arena_core.store.labels import LabelStore
 from arena_core.store.postgres import is_postgres_url
 from arena_core.store.trust import redact
 
@@ -101,6 +102,12 @@ def _connections() -> Any:
     show_default=True,
     help="Seconds a connection has to send a request's head (and idles between requests) before it is closed.",
 )
+@click.option("--reviews-per-item", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Reviewers the review queue hands each item to (one more when they disagree).")  # fmt: skip
+@click.option("--review-by", type=click.Choice(["tool", "model"]), default="tool", show_default=True,
+              help="The groups the review queue draws items uniformly at random within.")  # fmt: skip
+@click.option("--review-disagreement-share", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
+              help="The share of items drawn from those a panel of judges split on (kept apart in the statistics).")  # fmt: skip
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -114,11 +121,15 @@ def serve(
     checks_per_token: int,
     token_quota: str,
     header_timeout: float,
+    reviews_per_item: int,
+    review_by: str,
+    review_disagreement_share: float,
 ) -> None:
     """Serve the arena over HTTP: an authenticated API (docs/serve.md) over a store.
 
-    Operators' tokens define tasks; submitters' tokens post runs for their own tools. Create one
-    first: arena serve token create --role operator. The configuration (arena.toml) is the
+    Operators' tokens define tasks; submitters' tokens post runs for their own tools; reviewers'
+    tokens label runs the review queue hands them, blind. Create one first: arena serve token
+    create --role operator. The configuration (arena.toml) is the
     CLI's; the service refuses command_runner = "local" unless --allow-local-runner.
 
     \b
@@ -131,7 +142,8 @@ def serve(
         ctx.invoke(_run, store_url=store_url, host=host, port=port, public_read=public_read,
                    allow_local_runner=allow_local_runner, body_limit=body_limit, rate=rate,
                    checks_per_token=checks_per_token, token_quota=token_quota,
-                   header_timeout=header_timeout)  # fmt: skip
+                   header_timeout=header_timeout, reviews_per_item=reviews_per_item, review_by=review_by,
+                   review_disagreement_share=review_disagreement_share)  # fmt: skip
 
 
 @command
@@ -147,6 +159,9 @@ def _run(
     checks_per_token: int,
     token_quota: str,
     header_timeout: float,
+    reviews_per_item: int,
+    review_by: str,
+    review_disagreement_share: float,
 ) -> None:
     app, tokens = _service()
     limit, quota = parse_size(body_limit), parse_size(token_quota)
@@ -169,6 +184,9 @@ def _run(
         allow_local_runner=allow_local_runner,
         checks_per_token=checks_per_token,
         token_quota=quota,
+        labels=LabelStore(path, reviews_per_item=reviews_per_item),
+        review_by=review_by,
+        disagreement_share=review_disagreement_share,
     )
     import uvicorn  # the service extra
 
@@ -182,7 +200,7 @@ def token() -> None:
 
 @token.command("create")
 @store_option
-@click.option("--role", type=click.Choice(["operator", "submitter"]), required=True)
+@click.option("--role", type=click.Choice(["operator", "submitter", "reviewer"]), required=True)
 @click.option("--tool", "tools", multiple=True, help="A tool a submitter may post runs for (repeat for more).")
 @click.option(
     "--model",

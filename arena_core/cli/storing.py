@@ -11,12 +11,14 @@ import click
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.stores import STORE_ENV, StoreLocation, open_store, stored_arena_option
+from arena_core.io.judgements import read_labels
 from arena_core.io.table import printable, render
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline
 from arena_core.model.serde import to_dict
 from arena_core.store.drift import MEDIANS
 from arena_core.store.history import Standing, baseline_history, group_history
+from arena_core.store.labels import LabelStore
 from arena_core.store.trust import redact
 
 
@@ -39,6 +41,8 @@ from arena_core.store.trust import redact
     show_default=True,
     help="Seconds to wait while another process writes to the database.",
 )
+@click.option("--labels", "label_paths", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="Also store these people's labels (JSON Lines), for arena calibrate --store. Repeatable.")  # fmt: skip
 @command
 def ingest(
     state: State,
@@ -46,6 +50,7 @@ def ingest(
     store_path: Path | str,
     replace: bool,
     lock_timeout: float,
+    label_paths: tuple[Path, ...],
 ) -> None:
     """Add submissions to an arena database: score, rank and update baselines in one transaction.
 
@@ -56,10 +61,19 @@ def ingest(
     Examples:
       arena ingest runs.jsonl --tasks tasks.toml --store arena.db
       arena ingest more-runs.jsonl --store arena.db
+      arena ingest --labels labels.jsonl --store arena.db
       arena leaderboard --store arena.db
     """
+    labels = [label for path in label_paths for label in read_labels(path)]
+    if labels and not inputs.submissions and inputs.example is None:  # labels alone
+        stored = LabelStore(store_path)
+        stored.refuse_stored(labels)
+        click.echo(f"Stored {stored.add(labels)} labels in {redact(str(store_path))}")
+        return
     subs, tasks = read_inputs(state, inputs, need_tasks=False)
     store = open_store(store_path, timeout=lock_timeout)
+    if labels:
+        LabelStore(store_path).refuse_stored(labels)  # before the runs are stored: all of it, or nothing
     result = state.arena.process(subs, store=store, tasks=tasks or None, replace=replace)
     task_count = len({e.task_id for e in result.evaluations})
     click.echo(
@@ -68,6 +82,8 @@ def ingest(
     )
     for alert in result.drift:
         click.echo(f"drift: {printable(str(alert))}", err=True)
+    if labels:
+        click.echo(f"Stored {LabelStore(store_path).add(labels)} labels")
 
 
 @main.command()

@@ -6,6 +6,8 @@
   (:mod:`~arena_core.service.submissions`).
 - ``GET /tasks/{task_id}/rankings``, ``GET /leaderboard``: what is stored, read back
   (:mod:`~arena_core.service.boards`).
+- ``GET /review/next``, ``POST /review/{item}``: people label the stored runs' requirements,
+  blind; ``GET /calibration``: the judges against their labels (:mod:`~arena_core.service.reviews`).
 
 Reads need a token unless the app was made with ``public_read``. What the endpoints share
 (the writer, the checks' pool, the boards kept between writes) is :class:`~arena_core.service.state.Service`.
@@ -21,12 +23,13 @@ from fastapi import FastAPI
 from arena_core.arena import Arena
 from arena_core.config.settings import owner_rule
 from arena_core.model.errors import ArenaError
-from arena_core.service import boards, submissions, tasks
+from arena_core.service import boards, reviews, submissions, tasks
 from arena_core.service.guards import BodyLimit, Gate, RateLimiter
 from arena_core.service.problems import install
 from arena_core.service.state import Service
 from arena_core.service.tokens import TokenStore
 from arena_core.store import Store
+from arena_core.store.labels import LabelStore
 
 __all__ = ["create_app"]
 
@@ -44,6 +47,9 @@ def create_app(
     checks_per_token: int = 2,
     board_ttl: float = 2.0,
     token_quota: int = 1 << 30,
+    labels: LabelStore | None = None,
+    review_by: str = "tool",
+    disagreement_share: float = 0.0,
 ) -> FastAPI:
     """The service over ``store``, scoring with ``arena``, callers known by ``tokens``.
 
@@ -57,6 +63,10 @@ def create_app(
     :param board_ttl: seconds a board is kept for readers when this service has not written
         since (what another instance or ``arena ingest`` stored shows after at most this long).
     :param token_quota: bytes of runs (as posted) one token may have stored; 0: no quota.
+    :param labels: where people's labels and the review queue are kept (by default beside the
+        tokens, in the same database), ``review_by`` the group (``tool`` or ``model``) the queue
+        draws uniformly within, ``disagreement_share`` the share of items it draws from those a
+        panel of judges split on instead.
     :raises ArenaError: the arena runs commands unconfined without ``allow_local_runner``, or
         lets a record name a workspace that is not its own.
     """
@@ -93,4 +103,6 @@ def create_app(
 
     for module in (tasks, submissions, boards):
         app.include_router(module.routes(service))
+    queue = reviews.ReviewQueue(labels or LabelStore(tokens.where), review_by, disagreement_share)
+    app.include_router(reviews.routes(service, queue))
     return app

@@ -114,10 +114,14 @@ class Gate:
         self.tokens, self.limiter, self.public_read = tokens, limiter, public_read
         self.addresses = addresses or RateLimiter(limiter.rate * 4, limiter.burst * 4)
 
-    def principal(self, request: Request, *, reading: bool) -> Principal | None:
+    def principal(self, request: Request, *, reading: bool, reviewing: bool = False) -> Principal | None:
         """The caller; ``None`` only for a read when ``public_read`` opens reads.
 
-        :raises Problem: 401 without a valid token, 429 over the address's or the token's rate.
+        :param reviewing: the endpoint is the review queue's: the only one a reviewer may call (a
+            reviewer judges runs blind: what the other endpoints show, tools, models and the
+            judges' verdicts, is what it must not see).
+        :raises Problem: 401 without a valid token, 429 over the address's or the token's rate,
+            403 for a reviewer's token elsewhere than the review queue.
         """
         self.addresses.take(f"address {request.client.host if request.client else '-'}")
         header = request.headers.get("authorization", "")
@@ -134,6 +138,15 @@ class Gate:
                 401, "the API token is not valid (unknown, malformed or revoked)", {"WWW-Authenticate": "Bearer"}
             )
         self.limiter.take(found.token_id)
+        if found.role == "reviewer" and not reviewing:
+            raise Problem(403, "a reviewer's token may only review (/review/next, /review/{item})")
+        return found
+
+    def reviewer(self, request: Request) -> Principal:
+        """The reviewer calling (an operator may review too). :raises Problem: 403 for a submitter."""
+        found = self.principal(request, reading=False, reviewing=True)
+        if found is None or found.role not in ("reviewer", "operator"):
+            raise Problem(403, "only a reviewer's (or an operator's) token may review")
         return found
 
     def operator(self, request: Request) -> Principal:

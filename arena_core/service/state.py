@@ -39,6 +39,11 @@ class BoardCache:
         self._generation = 0
         self._lock = threading.Lock()
 
+    @property
+    def generation(self) -> int:
+        """How many times this service has written: a reader's cue that what it holds may be stale."""
+        return self._generation
+
     def written(self) -> None:
         with self._lock:
             self._generation += 1

@@ -5,7 +5,8 @@ needs no slow hash), beside the token's role and, for a submitter, the tools and
 post runs for. Two roles: an **operator** defines tasks and may post, replace and move any run;
 a **submitter** posts runs for its own tools and models only (``*`` as a model: any model, a
 trust the operator grants on purpose: such a token can post failures under another vendor's
-model), and replaces only runs of its tools. Tokens live beside the arena, in a table of their
+model), and replaces only runs of its tools; a **reviewer** labels runs the review queue hands
+it, blind to their tool, model and verdicts, and may call nothing else. Tokens live beside the arena, in a table of their
 own: in the store's SQLite file, or in its PostgreSQL database (where every instance of the
 service reads the same tokens); a file or a table another user made is refused
 (:mod:`arena_core.store.trust`).
@@ -16,13 +17,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import re
 import secrets
-import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,19 +28,11 @@ from typing import Any
 from attrs import frozen
 
 from arena_core.model.errors import ArenaError
-from arena_core.store.postgres import is_postgres_url
-from arena_core.store.trust import (
-    check_postgres_tables,
-    check_sqlite_schema,
-    create_private,
-    redact,
-    trusted_sqlite_file,
-    unambiguous_url,
-)
+from arena_core.store.side import SideTables
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenStore"]
 
-ROLES = ("operator", "submitter")
+ROLES = ("operator", "submitter", "reviewer")
 _TOKEN = re.compile(r"^arena_([0-9a-f]{12})\.([A-Za-z0-9_-]{20,100})$")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS service_tokens (id TEXT PRIMARY KEY, digest TEXT NOT NULL, role TEXT NOT NULL, "
@@ -95,54 +85,20 @@ class TokenStore:
 
     def __init__(self, where: str | Path) -> None:
         self.where = where
-        self._local = threading.local()
-        self._postgres = is_postgres_url(where)
-        self._mark = "%s" if self._postgres else "?"
-        if self._postgres:
-            unambiguous_url(str(where))
-        else:
-            create_private(Path(where))
-            trusted_sqlite_file(Path(where))
+        self._tables = SideTables(where, ["service_tokens"], [_SCHEMA])
+        self._postgres = self._tables.postgres
         with self._connect() as connection:
-            if self._postgres:
-                with connection.cursor() as cursor:
-                    check_postgres_tables(cursor, ["service_tokens"], redact(str(where)))
-            else:
-                check_sqlite_schema(connection, Path(where))
-            connection.execute(_SCHEMA)
             columns = connection.execute(self._sql("SELECT * FROM service_tokens WHERE id = ?"), ("",)).description
             present = {c[0] for c in columns}
             for name, statement in _ADDED.items():
                 if name not in present:
                     connection.execute(statement)
 
-    @contextmanager
-    def _connect(self) -> Iterator[Any]:
-        """A connection that commits each statement (a SQLite connection, or psycopg's, which
-        offer the same ``execute``); a database that cannot be reached or used is an
-        :class:`ArenaError` naming it, its password left out."""
-        if self._postgres:
-            import psycopg  # the postgresql extra, as the store needs
-
-            try:
-                with psycopg.connect(str(self.where), autocommit=True, connect_timeout=30) as connection:
-                    yield connection
-            except psycopg.Error as exc:
-                raise ArenaError(f"{redact(str(self.where))}: {redact(str(exc).strip(), str(self.where))}") from None
-            return
-        held = getattr(self._local, "held", None)
-        try:
-            if held is None or held[1] != os.getpid():  # one connection a thread, kept (as the store keeps its own)
-                kept = sqlite3.connect(Path(self.where), timeout=30.0, isolation_level=None)
-                kept.execute("PRAGMA synchronous = NORMAL")  # as the store's: WAL, no sync per statement
-                held = self._local.held = (kept, os.getpid())
-            yield held[0]
-        except sqlite3.Error as exc:
-            self._local.held = None
-            raise ArenaError(f"{self.where}: {exc}") from None
+    def _connect(self) -> AbstractContextManager[Any]:
+        return self._tables.connect()
 
     def _sql(self, statement: str) -> str:
-        return statement.replace("?", self._mark)
+        return self._tables.sql(statement)
 
     def create(
         self, role: str, tools: Sequence[str] = (), note: str = "", models: Sequence[str] = ()

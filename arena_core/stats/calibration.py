@@ -40,10 +40,10 @@ from attrs import frozen
 from arena_core.io.judgements import VerdictLine
 from arena_core.model.errors import ValidationError
 from arena_core.model.labels import Item, Label, item_of, majority
-from arena_core.model.records import Evaluation
+from arena_core.model.records import Evaluation, Task
 from arena_core.stats.agreement import cohen_kappa, confusion, krippendorff_alpha, ppi_mean
 
-__all__ = ["ALL", "CalibrationRow", "calibrate", "verdicts_of"]
+__all__ = ["ALL", "CalibrationRow", "calibrate", "requirement_categories", "verdicts_of"]
 
 #: The group of the row over every item.
 ALL = "(all)"
@@ -162,6 +162,19 @@ def verdicts_of(evaluations: Iterable[Evaluation]) -> list[VerdictLine]:
                         )
                     )
     return found
+
+
+def requirement_categories(tasks: Iterable[Task]) -> dict[tuple[str, str], str]:
+    """``(task id, requirement id)`` to the requirement's ``category``, for the judge criteria
+    of ``tasks`` that give one (``--by requirement_category``)."""
+    return {
+        (task.id, str(given.get("id", given.get("requirement_id")))): str(given["category"])
+        for task in tasks
+        for criterion in task.success_criteria
+        if criterion.type == "judge"
+        for given in criterion.params.get("requirements", ()) or ()
+        if isinstance(given, Mapping) and given.get("category") is not None
+    }
 
 
 def _judged(verdicts: Sequence[VerdictLine], whole_runs: bool) -> dict[str, dict[Item, bool | None]]:

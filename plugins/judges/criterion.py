@@ -177,6 +177,23 @@ class JudgeCriterion:
                 if (submission.id, requirement.id, judge.name) not in skip:
                     yield requirement.id, judge.name, self._answer(judge, submission, task, requirement, evidence)
 
+    def review_view(
+        self, submission: Submission, criterion: SuccessCriterion, task: Task, requirement: str
+    ) -> dict[str, Any] | None:
+        """What a person labelling one requirement of the run is shown (the review queue): the
+        requirement and the evidence a judge of the criterion is shown, without the workspace
+        (never the run's tool, model or any judge's verdict); ``None`` when the criterion has no
+        such requirement."""
+        found = next((r for r in requirements_of(criterion, task) if r.id == requirement), None)
+        if found is None:
+            return None
+        kinds = [k for k in criterion.params.get("evidence", DEFAULT_EVIDENCE) if k in ("final_answer", "trajectory")]
+        evidence = gather(kinds, submission, None, EVIDENCE_LIMIT)
+        return {
+            "requirement": {"id": found.id, "criteria": found.criteria, "prerequisites": list(found.prerequisites)},
+            "evidence": evidence.text,
+        }
+
     def _panel(self, criterion: SuccessCriterion, task: Task) -> list[Judge]:
         names = criterion.params.get("judge")
         names = [names] if isinstance(names, str) else names

@@ -24,7 +24,7 @@ from arena_core.store import trust as trust_module
 from arena_core.store.trust import redact
 
 pytest.importorskip("fastapi", reason="the service extra is not installed")
-from arena_core.service import tokens as tokens_module  # noqa: E402
+from arena_core.store import side as side_module  # noqa: E402
 from arena_core.service.tokens import TokenStore  # noqa: E402
 
 NOBODY = 65534
@@ -39,7 +39,7 @@ def _planted(path: Path) -> str:
 
 def _without_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("trusted_sqlite_file", "check_sqlite_schema"):
-        monkeypatch.setattr(tokens_module, name, lambda *a, **k: None)
+        monkeypatch.setattr(side_module, name, lambda *a, **k: None)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
@@ -139,7 +139,7 @@ def test_a_postgres_table_another_role_made_first_is_refused(postgres_server, mo
                            "task_id TEXT NOT NULL, data TEXT NOT NULL)")
         connection.execute("GRANT ALL ON evaluations TO PUBLIC")
     with monkeypatch.context() as unguarded:  # without the check, CREATE TABLE IF NOT EXISTS adopts it
-        unguarded.setattr(tokens_module, "check_postgres_tables", lambda *a, **k: None)
+        unguarded.setattr(side_module, "check_postgres_tables", lambda *a, **k: None)
         TokenStore(url).create("operator", note="the operator's")
     with psycopg.connect(mallory) as connection:  # and mallory reads the operator's token hashes
         assert connection.execute("SELECT note FROM service_tokens").fetchall() == [("the operator's",)]
