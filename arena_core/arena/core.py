@@ -20,6 +20,7 @@ from arena_core.engine.columns import Columns
 from arena_core.engine.inputs import records_of
 from arena_core.engine.scoring import Scorer
 from arena_core.model import provenance
+from arena_core.model.labels import Label
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each, structure_strict
 from arena_core.pricing.pricer import pricer_of, pricing_algorithms, structuring
@@ -77,6 +78,15 @@ class Arena(Boards):
         algorithms = {**self.scorer.algorithms(), **pricing_algorithms(self.config, self.pricer)}
         self.provenance: provenance.Provenance = provenance.build(profile, self.config, algorithms, self.plugins())
         self.scorer.provenance = self.provenance
+
+    def use_labels(self, labels: Iterable[Label]) -> None:
+        """Take people's labels of runs (``--labels``) for the runs scored from now on: recorded by
+        the ``judge`` criteria of the runs they label, and scoring the requirements they label
+        under ``label_policy = "override"`` (docs/judges.md)."""
+        self.scorer.use_labels(labels)
+        if self.recipe is not None:  # a worker rebuilding this Arena gets the labels of its run
+            votes = self.scorer.label_votes
+            self.scorer.remote_job = partial(_labelled_job, self.recipe, votes)
 
     def record_inputs(self, importer: str, formats: Iterable[str]) -> None:
         """Record in the provenance of every evaluation made from now on the importer that read
@@ -248,8 +258,22 @@ def worker_arena(
     return _WORKER_ARENAS[key]
 
 
+def _labelled_job(
+    recipe: tuple[Any, ...], votes: Mapping[tuple[str, str | None], tuple[int, int]],
+    submission: Submission, task: Task, baseline: Baseline, evaluated_at: str,
+) -> Evaluation:  # fmt: skip
+    """:func:`_evaluate_on_worker` sent only the labels of its own run."""
+    own = {item: count for item, count in votes.items() if item[0] == submission.id}
+    return _evaluate_on_worker(recipe, submission, task, baseline, evaluated_at, own)
+
+
 def _evaluate_on_worker(
-    recipe: tuple[Any, ...], submission: Submission, task: Task, baseline: Baseline, evaluated_at: str
-) -> Evaluation:
-    """One submission scored on a check executor's worker, by its :func:`worker_arena`."""
-    return worker_arena(*recipe).scorer.evaluate(submission, task, baseline, evaluated_at)
+    recipe: tuple[Any, ...], submission: Submission, task: Task, baseline: Baseline, evaluated_at: str,
+    label_votes: Mapping[tuple[str, str | None], tuple[int, int]] | None = None,
+) -> Evaluation:  # fmt: skip
+    """One submission scored on a check executor's worker, by its :func:`worker_arena`, with the
+    people's labels of the run where it has some (:meth:`Arena.use_labels`)."""
+    scorer = worker_arena(*recipe).scorer
+    if label_votes is not None:
+        scorer.label_votes.update(label_votes)
+    return scorer.evaluate(submission, task, baseline, evaluated_at)

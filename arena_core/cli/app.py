@@ -25,8 +25,10 @@ from arena_core.config.files import ConfigError, LoadedConfig, config_error, loa
 from arena_core.config.settings import DEFAULT_MISSING
 from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
+from arena_core.io.judgements import read_labels
 from arena_core.io.table import printable
 from arena_core.model.errors import ArenaError, ValidationError
+from arena_core.model.labels import Label
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.partitioned import evaluate_partitioned
 from arena_core.registry.manager import plugin_names
@@ -64,6 +66,9 @@ class State:
         #: configuration (checkers, judges) and a note says what their format never records.
         #: Not so for ``arena calibrate`` given the verdicts.
         self.scores_runs = True
+        #: ``--labels`` files: people's labels of the runs (:attr:`labels`).
+        self.label_paths: tuple[Path, ...] = ()
+        self._labels: list[Label] | None = None
 
     def record_inputs(self, importer: str, formats: Sequence[str]) -> None:
         """Say in the provenance of the evaluations which importer read the runs, and which versions."""
@@ -90,6 +95,13 @@ class State:
                 f"{'it' if len(chosen) == 1 else 'them'} are left out of the overall score ([missing] in arena.toml can say otherwise)",
                 err=True,
             )
+
+    @property
+    def labels(self) -> list[Label]:
+        """The people's labels of ``--labels``, each line checked (an error names the bad one)."""
+        if self._labels is None:
+            self._labels = [label for path in self.label_paths for label in read_labels(path)]
+        return self._labels
 
     @property
     def loaded(self) -> LoadedConfig:
@@ -120,6 +132,8 @@ class State:
                 if isinstance(exc, ValidationError) and exc.record == "configuration":
                     raise config_error(self.loaded.path, exc) from None
                 raise ConfigError(f"{self.loaded.path}: {exc}") from None
+            if self.label_paths:
+                self._arena.use_labels(self.labels)
         return self._arena
 
 

@@ -15,7 +15,7 @@ from arena_core.cli.app import State, command, main, quiet_option
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.picking import Pick
 from arena_core.cli.selection import echo_json, evaluations_of, store_option, stored_arena
-from arena_core.io.judgements import VerdictLine, label_of, read_labels, read_verdicts, verdict_of
+from arena_core.io.judgements import VerdictLine, label_of, read_verdicts, verdict_of
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.labels import Item, Label
@@ -30,8 +30,6 @@ GROUPINGS = ("tool", "model", "judge", "category", "requirement_category", "none
 @main.command(name="calibrate")
 @inputs(tasks="optional")
 @store_option
-@click.option("--labels", "label_paths", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="People's labels (JSON Lines: submission_id, requirement, label, rater). Repeatable.")  # fmt: skip
 @click.option("--verdicts", "verdict_paths", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
               help="Judges' verdicts (the recorded format). Repeatable. Default: the runs' judge criteria, scored.")  # fmt: skip
 @click.option("--by", type=click.Choice(GROUPINGS), default="tool", show_default=True, help="One row per group.")
@@ -44,7 +42,6 @@ def calibrate_command(
     state: State,
     inputs: InputFiles,
     store_path: Path | str | None,
-    label_paths: tuple[Path, ...],
     verdict_paths: tuple[Path, ...],
     by: str,
     confidence_level: float,
@@ -71,7 +68,7 @@ def calibrate_command(
       arena calibrate runs.jsonl --tasks tasks.json --labels labels.jsonl --by judge --format json
       arena calibrate devai/benchmark/judgment --by tool
     """
-    labels = [label for path in label_paths for label in read_labels(path)]
+    labels = list(state.labels)
     given = [line for path in verdict_paths for line in read_verdicts(path)]
     if not labels and not (inputs.submissions or inputs.example or store_path):
         raise click.UsageError("give --labels FILE: people's labels, to calibrate the judges against")

@@ -65,8 +65,12 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
             tasks_path: Path | None,
             example: str | None,
             from_format: str | None,
+            label_paths: tuple[Path, ...],
             **kwargs: Any,
         ) -> Any:
+            state = click.get_current_context().find_object(State)
+            if state is not None:  # read when the Arena is built, with the command's error handling
+                state.label_paths = label_paths
             return function(*args, inputs=InputFiles(submissions, tasks_path, example, from_format), **kwargs)
 
         options = [
@@ -90,6 +94,14 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
                 is_flag=False,
                 flag_value="synthetic",
                 help="Use a bundled example: synthetic (the default) or aider (Aider's public leaderboard runs).",
+            ),
+            click.option(
+                "--labels",
+                "label_paths",
+                multiple=True,
+                type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                help="People's labels of the runs (JSON Lines: submission_id, requirement, label, rater), "
+                "per label_policy: evidence about the judges, or the verdict of what they label. Repeatable.",
             ),
         ]
         for option in reversed(options):

@@ -11,10 +11,10 @@ from typing import Any
 import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
-from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
+from arena_core.cli.correcting import corrected_rows, corrected_table
+from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.repeated import cap_note, parse_ks, repeat_cells, with_repeats
 from arena_core.cli.selection import (
-    by_option,
     echo_json,
     evaluations_of,
     pick_of,
@@ -23,16 +23,14 @@ from arena_core.cli.selection import (
     stored_arena,
 )
 from arena_core.cli.streams import stream_leaderboard, streamed_source
-from arena_core.config.settings import RANK_RULES
-from arena_core.engine.columns import Columns
+from arena_core.config.settings import CORRECTNESS_SOURCES, RANK_RULES
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
-from arena_core.model.records import Submission
 from arena_core.model.serde import to_dict
 from arena_core.pricing.notes import cost_notes
+from arena_core.stats.corrected import CorrectedRow
 from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS, PairRow
-from arena_core.stats.pareto import X_FIELDS, Y_SCORES
 from arena_core.stats.runs import needs_meta
 from arena_core.stats.tasktable import TaskTable
 
@@ -76,6 +74,12 @@ from arena_core.stats.tasktable import TaskTable
 )
 @click.option("--adjust", type=click.Choice(ADJUSTMENTS), default="holm", show_default=True, help="p-value adjustment.")
 @click.option("--pass-k", "pass_k", metavar="K,K,...", help="Add pass@k and pass^k over repeated attempts, e.g. 1,2,5.")
+@click.option(
+    "--correctness-source",
+    type=click.Choice(CORRECTNESS_SOURCES),
+    help="corrected: add each group's mean correctness corrected by people's labels (--labels), "
+    "prediction-powered, with its interval (default: correctness_source, judge).",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option(
     "--executor",
@@ -102,6 +106,7 @@ def leaderboard(
     test: str,
     adjust: str,
     pass_k: str | None,
+    correctness_source: str | None,
     fmt: str,
     executor: str | None,
     quiet: bool,
@@ -138,13 +143,14 @@ def leaderboard(
         return
     arena = state.arena
     priced = arena.pricer is not None
-    held = _held(arena, by, method, cluster, pass_k, store_path)
+    corrected = (correctness_source or arena.config.correctness_source) == "corrected"
+    held = _held(arena, by, method, cluster, pass_k, store_path, corrected)
     source = streamed_source(state, inputs, pick, why_not=held)
     evaluations: Sequence[Any] | TaskTable
     if source is not None:
         evaluations, meta = stream_leaderboard(state, source, inputs, pick, by, quiet), None
     else:
-        evaluations, meta, _ = evaluations_of(
+        evaluations, meta, tasks = evaluations_of(
             state, inputs, store_path, pick, needs_meta(by) or bool(cluster) or priced, quiet
         )
     groups = arena.leaderboard(
@@ -161,11 +167,26 @@ def leaderboard(
     pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, meta=meta) if pairwise else []
     ks = parse_ks(pass_k)
     found = arena.repeats(evaluations, ks, by=by, meta=meta) if ks and not isinstance(evaluations, TaskTable) else {}
+    fixed = {}
+    if corrected and not isinstance(evaluations, TaskTable):
+        fixed = corrected_rows(state, arena, evaluations, tasks, by, meta, store_path)
     if fmt == "json":
-        rows = pairs if pairwise else [with_repeats(to_dict(g), found.get(g.group)) for g in groups]
+        rows = pairs if pairwise else [_json_row(g, found, fixed) for g in groups]
         echo_json(rows)
         return
-    click.echo(_board(groups, by, repeat_cells(ks, found) if ks else ([], {})))
+    extra = repeat_cells(ks, found) if ks else ([], {})
+    if fixed:
+        header, cells = corrected_table(fixed, [g.group for g in groups])
+        extra = ([*extra[0], *header], {g: [*extra[1].get(g, ["-"] * len(extra[0])), *cells[g]] for g in cells})
+    click.echo(_board(groups, by, extra))
+    if fixed:
+        click.echo(
+            "corrected: the mean correctness over each group's runs, the judges' plus the mean of people's minus "
+            "judges' over its labelled runs (prediction-powered, valid for a random sample); 95% CI of it"
+        )
+        for row in fixed.values():
+            for warning in row.warnings:
+                click.echo(f"warning: {row.group}: {warning}", err=True)
     method_name = method or arena.config.leaderboard_method
     aggregator = arena.components.aggregators[method_name]
     spread = "bootstrap over tasks" if cluster is None else f"bootstrap over the tasks' {cluster} families"
@@ -185,10 +206,21 @@ def leaderboard(
         click.echo(_matrix(groups, pairs, adjust))
 
 
-def _held(arena: Any, by: str, method: str | None, cluster: str | None, pass_k: str | None, store: Any) -> str | None:
+def _json_row(group: GroupRow, found: dict[str, Any], fixed: dict[str, CorrectedRow]) -> dict[str, Any]:
+    row = with_repeats(to_dict(group), found.get(group.group))
+    if group.group in fixed:
+        row["correctness_corrected"] = to_dict(fixed[group.group])
+    return row
+
+
+def _held(
+    arena: Any, by: str, method: str | None, cluster: str | None, pass_k: str | None, store: Any, corrected: bool
+) -> str | None:
     """What of the leaderboard's options keeps its runs in memory (see arena_core/cli/streams.py)."""
     if store is not None:
         return "reads files, not a store"
+    if corrected:
+        return "does not correct correctness by people's labels"
     if by not in ("tool", "model", "tool,model"):
         return "groups by tool or model"
     if cluster or pass_k:
@@ -246,75 +278,6 @@ def _matrix(groups: Sequence[GroupRow], pairs: Sequence[PairRow], adjust: str) -
     rows = [[a, *(cell.get((a, b), "") for b in names)] for a in names]
     note = f"row minus column: mean per-task difference (p, {adjust}-adjusted; * significant at 0.05)"
     return render(["", *names], rows) + "\n" + note
-
-
-@main.command()
-@inputs()
-@by_option
-@selection_options
-@click.option("--x", "x", type=click.Choice(list(X_FIELDS)), default="cost", show_default=True, help="Cost axis.")
-@click.option("--y", "y", type=click.Choice(Y_SCORES), default="correctness", show_default=True, help="Quality axis.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@quiet_option
-@command
-def pareto(
-    state: State,
-    inputs: InputFiles,
-    by: str,
-    task_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    conditions: tuple[str, ...],
-    x: str,
-    y: str,
-    fmt: str,
-    quiet: bool,
-) -> None:
-    """Place each group at its mean cost (or time, or tokens) per run and its mean score, and
-    mark the Pareto front: the groups no other group beats on both at once.
-
-    \b
-    Examples:
-      arena pareto --example aider --by model
-      arena pareto runs.jsonl --tasks tasks.json --by model --x time --y overall
-    """
-    pick = pick_of(state, task_ids, categories, conditions)
-    subs: Columns | list[Submission]
-    if pick.narrows_runs or needs_meta(by):
-        objects, tasks = read_inputs(state, inputs, pick=pick)
-        subs, meta = objects, {s.id: s.meta for s in objects}
-    else:
-        subs, tasks = read_columns(state, inputs, pick=pick)
-        meta = None
-    evaluations = score_all(state, subs, tasks, quiet)
-    if note := pick.note():
-        click.echo(note, err=True)
-    points = state.arena.pareto(evaluations, subs, by=by, x=x, y=y, meta=meta)
-    if fmt == "json":
-        echo_json(points)
-        return
-    rows = [
-        [
-            p.group,
-            p.n_tasks,
-            p.x,
-            _range(p.x_low, p.x_high),
-            p.y,
-            _range(p.y_low, p.y_high),
-            "yes" if p.on_front else "",
-            ", ".join(p.dominated_by[:3]) + (f" (+{len(p.dominated_by) - 3})" if len(p.dominated_by) > 3 else ""),
-        ]
-        for p in points
-    ]
-    label = "Group" if by.startswith("meta.") else " / ".join(k.capitalize() for k in by.split(","))
-    header = [label, "Tasks", x.capitalize(), "95% CI", y.capitalize(), "95% CI", "Front", "Dominated by"]
-    click.echo(render(header, rows))
-    unplaced = [p.group for p in points if p.x is None]
-    if unplaced:
-        click.echo(f"not placed (no run measured {X_FIELDS[x]}): {', '.join(unplaced)}")
-
-
-def _range(low: float | None, high: float | None) -> str:
-    return "" if low is None or high is None else f"{low:.2f}-{high:.2f}"
 
 
 def _submission_board(

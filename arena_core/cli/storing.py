@@ -11,7 +11,6 @@ import click
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.stores import STORE_ENV, StoreLocation, open_store, stored_arena_option
-from arena_core.io.judgements import read_labels
 from arena_core.io.table import printable, render
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline
@@ -41,8 +40,6 @@ from arena_core.store.trust import redact
     show_default=True,
     help="Seconds to wait while another process writes to the database.",
 )
-@click.option("--labels", "label_paths", multiple=True, type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="Also store these people's labels (JSON Lines), for arena calibrate --store. Repeatable.")  # fmt: skip
 @command
 def ingest(
     state: State,
@@ -50,12 +47,12 @@ def ingest(
     store_path: Path | str,
     replace: bool,
     lock_timeout: float,
-    label_paths: tuple[Path, ...],
 ) -> None:
     """Add submissions to an arena database: score, rank and update baselines in one transaction.
 
     Every task given with --tasks is stored, so later batches may omit it. An id already stored
-    for its task is refused unless --replace. Writers to one database take turns.
+    for its task is refused unless --replace. Writers to one database take turns. People's
+    labels given with --labels are stored too (for arena calibrate --store and corrected boards).
 
     \b
     Examples:
@@ -64,7 +61,7 @@ def ingest(
       arena ingest --labels labels.jsonl --store arena.db
       arena leaderboard --store arena.db
     """
-    labels = [label for path in label_paths for label in read_labels(path)]
+    labels = list(state.labels)  # --labels: stored too, for arena calibrate --store
     if labels and not inputs.submissions and inputs.example is None:  # labels alone
         stored = LabelStore(store_path)
         stored.refuse_stored(labels)

@@ -62,6 +62,10 @@ MISSING_POLICIES = ("error", "neutral", "reweight", "comparable", "count_as_one"
 
 #: What ``workspace_owner`` accepts.
 WORKSPACE_OWNERS = ("auto", "id", "any")
+#: What people's labels do to a judged requirement (docs/judges.md).
+LABEL_POLICIES = ("calibrate", "override")
+#: Where a leaderboard's correctness comes from when people's labels are given (docs/leaderboards.md).
+CORRECTNESS_SOURCES = ("judge", "corrected")
 
 #: The spec's behaviour: tokens and tool calls are required; missing time and cost score 50;
 #: missing iterations count as 1.
@@ -308,6 +312,15 @@ class ScoringConfig:
     allow_self_judging: bool = False
     """Let a judge answer for a run whose model is of its own family (each such verdict is then
     flagged ``self_judged``); by default such a requirement is left to the other judges, or unscored."""
+    label_policy: str = field(default="calibrate", validator=lambda i, a, v: _choice(a, v, LABEL_POLICIES))
+    """What people's labels (``--labels``) do: ``calibrate`` (the default) keeps them as evidence
+    about the judges (``arena calibrate``, corrected leaderboards), the judges still score;
+    ``override`` scores a labelled requirement by the people's majority (a tie leaves it to the
+    judges), and the evaluation says so."""
+    correctness_source: str = field(default="judge", validator=lambda i, a, v: _choice(a, v, CORRECTNESS_SOURCES))
+    """A leaderboard's correctness column: ``judge`` (the default: the runs' scores) or
+    ``corrected`` (with labels: each group's mean correctness corrected by its labelled runs,
+    prediction-powered, with its interval; docs/leaderboards.md)."""
     judge_cache: str = ".arena/judge-cache"
     """The folder of the judges' verdict cache (content-addressed; ``arena judge cache stats``);
     empty: no cache."""

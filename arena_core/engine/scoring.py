@@ -8,7 +8,7 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine.coverage import coverage, slot_shares
@@ -20,6 +20,7 @@ from arena_core.engine.rounding import round_scalar
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
 from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
 from arena_core.model.judging import Judge
+from arena_core.model.labels import Label, people_votes
 from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Metric, Score, bind
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
@@ -87,6 +88,10 @@ class Scorer:
         self._judges = build_judges(components, config)
         self._checkers: dict[str, CriterionChecker] | None = None
         self._judge_pricer = judge_pricer(components, config)
+        #: People's labels of requirements as ``(met, unmet)`` raters per ``(run, requirement)``
+        #: (:meth:`use_labels`): what a ``judge`` criterion records, and scores by under
+        #: ``label_policy = "override"``. Bound checkers share this very mapping.
+        self.label_votes: dict[tuple[str, str | None], tuple[int, int]] = {}
         for profile_name in config.category_profiles.values():
             if profile_name not in self.profiles:
                 components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
@@ -182,6 +187,14 @@ class Scorer:
 
     def judge_pricer(self) -> Pricer | None:
         return self._judge_pricer
+
+    def labels(self) -> Mapping[tuple[str, str | None], tuple[int, int]]:
+        return self.label_votes
+
+    def use_labels(self, labels: Iterable[Label]) -> None:
+        """Take people's labels (replacing those taken before) for the runs scored from now on."""
+        self.label_votes.clear()
+        self.label_votes.update(people_votes(labels))
 
     # -- per task -------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from attrs import frozen
 
-__all__ = ["SAMPLES", "Item", "Label", "item_of", "majority", "people_verdicts"]
+__all__ = ["SAMPLES", "Item", "Label", "item_of", "majority", "people_verdicts", "people_votes"]
 
 #: How a labelled item may have been drawn.
 SAMPLES = ("random", "disagreement")
@@ -63,3 +63,16 @@ def people_verdicts(labels: Iterable[Label]) -> Mapping[Item, bool | None]:
     for label in labels:
         votes.setdefault(item_of(label), []).append(label.label)
     return {item: majority(v) for item, v in votes.items()}
+
+
+def people_votes(labels: Iterable[Label]) -> dict[Item, tuple[int, int]]:
+    """Each labelled item's ``(met, unmet)`` count of raters, a rater's last label counting once
+    (what ``label_policy = "override"`` scores by, and what the evaluation records)."""
+    last: dict[tuple[Item, str], bool] = {}
+    for label in labels:
+        last[(item_of(label), label.rater)] = label.label
+    counts: dict[Item, tuple[int, int]] = {}
+    for (item, _), verdict in last.items():
+        met, unmet = counts.get(item, (0, 0))
+        counts[item] = (met + verdict, unmet + (not verdict))
+    return counts

@@ -209,6 +209,11 @@ class Resolver(Protocol):
         """What prices a judge's requests (price tables, then the price source), or ``None``."""
         ...
 
+    def labels(self) -> Mapping[tuple[str, str | None], tuple[int, int]]:
+        """People's labels given to this scorer (``--labels``): ``(met, unmet)`` raters per
+        ``(run id, requirement)`` (``None``: the run as a whole); a live mapping, kept current."""
+        ...
+
 
 B = TypeVar("B")
 

@@ -20,4 +20,4 @@ def arena_register_judges() -> list[object]:
 
 @hookimpl
 def arena_register_criterion_checkers(config: ScoringConfig) -> list[object]:
-    return [JudgeCriterion(VerdictCache(config.judge_cache or None), config.allow_self_judging)]
+    return [JudgeCriterion(VerdictCache(config.judge_cache or None), config.allow_self_judging, config.label_policy)]

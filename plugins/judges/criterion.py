@@ -20,7 +20,10 @@
   (:mod:`~arena_plugins.judges.cache`); every request's usage is priced, apart from the run's cost.
 
 The evaluation keeps, per requirement: its verdict and reason, each judge's answer (or why it
-gave none), whether it came from the cache, the usage and cost of the requests.
+gave none), whether it came from the cache, the usage and cost of the requests, and, where
+people labelled it (``--labels``), their count (``people``: met and unmet raters). Under
+``label_policy = "override"`` the people's majority is the requirement's own verdict
+(``scored_by: "people"``; a tie leaves it to the judges), before prerequisites count.
 """
 
 from __future__ import annotations
@@ -42,84 +45,14 @@ from arena_plugins.judges.cache import VerdictCache, cache_key
 from arena_plugins.judges.evidence import KINDS, gather, invalid_kind
 from arena_plugins.judges.families import family_of
 from arena_plugins.judges.prompt import DEFAULT_TEMPLATE, render
+from arena_plugins.judges.requirements import people_verdict, prerequisite_reason, requirements_of, with_prerequisites
 
-__all__ = ["JudgeCriterion", "requirements_of"]
+__all__ = ["JudgeCriterion"]
 
 #: What a judge is shown when its criterion names no evidence.
 DEFAULT_EVIDENCE = ("diff", "final_answer")
 #: Characters of evidence a judge that sets no ``evidence_limit`` is shown.
 EVIDENCE_LIMIT = 60_000
-
-
-def requirements_of(criterion: SuccessCriterion, task: Task) -> tuple[Requirement, ...]:
-    """The criterion's requirements, checked: ids used once, prerequisites that exist and form no cycle.
-
-    :raises ValidationError: naming the task and the field.
-    """
-    where = f"task {task.id!r}"
-    given = criterion.params.get("requirements")
-    if not isinstance(given, (list, tuple)) or not given:
-        raise ValidationError(where, "requirements", "a list of requirements ({id, criteria, prerequisites})", given)
-    found: list[Requirement] = []
-    for index, item in enumerate(given):
-        at = f"requirements.{index}"
-        if not isinstance(item, Mapping):
-            raise ValidationError(where, at, "a requirement ({id, criteria, prerequisites})", item)
-        ident = item.get("id", item.get("requirement_id"))
-        if isinstance(ident, bool) or not isinstance(ident, (str, int)) or str(ident) == "":
-            raise ValidationError(where, f"{at}.id", "the requirement's id (a name or a number)", ident)
-        text = item.get("criteria")
-        if not isinstance(text, str) or not text.strip():
-            raise ValidationError(where, f"{at}.criteria", "what must hold, in words", text)
-        needs = item.get("prerequisites", ())
-        if not isinstance(needs, (list, tuple)) or any(
-            isinstance(n, bool) or not isinstance(n, (str, int)) for n in needs
-        ):
-            raise ValidationError(where, f"{at}.prerequisites", "a list of requirement ids", needs)
-        category = item.get("category")
-        found.append(
-            Requirement(str(ident), text, tuple(str(n) for n in needs), category if isinstance(category, str) else None)
-        )
-    ids = [r.id for r in found]
-    for index, requirement in enumerate(found):
-        if ids.count(requirement.id) > 1:
-            raise ValidationError(where, f"requirements.{index}.id", "an id used once", requirement.id)
-        for need in requirement.prerequisites:
-            if need not in ids:
-                raise ValidationError(
-                    where,
-                    f"requirements.{index}.prerequisites",
-                    f"ids of this criterion's requirements ({', '.join(ids)})",
-                    need,
-                )
-    cycle = _cycle(found)
-    if cycle:
-        raise ValidationError(where, "requirements", "prerequisites that form no cycle", " -> ".join(cycle))
-    return tuple(found)
-
-
-def _cycle(requirements: Sequence[Requirement]) -> list[str]:
-    """A cycle of prerequisites (as ids, the first again at the end), or ``[]``."""
-    needs = {r.id: r.prerequisites for r in requirements}
-    state: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(node: str) -> list[str]:
-        state[node] = 1
-        path.append(node)
-        for need in needs[node]:
-            if state.get(need) == 1:
-                return [*path[path.index(need) :], need]
-            if need not in state and (found := visit(need)):
-                return found
-        path.pop()
-        state[node] = 2
-        return []
-
-    for node in needs:
-        if node not in state and (found := visit(node)):
-            return found
-    return []
 
 
 @frozen
@@ -128,7 +61,11 @@ class JudgeCriterion:
 
     cache: VerdictCache = field(factory=lambda: VerdictCache(None))
     allow_self_judging: bool = False
+    label_policy: str = "calibrate"
+    """``override``: a requirement people labelled is scored by their majority (``label_policy``)."""
     judges: Mapping[str, Judge] = field(factory=dict)
+    labels: Mapping[tuple[str, str | None], tuple[int, int]] = field(factory=dict)
+    """People's ``(met, unmet)`` raters per ``(run, requirement)``: the scorer's, once bound."""
     pricer: Pricer | None = None
     type = "judge"
     parameters = ("judge", "requirements", "evidence")
@@ -136,7 +73,7 @@ class JudgeCriterion:
     reads_meta = True  # its evidence: the run's final answer and trajectory
 
     def bind(self, resolver: Resolver) -> JudgeCriterion:
-        return evolve(self, judges=dict(resolver.judges()), pricer=resolver.judge_pricer())
+        return evolve(self, judges=dict(resolver.judges()), pricer=resolver.judge_pricer(), labels=resolver.labels())
 
     def validate(self, criterion: SuccessCriterion, task: Task) -> None:
         requirements_of(criterion, task)
@@ -226,15 +163,27 @@ class JudgeCriterion:
                 "cached": all(a.get("cached", False) for a in answers.values()),
                 "self_judged": any(a.get("self_judged", False) for a in answers.values()),
             }
-        final = _with_prerequisites(requirements, own)
+            votes = self.labels.get((submission.id, requirement.id))
+            if votes is not None:  # evidence about the judges, under either policy
+                details[requirement.id]["people"] = {"met": votes[0], "unmet": votes[1]}
+                majority = people_verdict(votes)
+                if self.label_policy == "override" and majority is not None:
+                    own[requirement.id] = majority
+                    details[requirement.id]["scored_by"] = "people"
+                    details[requirement.id]["reason"] = (
+                        f"scored by people's labels (label_policy = override): {votes[0]} met, {votes[1]} not"
+                    )
+        final = with_prerequisites(requirements, own)
         for requirement in requirements:
             details[requirement.id]["verdict"] = final[requirement.id]
             if final[requirement.id] != own[requirement.id]:
-                details[requirement.id]["reason"] = _prerequisite_reason(requirement, final)
+                details[requirement.id]["reason"] = prerequisite_reason(requirement, final)
         met = sum(v == "met" for v in final.values())
         scored = sum(v != "unscored" for v in final.values())
         unscored = len(final) - scored
+        by_people = sum(d.get("scored_by") == "people" for d in details.values())
         note = f" ({unscored} unscored)" if unscored else ""
+        note += f" ({by_people} scored by people's labels)" if by_people else ""
         ordered = tuple(details[r.id] for r in requirements)
         if not scored:
             return CriterionResult(
@@ -316,32 +265,3 @@ def _majority(answers: Mapping[str, Mapping[str, Any]]) -> tuple[str, str]:
         return "unscored", f"the judges are split ({len(yes)} met, {len(no)} not)"
     errors = [f"{name}: {a.get('error', 'no verdict')}" for name, a in answers.items()]
     return "unscored", "; ".join(errors)[:600]
-
-
-def _with_prerequisites(requirements: Sequence[Requirement], own: Mapping[str, str]) -> dict[str, str]:
-    """Each requirement's verdict once its prerequisites count: unmet when one of them is unmet,
-    unscored when one is unscored (and it is not unmet itself)."""
-    final: dict[str, str] = {}
-    needs = {r.id: r.prerequisites for r in requirements}
-
-    def settle(node: str) -> str:
-        if node not in final:
-            before = [settle(n) for n in needs[node]]
-            if own[node] == "unmet" or "unmet" in before:
-                final[node] = "unmet"
-            elif own[node] == "unscored" or "unscored" in before:
-                final[node] = "unscored"
-            else:
-                final[node] = "met"
-        return final[node]
-
-    for requirement in requirements:
-        settle(requirement.id)
-    return final
-
-
-def _prerequisite_reason(requirement: Requirement, final: Mapping[str, str]) -> str:
-    verdict = final[requirement.id]
-    pending = [n for n in requirement.prerequisites if final[n] == verdict]
-    which = f"prerequisite {pending[0]} is" if len(pending) == 1 else f"prerequisites {', '.join(pending)} are"
-    return f"counts as {verdict}: its {which} {verdict}"
