@@ -50,6 +50,7 @@ class Boards:
         test: str = "t",
         adjustment: str = "holm",
         ranks: str | None = None,
+        order: str | None = None,
         **selection: Any,
     ) -> list[GroupRow]:
         """Groups (``by`` ``tool``, ``model``, ``tool,model`` or ``meta.KEY``) ranked by their score,
@@ -63,13 +64,15 @@ class Boards:
         :param test: the paired test behind each row's ``inverts`` (``t`` or ``permutation``), and
             ``adjustment`` its correction for the number of pairs (``holm`` or ``bh``).
         :param ranks: how rank ranges and tiers are made (``leaderboard_ranks``, by default ``paired_bootstrap``).
+        :param order: ``score`` or ``outcome-first`` (``leaderboard_order``; the ``gated`` profile's
+            is ``outcome-first``: significantly higher correctness ranks above).
         :param selection: ``tasks`` (ids to keep), ``where`` (``{KEY: VALUE}`` on the submissions'
             meta), ``cluster`` (``meta.KEY`` naming each task's family, e.g. ``meta.repo``:
             intervals and rank ranges then resample families) and ``meta`` (submission id to
             meta, for ``meta.KEY``, ``where`` and ``cluster``; read from ``store`` when it is given).
         """
         table = task_table(self.scorer, evaluations, store, by, **selection)
-        return self._board(table, method, interval, test, adjustment, ranks)
+        return self._board(table, method, interval, test, adjustment, ranks, order)
 
     def _board(
         self,
@@ -79,6 +82,7 @@ class Boards:
         test: str,
         adjust: str,
         ranks: str | None = None,
+        order: str | None = None,
     ) -> list[GroupRow]:
         return leaderboard(
             table,
@@ -88,6 +92,7 @@ class Boards:
             test=test,
             adjustment=adjust,
             ranks=ranks or self.config.leaderboard_ranks,
+            order=order or self.config.leaderboard_order,
         )
 
     def pairwise(
@@ -98,12 +103,13 @@ class Boards:
         by: str = "tool",
         test: str = "t",
         adjustment: str = "holm",
+        order: str | None = None,
         **selection: Any,
     ) -> list[PairRow]:
         """Paired tests between every two ranked groups of the leaderboard (best first) on the
         tasks both ran: ``arena leaderboard --pairwise`` (see :mod:`arena_core.stats.pairwise`)."""
         table = task_table(self.scorer, evaluations, store, by, **selection)
-        board = self._board(table, None, None, test, adjustment, "overlap")  # the order only: no rank bootstrap
+        board = self._board(table, None, None, test, adjustment, "overlap", order)  # the order only: no rank bootstrap
         index = {name: g for g, name in enumerate(table.groups)}
         ranked = [index[row.group] for row in board if not row.provisional]
         return pairwise(table, ranked, test=test, adjustment=adjustment)

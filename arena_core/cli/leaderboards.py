@@ -23,7 +23,7 @@ from arena_core.cli.selection import (
     stored_arena,
 )
 from arena_core.cli.streams import stream_leaderboard, streamed_source
-from arena_core.config.settings import CORRECTNESS_SOURCES, RANK_RULES
+from arena_core.config.settings import CORRECTNESS_SOURCES, LEADERBOARD_ORDERS, RANK_RULES
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.serde import to_dict
@@ -64,6 +64,12 @@ from arena_core.stats.tasktable import TaskTable
     help="Tasks come in families named by this key of the runs' meta (e.g. meta.repo): intervals and "
     "rank ranges resample families.",
 )
+@click.option(
+    "--order",
+    type=click.Choice(LEADERBOARD_ORDERS),
+    help="score, or outcome-first: a group whose correctness is significantly higher ranks above, the score "
+    "orders the rest (default: leaderboard_order; outcome-first under -p gated).",
+)
 @click.option("--pairwise", is_flag=True, help="Also test every two ranked groups on the tasks both ran.")
 @click.option(
     "--test",
@@ -102,6 +108,7 @@ def leaderboard(
     interval: str | None,
     ranks: str | None,
     cluster: str | None,
+    order: str | None,
     pairwise: bool,
     test: str,
     adjust: str,
@@ -161,10 +168,11 @@ def leaderboard(
         test=test,
         adjustment=adjust,
         ranks=ranks,
+        order=order,
         meta=meta,
         cluster=cluster,
     )
-    pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, meta=meta) if pairwise else []
+    pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, order=order, meta=meta) if pairwise else []
     ks = parse_ks(pass_k)
     found = arena.repeats(evaluations, ks, by=by, meta=meta) if ks and not isinstance(evaluations, TaskTable) else {}
     fixed = {}
@@ -193,10 +201,12 @@ def leaderboard(
     if hasattr(aggregator, "units") and cluster is None:
         unit = getattr(aggregator, "unit", "units")
         spread = f"{interval or arena.config.leaderboard_interval} over each group's {unit}"
-    click.echo(f"score: {method_name}; 95% CI: {spread}; ranks: {ranks or arena.config.leaderboard_ranks}")
+    ordered = order or arena.config.leaderboard_order
+    shown = f"; order: {ordered}" if ordered != "score" else ""
+    click.echo(f"score: {method_name}; 95% CI: {spread}; ranks: {ranks or arena.config.leaderboard_ranks}{shown}")
     if any(g.provisional for g in groups):
         click.echo(f"* provisional: fewer than {arena.config.min_tasks_per_group} tasks (min_tasks_per_group)")
-    for line in [*inversion_lines(groups, test, adjust), *filter(None, [ks and cap_note(ks, found)])]:
+    for line in [*inversion_lines(groups, test, adjust, ordered), *filter(None, [ks and cap_note(ks, found)])]:
         click.echo(line)
     if meta is not None:
         for line in cost_notes(((i, m.get("pricing")) for i, m in meta.items()), arena.config.cost_tolerance):
@@ -253,8 +263,9 @@ def _board(groups: Sequence[GroupRow], by: str, extra: tuple[list[str], dict[str
     return render([*header, *(d.capitalize() for d in dims), *extra[0]], rows)
 
 
-def inversion_lines(groups: Sequence[GroupRow], test: str, adjust: str) -> list[str]:
-    """A note per group ranked above groups whose correctness is significantly higher (``inverts``)."""
+def inversion_lines(groups: Sequence[GroupRow], test: str, adjust: str, order: str = "score") -> list[str]:
+    """A note per group ranked above groups whose correctness is significantly higher (``inverts``);
+    under the score order, the order that has none is suggested."""
     lines = [
         f"inverts: {g.group} ranked above {', '.join(g.inverts)}, whose correctness is significantly higher"
         for g in groups
@@ -262,7 +273,8 @@ def inversion_lines(groups: Sequence[GroupRow], test: str, adjust: str) -> list[
     ]
     if lines:
         test_name = "paired t-test" if test == "t" else "sign-flip test"
-        lines.append(f"  ({test_name} of per-task correctness on shared tasks, {adjust}-adjusted, 0.05; see -p gated)")
+        hint = "; --order outcome-first has none" if order == "score" else "; tasks differ from pair to pair"
+        lines.append(f"  ({test_name} of per-task correctness on shared tasks, {adjust}-adjusted, 0.05{hint})")
     return lines
 
 

@@ -90,6 +90,7 @@ HELP: dict[str, str] = {
     "workspace_root": "Every submission's workspace must lie inside this directory (unset: the working directory).",
     "judges": "Judges by name, each a [judges.NAME] table: provider, and the provider's settings (docs/judges.md).",
     "allow_self_judging": "Let a judge answer for runs of its own model family (flagged self_judged).",
+    "leaderboard_order": "How boards order groups: score, or outcome-first (significantly more correct ranks above).",
     "label_policy": "People's labels (--labels): calibrate (evidence about the judges) or override (score what they label).",
     "correctness_source": "A leaderboard's correctness with labels: judge, or corrected (prediction-powered, with its interval).",
     "judge_cache": "The judges' verdict cache folder (empty: no cache).",
@@ -163,6 +164,7 @@ BUILTIN_PROFILES: Mapping[str, Mapping[str, Any]] = {
     # difficulty multipliers rescaled, so no two runs tie at a cap.
     "gated": {
         "gate": "correctness",
+        "leaderboard_order": "outcome-first",
         "missing": dict.fromkeys(
             ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost"), "comparable"
         ),

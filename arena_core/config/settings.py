@@ -62,6 +62,8 @@ MISSING_POLICIES = ("error", "neutral", "reweight", "comparable", "count_as_one"
 
 #: What ``workspace_owner`` accepts.
 WORKSPACE_OWNERS = ("auto", "id", "any")
+#: How a board orders its groups (:mod:`arena_core.stats.outcomefirst`).
+LEADERBOARD_ORDERS = ("score", "outcome-first")
 #: What people's labels do to a judged requirement (docs/judges.md).
 LABEL_POLICIES = ("calibrate", "override")
 #: Where a leaderboard's correctness comes from when people's labels are given (docs/leaderboards.md).
@@ -212,6 +214,10 @@ class ScoringConfig:
     leaderboard_ranks: str = field(default="paired_bootstrap", validator=_one_of(RANK_RULES))
     """How rank ranges and tiers are made: ``paired_bootstrap`` (default: the tasks resampled,
     the same draws for every group) or ``overlap`` (of the groups' intervals, the rule before)."""
+    leaderboard_order: str = field(default="score", validator=lambda i, a, v: _choice(a, v, LEADERBOARD_ORDERS))
+    """How a board orders its ranked groups: ``score`` (the default, the spec's) or
+    ``outcome-first`` (the ``gated`` profile's: a group whose correctness is significantly higher
+    ranks above, whatever the resources; the score orders the rest; docs/leaderboards.md)."""
     model_aliases: Mapping[str, str] = field(factory=dict, converter=_mapping, validator=_check_aliases)
     """Model spelling to the name runs are grouped under (``"anthropic/claude-sonnet-4-0" =
     "claude-sonnet-4"``): merges spellings of one model on leaderboards on purpose; the runs keep

@@ -76,6 +76,7 @@ def routes(service: Service) -> APIRouter:
             test=test,
             adjustment=adjust,
             ranks=config.leaderboard_ranks,
+            order=config.leaderboard_order,
         )
         return [to_dict(r) for r in found]
 

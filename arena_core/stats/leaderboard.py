@@ -29,6 +29,7 @@ from arena_core.model.errors import ValidationError
 from arena_core.model.protocols import Aggregator, IntervalMethod
 from arena_core.model.records import DIMENSIONS
 from arena_core.stats.inversions import inversions, named
+from arena_core.stats.outcomefirst import ORDERS, forced_ranges, ordered_ranks, outcome_first, significant_pairs
 from arena_core.stats.rankranges import chained_tiers, leader_tiers, overlap_ranges, paired_ranges, resampled_scores
 from arena_core.stats.tasktable import TaskTable, measured_mean
 
@@ -80,12 +81,17 @@ def leaderboard(
     test: str = "t",
     adjustment: str = "holm",
     ranks: str = "paired_bootstrap",
+    order: str = "score",
 ) -> list[GroupRow]:
     """The groups of ``table``, ranked ones best first, then the provisional ones, with rank
     ranges and tiers by the rule ``ranks`` (see :mod:`arena_core.stats.rankranges`); each names
-    the groups it inverts by ``test`` with p-values adjusted by ``adjustment`` (``holm`` or ``bh``)."""
+    the groups it inverts by ``test`` with p-values adjusted by ``adjustment`` (``holm`` or ``bh``).
+    ``order`` ``outcome-first`` orders by score only where correctness does not separate the
+    groups (:mod:`arena_core.stats.outcomefirst`)."""
     if ranks not in RANK_RULES:
         raise ValidationError("leaderboard", "ranks", f"one of {', '.join(RANK_RULES)}", ranks)
+    if order not in ORDERS:
+        raise ValidationError("leaderboard", "order", f"one of {', '.join(ORDERS)}", order)
     scores = aggregator.aggregate(table, np.ones((1, len(table.tasks))))[0]
     units = getattr(aggregator, "units", None)
     clustered = table.clusters is not None
@@ -99,10 +105,10 @@ def leaderboard(
         bounds = list(zip(low.tolist(), high.tolist(), strict=True))
     n_tasks = table.present.sum(axis=1)
     provisional = n_tasks < min_tasks
-    order = sorted(
+    listed = sorted(
         range(len(table.groups)), key=lambda g: (bool(provisional[g]), -round(scores[g], 2), table.groups[g])
     )
-    ranked = [g for g in order if not provisional[g]]
+    ranked = [g for g in listed if not provisional[g]]
     rank_of = dict(zip(ranked, competition_ranks([round(scores[g], 2) for g in ranked]), strict=True))
     if ranks == "overlap":
         best, worst = overlap_ranges(np.array([bounds[g][0] for g in ranked]), np.array([bounds[g][1] for g in ranked]))
@@ -111,12 +117,17 @@ def leaderboard(
         assert resampled is not None
         best, worst = paired_ranges(resampled[:, ranked], np.array([rank_of[g] for g in ranked]), confidence_level)
         tier_of = leader_tiers(best, worst)
+    if order == "outcome-first":
+        ranked, rank_of, best, worst, tier_of = _outcome_first(
+            table, ranked, scores, rank_of, best, worst, test, adjustment, confidence_level
+        )
+        listed = [*ranked, *(g for g in listed if provisional[g])]
     place = {g: i for i, g in enumerate(ranked)}
     inverted = named(
         table, inversions(table, rank_of, test=test, adjustment=adjustment, confidence_level=confidence_level)
     )
     rows = []
-    for g in order:
+    for g in listed:
         i = place.get(g)
         rows.append(
             GroupRow(
@@ -139,6 +150,22 @@ def leaderboard(
             )
         )
     return rows
+
+
+def _outcome_first(
+    table: TaskTable, ranked: list[int], scores: np.ndarray, rank_of: dict[int, int], best: np.ndarray,
+    worst: np.ndarray, test: str, adjustment: str, confidence_level: float,
+) -> tuple[list[int], dict[int, int], np.ndarray, np.ndarray, list[int]]:  # fmt: skip
+    """The ranked groups in the outcome-first order, their ranks, rank ranges and tiers."""
+    edges = significant_pairs(table, ranked, test=test, adjustment=adjustment, confidence_level=confidence_level)
+    rounded = {g: round(float(scores[g]), 2) for g in ranked}
+    placed = outcome_first(ranked, {g: (-rounded[g], table.groups[g]) for g in ranked}, edges)
+    ranks = ordered_ranks(placed, rounded, edges)
+    at = {g: i for i, g in enumerate(ranked)}
+    low, high = forced_ranges(
+        placed, edges, {g: int(best[at[g]]) for g in ranked}, {g: int(worst[at[g]]) for g in ranked}, ranks
+    )
+    return placed, ranks, low, high, leader_tiers(low, high)
 
 
 def dimensions_of(rows: Sequence[GroupRow]) -> list[str]:

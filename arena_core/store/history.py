@@ -110,6 +110,7 @@ def group_history(
             interval,
             min_tasks=arena.config.min_tasks_per_group,
             ranks=arena.config.leaderboard_ranks,
+            order=arena.config.leaderboard_order,
         )
         standings.append(Standing(b + 1, stamps[b], int(upto.sum()), board))
     return standings
