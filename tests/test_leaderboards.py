@@ -326,7 +326,16 @@ def test_coverage_is_the_measured_share_of_the_weight(real_submissions: list[dic
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True)
+    """The command run in this process (as ``arena ARGS`` in ``cwd``): its status and output."""
+    import contextlib
+
+    from click.testing import CliRunner
+
+    from arena_core.cli import main
+
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(main, list(args))
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
 def test_cli_rows_filters_and_errors(tmp_path: Path) -> None:

@@ -132,14 +132,16 @@ class _Server:
         self.process.wait(timeout=30)
 
 
-def _token(root: Path, role: str, *extra: str) -> dict[str, str]:
-    made = subprocess.run([sys.executable, "-m", "arena_core", "serve", "token", "create", "--role", role, *extra,
-                           "--store", "sqlite:///a.db"], cwd=root, capture_output=True, text=True, check=True)  # fmt: skip
-    return {"Authorization": f"Bearer {made.stdout.splitlines()[-1]}"}
+def _token(root: Path, role: str, note: str = "") -> dict[str, str]:
+    """A token made as ``arena serve token create --role ROLE`` makes it (in this process: the
+    server reads the same file)."""
+    from arena_core.service.tokens import TokenStore
+
+    return {"Authorization": f"Bearer {TokenStore(root / 'a.db').create(role, note=note)[1]}"}
 
 
 def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_and_restart(tmp_path: Path) -> None:
-    """Over a real socket: 12 runs of two tools, three requirements each (36 items), eight
+    """Over a real socket: 8 runs of two tools, three requirements each (24 items), eight
     reviewers labelling at once; the server is killed with SIGKILL midway and started again. Every
     item ends with exactly two reviewers' labels (three where the two split), every label a
     reviewer was told was stored is stored, and no response to a reviewer names a tool, a model,
@@ -150,18 +152,18 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
 
     _sandboxed()
     verdicts = [{"submission_id": f"run-{i}", "requirement": r["id"], "verdict": (i + k) % 3 != 0, "judge": "panel-a"}
-                for i in range(12) for k, r in enumerate(REQUIREMENTS)]  # fmt: skip
+                for i in range(8) for k, r in enumerate(REQUIREMENTS)]  # fmt: skip
     (tmp_path / "verdicts.jsonl").write_text("".join(json.dumps(v) + "\n" for v in verdicts))
     (tmp_path / "arena.toml").write_text('command_runner = "sandbox"\njudge_cache = ""\n\n[judges.people]\n'
                                          'provider = "recorded"\npath = "verdicts.jsonl"\n')  # fmt: skip
     operator = _token(tmp_path, "operator")
-    reviewers = [_token(tmp_path, "reviewer", "--note", f"reviewer {n}") for n in range(8)]
+    reviewers = [_token(tmp_path, "reviewer", f"reviewer {n}") for n in range(8)]
     server = _Server(tmp_path)
     server.start()
     url = f"http://127.0.0.1:{server.port}"
     task = {"success_criteria": [{"type": "judge", "judge": "people", "requirements": REQUIREMENTS, "evidence": ["final_answer"]}]}
     assert httpx.put(f"{url}/tasks/t", json=task, headers=operator).status_code == 200
-    for i in range(12):
+    for i in range(8):
         run = {"id": f"run-{i}", "task_id": "t", "tool": ("aider", "openhands")[i % 2], "model": "gpt-5-mini",
                "total_tokens": 1000 + i, "tool_calls": 5, "meta": {"final_answer": f"Answer number {i}"}}  # fmt: skip
         assert httpx.post(f"{url}/submissions", json=run, headers=operator, timeout=60).status_code == 201
@@ -191,7 +193,7 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
     threads = [threading.Thread(target=review, args=(n,)) for n in range(8)]
     for thread in threads:
         thread.start()
-    while len(acknowledged) < 25:
+    while len(acknowledged) < 17:
         time.sleep(0.05)
     server.kill()
     killed.set()
@@ -199,12 +201,12 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
     for thread in threads:
         thread.join(timeout=300)
     server.kill()
-    assert len(acknowledged) >= 72
+    assert len(acknowledged) >= 48
     labels = LabelStore(tmp_path / "a.db").labels()
     by_item: dict[tuple[str, str | None], list[Label]] = defaultdict(list)
     for label in labels:
         by_item[(label.submission_id, label.requirement)].append(label)
-    assert len(by_item) == 36
+    assert len(by_item) == 24
     for given in by_item.values():
         raters = [x.rater for x in given]
         assert len(set(raters)) == len(raters)

@@ -189,7 +189,7 @@ def test_the_rate_is_limited_per_token(tmp_path: Path) -> None:
 
 def test_concurrent_posts_lose_nothing_and_the_board_is_the_stores(service: Service) -> None:
     rng = random.Random(7)
-    runs = [_run(i, rng, tool=("aider", "other")[i % 2]) for i in range(240)]
+    runs = [_run(i, rng, tool=("aider", "other")[i % 2]) for i in range(120)]
     answers: list[int] = []
 
     def post(part: list[dict]) -> None:
@@ -202,9 +202,9 @@ def test_concurrent_posts_lose_nothing_and_the_board_is_the_stores(service: Serv
         t.start()
     for t in threads:
         t.join()
-    assert answers == [201] * 240
+    assert answers == [201] * 120
     with service.store.transaction(write=False) as tx:
-        assert sum(len(tx.evaluations(t)) for t in TASKS) == 240
+        assert sum(len(tx.evaluations(t)) for t in TASKS) == 120
     for by in ("tool", "model"):
         served = service.client.get(f"/leaderboard?by={by}", headers=service.aider).json()
         expected = [to_dict(r) for r in service.arena.leaderboard(store=service.store, by=by)]

@@ -379,14 +379,15 @@ def test_hostile_run_labels_read_coded_are_refused_as_the_whole_input_refuses_th
     with a control character or over the length limit beside good runs is still reported by its
     record, as reading the file whole reports it; a task id whose bytes are not UTF-8 is refused
     before it is coded."""
-    for bad in ("   ", "tool\x07", "t" * 1001):
-        rows = [dict(r) for r in ROWS]
-        rows[500]["tool"] = bad  # in a later partition, beside good runs
-        write(tmp_path, rows)
-        streamed, whole = both(tmp_path, "leaderboard", "runs.parquet")
-        assert streamed.returncode == whole.returncode == 2, streamed.stderr
-        assert "runs.parquet: record 501: submission" in whole.stderr and "tool" in whole.stderr
-        assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()
+    rows = [dict(r) for r in ROWS]
+    for at, bad in ((500, "   "), (560, "tool\x07"), (620, "t" * 1001)):
+        rows[at]["tool"] = bad  # in later partitions, beside good runs
+    write(tmp_path, rows)
+    streamed, whole = both(tmp_path, "leaderboard", "runs.parquet")
+    assert streamed.returncode == whole.returncode == 2, streamed.stderr
+    for record in (501, 561, 621):
+        assert f"runs.parquet: record {record}: submission" in whole.stderr and "tool" in whole.stderr
+    assert streamed.stderr.splitlines()[1:] == whole.stderr.splitlines()
     keys = [k for k in ROWS[0] if k != "meta"]
     table = pa.table({k: [r.get(k) for r in ROWS] for k in keys})
     tasks = table["task_id"].combine_chunks().cast(pa.binary())
