@@ -194,9 +194,8 @@ def test_the_t_test_and_t_quantile_are_scipys_to_the_last_bit() -> None:
     ``scipy.special`` (so a leaderboard does not import ``scipy.stats``): on 3,000 random samples
     of 2 to 80 differences, from near-constant to spread out, they equal ``ttest_1samp`` and
     ``t.ppf`` exactly, and the default board never imports ``scipy.stats``."""
-    from arena_plugins.intervals import StudentT
-
     from arena_core.stats.pairwise import t_test_p_value
+    from arena_plugins.intervals import StudentT
 
     rng = np.random.default_rng(11)
     for _ in range(3_000):

@@ -147,7 +147,6 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
     reviewer was told was stored is stored, and no response to a reviewer names a tool, a model,
     a run or a verdict."""
     import httpx
-
     from test_serve import _sandboxed
 
     _sandboxed()
@@ -221,12 +220,12 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
 
 def test_a_reviewer_may_only_review_and_calibration_is_read_from_what_is_stored(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
+    from test_serve import _sandboxed
 
     from arena_core import Arena
     from arena_core.service.app import create_app
     from arena_core.service.tokens import TokenStore
     from arena_core.store import SQLiteStore
-    from test_serve import _sandboxed
 
     (tmp_path / "verdicts.jsonl").write_text("".join(
         json.dumps({"submission_id": f"run-{i}", "requirement": r["id"], "verdict": i % 2 == 0, "judge": "j"}) + "\n"
