@@ -91,7 +91,7 @@ def assert_same(batch, records) -> None:
         assert to_dict(got) == to_dict(expected)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(arenas())
 def test_batch_equals_per_record_with_the_default_configuration(arena_and_tasks) -> None:
     subs, tasks = arena_and_tasks
@@ -128,7 +128,7 @@ POLICY_CONFIGS = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
 def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_tasks, config) -> None:
     subs, tasks = arena_and_tasks
@@ -143,7 +143,7 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
     assert_same(arena.evaluate_many(subs, tasks, evaluated_at=STAMP), expected)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS), st.integers(1, 4))
 def test_rows_scored_in_blocks_of_whole_tasks_equal_per_record(arena_and_tasks, config, block) -> None:
     """Runs in task order are scored in blocks of whole tasks (engine/vectorised.BLOCK_ROWS
@@ -192,7 +192,7 @@ def test_runs_of_consecutive_tasks_are_scored_in_blocks_and_others_whole(monkeyp
     assert len(blocks) == 1
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS))
 def test_records_written_from_arrays_are_the_evaluations_own(arena_and_tasks, config) -> None:
     """``EvaluationBatch.records()`` (what files are written from) serialises to exactly the bytes

@@ -412,3 +412,16 @@ def test_runs_whose_model_is_unknown_are_grouped_per_harness_run(tmp_path) -> No
     assert set(rows) == {"(unknown model: r1)", "(unknown model: r2)", "(unknown model: loose)"}
     assert rows["(unknown model: r1)"]["score"] == 100.0 and rows["(unknown model: r2)"]["score"] == 25.0
     assert rows["(unknown model: r1)"]["n_runs"] == 4
+
+
+def test_a_tool_holding_several_models_is_named_where_it_is_one_group(tmp_path: Path) -> None:
+    """Aider's edit formats each hold many models: a --by tool board pools them (said), and
+    ``arena tasks`` reads them as attempts of one group (said); by model, nothing to say."""
+    board = cli("leaderboard", "--example", "aider", cwd=tmp_path)
+    assert board.returncode == 0 and "aider/whole (76 models)" in board.stderr and "each ranked as one group" in board.stderr
+    tasks = cli("tasks", "--example", "aider", cwd=tmp_path)
+    assert tasks.returncode == 0 and "read as attempts of one group" in tasks.stderr
+    by_model = cli("leaderboard", "--example", "aider", "--by", "model", cwd=tmp_path)
+    assert by_model.returncode == 0 and "several models" not in by_model.stderr
+    synthetic = cli("leaderboard", "--example", cwd=tmp_path)  # one model a tool
+    assert synthetic.returncode == 0 and "several models" not in synthetic.stderr
