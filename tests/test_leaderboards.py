@@ -425,3 +425,23 @@ def test_a_tool_holding_several_models_is_named_where_it_is_one_group(tmp_path: 
     assert by_model.returncode == 0 and "several models" not in by_model.stderr
     synthetic = cli("leaderboard", "--example", cwd=tmp_path)  # one model a tool
     assert synthetic.returncode == 0 and "several models" not in synthetic.stderr
+
+
+def test_groups_that_share_no_task_with_the_ranked_ones_are_listed_apart(tmp_path: Path) -> None:
+    """Three tools ran tasks t0-t3, two others t4-t7 only: nothing compares the two sets, so the
+    smaller is listed after the ranked groups, unranked, saying why (a tool joined to both
+    sets through one shared task joins them)."""
+    tasks = [{"id": f"t{t}", "success_criteria": []} for t in range(8)]
+    ran = {"a": range(0, 4), "b": range(0, 4), "c": range(0, 4), "x": range(4, 8), "y": range(4, 8)}
+    runs = [{"id": f"{g}{t}", "task_id": f"t{t}", "tool": g, "total_tokens": 100 + 7 * t + ord(g), "tool_calls": 3}
+            for g, ts in ran.items() for t in ts]  # fmt: skip
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)
+    assert [(r["group"] in "abc", r["apart"], r["rank"] is None) for r in rows] == [(True, False, False)] * 3 + [(False, True, True)] * 2
+    text = cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", cwd=tmp_path).stdout
+    assert "x \u2020" in text and "\u2020 apart: shares no task with the ranked groups" in text
+    joined = [*runs, {"id": "bridge", "task_id": "t4", "tool": "a", "total_tokens": 150, "tool_calls": 3}]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in joined))
+    rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)
+    assert not any(r["apart"] for r in rows) and all(r["rank"] is not None for r in rows)

@@ -209,6 +209,10 @@ def leaderboard(
     click.echo(f"score: {method_name}; 95% CI: {spread}; ranks: {ranks or arena.config.leaderboard_ranks}{shown}")
     if any(g.provisional for g in groups):
         click.echo(f"* provisional: fewer than {arena.config.min_tasks_per_group} tasks (min_tasks_per_group)")
+    if any(g.apart for g in groups):
+        click.echo(
+            "\u2020 apart: shares no task with the ranked groups (directly or through others): not ranked against them"
+        )
     for line in [*inversion_lines(groups, test, adjust, ordered), *filter(None, [ks and cap_note(ks, found)])]:
         click.echo(line)
     if meta is not None:
@@ -249,7 +253,7 @@ def _board(groups: Sequence[GroupRow], by: str, extra: tuple[list[str], dict[str
         [
             g.rank,
             g.tier,
-            g.group + (" *" if g.provisional else ""),
+            g.group + (" *" if g.provisional else " \u2020" if g.apart else ""),
             g.n_runs,
             g.n_tasks,
             g.score,

@@ -178,7 +178,8 @@ def _index(
         [
             g.rank,
             g.tier,
-            f'<a href="cards/{slug(best[g.group])}.html">{escape(g.group)}</a>' + (" *" if g.provisional else ""),
+            f'<a href="cards/{slug(best[g.group])}.html">{escape(g.group)}</a>'
+            + (" *" if g.provisional else " \u2020" if g.apart else ""),
             g.n_runs,
             g.n_tasks,
             g.score,
@@ -189,7 +190,7 @@ def _index(
         ]
         for g in board
     ]
-    classes = ["provisional" if g.provisional else "" for g in board]
+    classes = ["provisional" if g.provisional or g.apart else "" for g in board]
     header = ["Rank", "Tier", escape(by), "Runs", "Tasks", "Score", "95% CI", "Ranks", "Coverage", *dims]
     matrix = table(
         ["Pair", "Tasks", "Difference", "p (adjusted)", "Detectable"],
@@ -201,7 +202,8 @@ def _index(
     )
     return (
         table(header, rows, classes)
-        + "<p>Each group's name links to the score card of its best run; * marks provisional groups.</p>"
+        + "<p>Each group's name links to the score card of its best run; * marks provisional groups, "
+        "\u2020 groups that share no task with the ranked ones (not ranked against them).</p>"
         + (
             "<h2>Inversions</h2><p class=inversions>This score ranks these groups above groups whose correctness "
             f"is significantly higher on the tasks both ran (paired t-test, Holm-adjusted):</p><ul>{inverted}</ul>"

@@ -69,6 +69,9 @@ class GroupRow:
     inverts: tuple[str, ...] = ()
     """The groups ranked below this one whose correctness is significantly higher on the tasks
     both ran (see :mod:`arena_core.stats.inversions`): empty when the ranking agrees with it."""
+    apart: bool = False
+    """Shares no task, directly or through other groups, with the ranked groups: nothing
+    compares it with them, so it is listed after them, unranked (with its own score)."""
 
 
 def leaderboard(
@@ -109,6 +112,9 @@ def leaderboard(
         range(len(table.groups)), key=lambda g: (bool(provisional[g]), -round(scores[g], 2), table.groups[g])
     )
     ranked = [g for g in listed if not provisional[g]]
+    apart = _apart(table, ranked)
+    ranked = [g for g in ranked if g not in apart]
+    listed = [*ranked, *(g for g in listed if g in apart), *(g for g in listed if provisional[g])]
     rank_of = dict(zip(ranked, competition_ranks([round(scores[g], 2) for g in ranked]), strict=True))
     if ranks == "overlap":
         best, worst = overlap_ranges(np.array([bounds[g][0] for g in ranked]), np.array([bounds[g][1] for g in ranked]))
@@ -147,9 +153,29 @@ def leaderboard(
                     d: m for d, values in table.dimension_means.items() if not math.isnan(m := measured_mean(values[g]))
                 },
                 inverts=inverted.get(table.groups[g], ()),
+                apart=g in apart,
             )
         )
     return rows
+
+
+def _apart(table: TaskTable, ranked: list[int]) -> set[int]:
+    """The ranked groups outside the largest set of groups joined by shared tasks (on a tie, the
+    set holding the best-scored group): no task compares them with the others. The groups and
+    tasks are the nodes of a graph whose edges are the cells run: linear in the cells."""
+    if len(ranked) < 2:
+        return set()
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    groups, tasks = np.nonzero(table.present[ranked])
+    size = len(ranked) + len(table.tasks)
+    graph = coo_matrix((np.ones(len(groups)), (groups, len(ranked) + tasks)), shape=(size, size))
+    _, component = connected_components(graph, directed=False)
+    of_group = component[: len(ranked)]
+    counts = np.bincount(of_group)
+    main = max(range(len(counts)), key=lambda c: (counts[c], c == of_group[0]))
+    return {g for g, c in zip(ranked, of_group.tolist(), strict=True) if c != main}
 
 
 def _outcome_first(
