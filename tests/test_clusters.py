@@ -77,3 +77,35 @@ def test_the_swe_bench_sample_clusters_by_repository() -> None:
     refused = subprocess.run([sys.executable, "-m", "arena_core", "-p", "correctness-only", "leaderboard", "--from",
                               "swebench", "swe-bench", "--cluster", "repo"], cwd=FORMATS, capture_output=True, text=True)
     assert refused.returncode == 2 and "cluster: expected 'meta.KEY'" in refused.stderr
+
+
+def test_a_family_named_by_the_task_clusters_runs_that_do_not_name_it(tmp_path: Path) -> None:
+    """Tasks that say their repository in their own meta cluster runs whose meta lacks it: the
+    board is the one the runs naming it give, in the CLI and through a store."""
+    from click.testing import CliRunner
+
+    from arena_core.cli import main
+
+    rng = np.random.default_rng(4)
+    tasks = [{"id": f"r{f}__t{k}", "meta": {"repo": f"r{f}"}, "success_criteria": []} for f in range(6) for k in range(4)]
+    runs = [{"id": f"{g}-{t['id']}", "task_id": t["id"], "tool": g, "total_tokens": int(rng.integers(500, 5000)),
+             "tool_calls": 3} for g in ("a", "b", "c") for t in tasks]  # fmt: skip
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "bare.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    named = [{**r, "meta": {"repo": r["task_id"].split("__")[0]}} for r in runs]
+    (tmp_path / "named.jsonl").write_text("".join(json.dumps(r) + "\n" for r in named))
+
+    def board(*args: str) -> list:
+        result = CliRunner().invoke(main, ["leaderboard", *args, "--cluster", "meta.repo", "--format", "json"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    given = board(str(tmp_path / "named.jsonl"), "--tasks", str(tmp_path / "tasks.json"))
+    assert board(str(tmp_path / "bare.jsonl"), "--tasks", str(tmp_path / "tasks.json")) == given
+    assert CliRunner().invoke(main, ["ingest", str(tmp_path / "bare.jsonl"), "--tasks", str(tmp_path / "tasks.json"),
+                                     "--store", str(tmp_path / "a.db")]).exit_code == 0  # fmt: skip
+    stored = board("--store", str(tmp_path / "a.db"))
+    assert [(r["group"], r["ci_low"], r["ci_high"]) for r in stored] == [(r["group"], r["ci_low"], r["ci_high"]) for r in given]
+    plain = CliRunner().invoke(main, ["leaderboard", str(tmp_path / "bare.jsonl"), "--tasks", str(tmp_path / "tasks.json"),
+                                      "--format", "json"])  # fmt: skip
+    assert [r["ci_low"] for r in json.loads(plain.stdout)] != [r["ci_low"] for r in given]  # the families were used

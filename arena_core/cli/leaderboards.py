@@ -62,8 +62,8 @@ from arena_core.stats.tasktable import TaskTable
 @click.option(
     "--cluster",
     metavar="meta.KEY",
-    help="Tasks come in families named by this key of the runs' meta (e.g. meta.repo): intervals and "
-    "rank ranges resample families.",
+    help="Tasks come in families named by this key of the runs' meta, or of the task's where runs lack it "
+    "(e.g. meta.repo): intervals and rank ranges resample families.",
 )
 @click.option(
     "--order",
@@ -161,6 +161,9 @@ def leaderboard(
         evaluations, meta, tasks = evaluations_of(
             state, inputs, store_path, pick, needs_meta(by) or bool(cluster) or priced, quiet
         )
+    families: dict[str, Any] = {}
+    if cluster and source is None:  # a task may name the family its runs do not
+        families["task_meta"] = {t.id: t.meta for t in tasks.values()}
     groups = arena.leaderboard(
         evaluations,
         by=by,
@@ -172,6 +175,7 @@ def leaderboard(
         order=order,
         meta=meta,
         cluster=cluster,
+        **families,
     )
     pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, order=order, meta=meta) if pairwise else []
     ks = parse_ks(pass_k)

@@ -97,6 +97,9 @@ def gather_runs(
             )
             if selection.get("meta") is None and wants:
                 selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
+            if selection.get("cluster") and selection.get("task_meta") is None:
+                found = {t: tx.get_task(t) for t in tx.task_ids()}
+                selection["task_meta"] = {t: task.meta for t, task in found.items() if task is not None}
     elif evaluations is None:
         raise ValueError("give evaluations or store=")
     elif isinstance(evaluations, EvaluationBatch):
@@ -125,6 +128,7 @@ def runs_of(
     tasks: Collection[str] | None = None,
     where: Mapping[str, str] | None = None,
     cluster: str | None = None,
+    task_meta: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Runs:
     """The evaluations as runs grouped by ``by``; ``meta`` maps submission ids to their meta
     (needed for ``meta.KEY``, ``where`` and ``infra_failures = "exclude"``; a submission missing
@@ -135,13 +139,19 @@ def runs_of(
     :param where: keep only the runs whose submission's ``meta`` has each KEY equal to VALUE
         (compared as text).
     :param cluster: ``meta.KEY`` naming the family of each run's task (a repository), so that
-        intervals and rank ranges resample families, not tasks.
+        intervals and rank ranges resample families, not tasks: read from the run's meta, else
+        from its task's (``task_meta``: task id to the task's meta), where the runs lack it.
     """
     runs = _runs(scorer, evaluations, by, meta)
     if cluster is not None:
         if not cluster.startswith("meta.") or len(cluster) == 5:
             raise ValidationError("leaderboard", "cluster", "'meta.KEY'", cluster)
-        runs = attrs.evolve(runs, clusters=_column(cluster, [], [], runs.ids, meta))
+        families = _column(cluster, [], [], runs.ids, meta)
+        if task_meta and any(f is None for f in families):
+            key = cluster.removeprefix("meta.")
+            from_task = {t: None if m.get(key) is None else str(m[key]) for t, m in task_meta.items()}
+            families = [f if f is not None else from_task.get(t) for f, t in zip(families, runs.tasks, strict=True)]
+        runs = attrs.evolve(runs, clusters=families)
     exclude = scorer.config.infra_failures == "exclude"
     if exclude and meta is None:
         raise ValidationError(
