@@ -79,6 +79,7 @@ def compare(
             seed=seed,
             movers=movers,
             by=by,
+            min_tasks=arena_a.config.min_tasks_per_group,
         )
 
 

@@ -221,3 +221,24 @@ def test_compare_groups_by_model_tool_and_model_or_meta() -> None:
         group_labels(subs, "colour")
     text = render_text(by_model)
     assert "Models (ranked" in text and "\nModel " in text
+
+
+def test_a_provisional_group_is_listed_unranked_as_on_the_leaderboard() -> None:
+    """A tool that ran fewer tasks than min_tasks_per_group has no rank in a comparison either:
+    its row says provisional, the others are ranked as the leaderboard ranks them."""
+    from arena_core import Arena
+    from arena_core.report.comparison import render_html, render_text
+
+    subs, tasks = _arena()
+    few = [dict(s, tool="newcomer", id=f"new-{s['id']}") for s in subs if s["tool"] == "swe-agent"][:2]
+    subs = [*subs, *few]
+    config = ScoringConfig(metrics={"token_efficiency": "token_efficiency_log"})
+    report = compare(subs, tasks, ("default", ScoringConfig()), ("log", config), resamples=10, autoload=False)
+    row = next(t for t in report.tools if t["tool"] == "newcomer")
+    assert (row["provisional"], row["rank_a"], row["rank_b"], row["tasks"]) == (True, None, None, len({s["task_id"] for s in few}))
+    arena = Arena(config, autoload=False)
+    board = {g.group: g.rank for g in arena.leaderboard(arena.evaluate_many(subs, tasks))}
+    assert {t["tool"]: t["rank_b"] for t in report.tools} == board
+    text = render_text(report)
+    assert "newcomer *" in text and "* provisional: fewer tasks than min_tasks_per_group" in text
+    assert "newcomer" not in render_html(report).split("<svg")[1].split("</svg>")[0]  # no rank to draw

@@ -82,16 +82,16 @@ def _tool_rows(c: Comparison) -> tuple[list[str], list[list[Any]]]:
     headers = [_label(c.by), "N", "Rank A", "Rank B", "Mean A", "Mean B", "Delta", *(f"d {n}" for n in names)]
     rows = [
         [
-            t["tool"] or "(none)",
+            (t["tool"] or "(none)") + (" *" if t.get("provisional") else ""),
             t["submissions"],
-            t["rank_a"],
-            t["rank_b"],
+            "-" if t["rank_a"] is None else t["rank_a"],
+            "-" if t["rank_b"] is None else t["rank_b"],
             t["mean_a"],
             t["mean_b"],
             t["mean_delta"],
             *(t["metric_deltas"].get(n) for n in names),
         ]
-        for t in sorted(c.tools, key=lambda t: (t["rank_b"], str(t["tool"])))
+        for t in sorted(c.tools, key=lambda t: (t["rank_b"] is None, t["rank_b"] or 0, -t["mean_b"], str(t["tool"])))
     ]
     return headers, rows
 
@@ -153,7 +153,12 @@ def render_text(c: Comparison) -> str:
     parts = [
         "\n".join(_summary(c)),
         f"{_label(c.by, plural=True)} (ranked by the mean over tasks of their per-task mean overall score under B)\n"
-        + render(*_tool_rows(c)),
+        + render(*_tool_rows(c))
+        + (
+            "\n* provisional: fewer tasks than min_tasks_per_group, not ranked"
+            if any(t.get("provisional") for t in c.tools)
+            else ""
+        ),
     ]
     headers, rows = _mover_rows(c)
     parts.append(
@@ -185,8 +190,9 @@ def _table_html(headers: list[str], rows: list[list[Any]]) -> str:
 
 
 def rank_shift_svg(c: Comparison) -> str:
-    """Slope chart: each tool's rank by mean overall score under A (left) and B (right)."""
-    tools = list(c.tools)
+    """Slope chart: each ranked tool's rank by mean overall score under A (left) and B (right)
+    (provisional ones have no rank to draw)."""
+    tools = [t for t in c.tools if t["rank_a"] is not None and t["rank_b"] is not None]
     count = max(len(tools), 1)
     row, top, width = 26, 40, 720
     height = top + row * count + 20

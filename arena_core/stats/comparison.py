@@ -110,6 +110,7 @@ def compare_scorings(
     seed: int = 0,
     movers: int = 10,
     by: str = "tool",
+    min_tasks: int = 1,
 ) -> Comparison:
     """Compare scoring B with scoring A of the same submissions, in the same order, on arrays.
 
@@ -119,6 +120,8 @@ def compare_scorings(
     :param resamples: paired bootstrap resamples for the interval of the mean delta.
     :param seed: the bootstrap's seed; the same inputs and seed give the same report.
     :param movers: how many of the largest movers to list.
+    :param min_tasks: groups with fewer tasks are listed unranked (``provisional``), as on a
+        leaderboard (``min_tasks_per_group``).
     """
     side_a, side_b = Side.of(a[1]), Side.of(b[1])
     score_a, score_b = side_a.overall, side_b.overall
@@ -139,7 +142,7 @@ def compare_scorings(
         for code, ix in sorted(split_by_code(task_codes))
     )
     interval, method = _delta_interval(delta, resamples, confidence_level, seed)
-    tools = _tools(side_a, rows)
+    tools = _tools(side_a, rows, min_tasks)
     return Comparison(
         a=a[0],
         b=b[0],
@@ -172,17 +175,23 @@ def _inversions(side: Side, tools: Sequence[dict[str, Any]], name: str, level: f
     runs = Runs(list(side.ids), labels, list(side.task_ids), side.overall, {DIMENSION: correctness}, side.overall)
     table = TaskTable.of(runs)
     index = {group: g for g, group in enumerate(table.groups)}
-    ranks = {index[UNKNOWN if t["tool"] is None else t["tool"]]: t[f"rank_{name}"] for t in tools}
+    ranks = {
+        index[UNKNOWN if t["tool"] is None else t["tool"]]: t[f"rank_{name}"] for t in tools if not t["provisional"]
+    }
     found = inversions(table, ranks, confidence_level=level)
     return tuple((table.groups[a], table.groups[b]) for a, below in found.items() for b in below)
 
 
-def _tools(side: Side, rows: SubmissionDeltas) -> tuple[dict[str, Any], ...]:
+def _tools(side: Side, rows: SubmissionDeltas, min_tasks: int = 1) -> tuple[dict[str, Any], ...]:
     """Per tool: means under A and B, mean delta overall and per metric, rank by mean under each.
     Means are over tasks of the tool's per-task means, as the leaderboard's default, so a
-    tool's mean under the default profile is the score ``arena leaderboard`` prints."""
+    tool's mean under the default profile is the score ``arena leaderboard`` prints; a tool of
+    fewer than ``min_tasks`` tasks is provisional, unranked, as on the leaderboard."""
     codes, tools = factorize(side.tools)
     count = len(tools)
+    task_codes = factorize(side.task_ids)[0]
+    pairs = np.unique(np.asarray(codes, dtype=np.int64) * (int(task_codes.max(initial=0)) + 1) + task_codes)
+    n_tasks = np.bincount(pairs // (int(task_codes.max(initial=0)) + 1), minlength=count).tolist()
     score_a, score_b = rows.column("score_a"), rows.column("score_b")
     groups = GroupMeans(codes, count, factorize(side.task_ids)[0])
     means = {"mean_a": groups.of(score_a), "mean_b": groups.of(score_b), "mean_delta": groups.of(score_b - score_a)}
@@ -194,6 +203,8 @@ def _tools(side: Side, rows: SubmissionDeltas) -> tuple[dict[str, Any], ...]:
             {
                 "tool": tools[code],
                 "submissions": sizes[code],
+                "tasks": n_tasks[code],
+                "provisional": n_tasks[code] < min_tasks,
                 **{key: round(values[code], 2) for key, values in means.items()},
                 "metric_deltas": {
                     name: round(values[code], 2)
@@ -203,9 +214,11 @@ def _tools(side: Side, rows: SubmissionDeltas) -> tuple[dict[str, Any], ...]:
             }
         )
     for side_name in ("a", "b"):
-        best_first = sorted(out, key=lambda t: -t[f"mean_{side_name}"])
+        best_first = sorted((t for t in out if not t["provisional"]), key=lambda t: -t[f"mean_{side_name}"])
         for t, rank in zip(best_first, competition_ranks([t[f"mean_{side_name}"] for t in best_first]), strict=True):
             t[f"rank_{side_name}"] = rank
+        for t in out:
+            t.setdefault(f"rank_{side_name}", None)
     return tuple(out)
 
 
