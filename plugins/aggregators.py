@@ -148,6 +148,9 @@ class ItemResponse:
         kind = "Rasch (1PL)" if model == "rasch" else "2PL"
         self.description = f"{kind} abilities from correctness; 100 x expected share of the board's tasks solved"
 
+    #: The dimensions it reads: the verdicts alone (a figure only the others need is not asked for).
+    reads = ("correctness",)
+
     def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
         read = irt.responses(table)
         if read is None:

@@ -445,3 +445,22 @@ def test_groups_that_share_no_task_with_the_ranked_ones_are_listed_apart(tmp_pat
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in joined))
     rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)
     assert not any(r["apart"] for r in rows) and all(r["rank"] is not None for r in rows)
+
+
+def test_commands_reading_some_dimensions_do_not_ask_for_figures_only_others_need(tmp_path: Path) -> None:
+    """Pass/fail-plus-cost runs (no tokens, no tool calls): the Pareto front of cost against
+    correctness and the IRT board read nothing that needs them, so they answer; the overall
+    score does need them, so the default board and --y overall still refuse, naming them."""
+    tasks = [{"id": f"t{t}", "success_criteria": [{"type": "tests_pass"}]} for t in range(4)]
+    runs = [{"id": f"{g}{t}", "task_id": f"t{t}", "tool": g, "estimated_cost": 0.1 * (t + 1), "execution_time": 10.0,
+             "correctness": float((t + len(g)) % 2)} for g in ("a", "bb", "ccc") for t in range(4)]  # fmt: skip
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    given = ("runs.jsonl", "--tasks", "tasks.json")
+    front = cli("pareto", *given, "--x", "cost", "--y", "correctness", "--format", "json", cwd=tmp_path)
+    assert front.returncode == 0, front.stderr
+    assert sorted(p["group"] for p in json.loads(front.stdout)) == ["a", "bb", "ccc"]
+    irt = cli("leaderboard", *given, "--method", "irt", "--format", "json", cwd=tmp_path)
+    assert irt.returncode == 0 and len(json.loads(irt.stdout)) == 3, irt.stderr
+    for refused in (cli("leaderboard", *given, cwd=tmp_path), cli("pareto", *given, "--y", "overall", cwd=tmp_path)):
+        assert refused.returncode == 2 and "total_tokens, tool_calls: expected a value" in refused.stderr

@@ -25,6 +25,7 @@ from arena_core.config.files import ConfigError, LoadedConfig, config_error, loa
 from arena_core.config.settings import DEFAULT_MISSING
 from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
+from arena_core.engine.telemetry import required_fields
 from arena_core.io.judgements import read_labels
 from arena_core.io.table import printable
 from arena_core.model.errors import ArenaError, ValidationError
@@ -95,6 +96,17 @@ class State:
                 f"{'it' if len(chosen) == 1 else 'them'} are left out of the overall score ([missing] in arena.toml can say otherwise)",
                 err=True,
             )
+
+    def reads_only(self, dimensions: Sequence[str]) -> None:
+        """The command reads only these dimensions' scores: a figure that only other dimensions
+        need is left out where missing (``reweight``) instead of refusing the runs, silently, as
+        nothing the command shows rests on it."""
+        scorer = self.arena.scorer
+        used = required_fields([scorer.metric(d) for d in dimensions if d in scorer.slots()])
+        spare = tuple(f for f in required_fields(scorer.metrics_in_use().values()) if f not in used)
+        if spare:
+            self.unrecorded = (*self.unrecorded, *(f for f in spare if f not in self.unrecorded))
+            self._arena = None
 
     @property
     def labels(self) -> list[Label]:

@@ -43,6 +43,8 @@ def pareto(
       arena pareto --example aider --by model
       arena pareto runs.jsonl --tasks tasks.json --by model --x time --y overall
     """
+    if y != "overall":  # one dimension's scores, and the runs' own figures on the x axis
+        state.reads_only((y,))
     pick = pick_of(state, task_ids, categories, conditions)
     subs: Columns | list[Submission]
     if pick.narrows_runs or needs_meta(by):

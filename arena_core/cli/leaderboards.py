@@ -149,6 +149,9 @@ def leaderboard(
     if by == "submission":
         _submission_board(state, inputs, store_path, task_ids, fmt, quiet)
         return
+    reads = getattr(state.arena.components.aggregators[method or state.arena.config.leaderboard_method], "reads", None)
+    if reads:  # an aggregator of some dimensions only (irt: the verdicts)
+        state.reads_only(reads)
     arena = state.arena
     priced = arena.pricer is not None
     corrected = (correctness_source or arena.config.correctness_source) == "corrected"

@@ -139,7 +139,9 @@ class Aggregator(Protocol):
 
     An aggregator that reads single runs (the table's ``run_*`` arrays) rather than its per-task
     cells says so with ``reads_runs = True``: a streamed leaderboard, which keeps cells only,
-    then reads the runs whole instead.
+    then reads the runs whole instead. One whose score reads some dimensions only (IRT: the
+    verdicts) names them in ``reads`` (``("correctness",)``): a figure only other dimensions
+    need is then not asked for, where missing.
     """
 
     name: str
