@@ -86,6 +86,10 @@ class MeanWinRate:
         return _weighted_mean(np.nan_to_num(rate).T, ~np.isnan(rate).T, weights)
 
 
+#: Cells of the ``(resamples, groups, groups)`` arrays one Newton chunk holds: bounds its memory.
+_NEWTON_CELLS = 2_000_000
+
+
 @frozen
 class BradleyTerry:
     """Bradley-Terry strengths fitted by maximum likelihood to per-task pairwise outcomes
@@ -94,7 +98,10 @@ class BradleyTerry:
 
     ``prior`` adds that many games, all ties, between each group and a reference of strength 1,
     so a group that never lost (or never won) still gets a finite strength; 0 fits the plain
-    likelihood. Fitted by Hunter's (2004) minorisation-maximisation iteration.
+    likelihood. With the prior the log-likelihood is strictly concave in the log-strengths, and
+    it is maximised by Newton's method (a few steps, resamples in chunks of bounded memory); 0
+    is fitted by Hunter's (2004) minorisation-maximisation iteration, whose slow linear steps the
+    Newton fit replaced: both reach the same maximum (``tests/test_leaderboards.py``).
     """
 
     name: str = "bradley_terry"
@@ -119,6 +126,34 @@ class BradleyTerry:
     def fit(self, wins: np.ndarray) -> np.ndarray:
         """Strengths ``(resamples, groups)`` maximising the likelihood of ``wins[r, i, j]``
         (games ``i`` won against ``j``), with the prior's games against the reference."""
+        if self.prior <= 0:
+            return self.fit_mm(wins)
+        chunk = max(1, _NEWTON_CELLS // max(1, wins.shape[1] ** 2))
+        return np.concatenate([self._newton(wins[r : r + chunk]) for r in range(0, len(wins), chunk)])
+
+    def _newton(self, wins: np.ndarray) -> np.ndarray:
+        """Newton's method on the log-strengths: the gradient and Hessian of the penalised
+        log-likelihood, one linear solve per resample and step, steps bounded while far off."""
+        games = wins + wins.transpose(0, 2, 1)
+        won = wins.sum(axis=2) + self.prior / 2
+        theta = np.zeros(wins.shape[:2])
+        eye = np.eye(wins.shape[1], dtype=bool)
+        for _ in range(200):
+            p = 1.0 / (1.0 + np.exp(theta[:, None, :] - theta[:, :, None]))  # P(row beats column)
+            own = 1.0 / (1.0 + np.exp(-theta))  # P(beats the reference)
+            gradient = won - (games * p).sum(axis=2) - self.prior * own
+            curvature = games * p * (1.0 - p)
+            hessian = curvature - np.where(
+                eye, curvature.sum(axis=2)[:, :, None] + (self.prior * own * (1 - own))[:, :, None], 0.0
+            )
+            step = np.clip(np.linalg.solve(hessian, -gradient[:, :, None])[:, :, 0], -2.0, 2.0)
+            theta = theta + step
+            if np.max(np.abs(step)) < 1e-12:
+                break
+        return np.exp(theta)
+
+    def fit_mm(self, wins: np.ndarray) -> np.ndarray:
+        """Hunter's minorisation-maximisation iteration (the fit without a prior)."""
         games = wins + wins.transpose(0, 2, 1)
         won = wins.sum(axis=2) + self.prior / 2
         strengths = np.ones(wins.shape[:2])
