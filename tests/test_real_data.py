@@ -48,7 +48,9 @@ def test_real_runs_compared_with_percentile_ranks(real_submissions, real_tasks) 
     from arena_core.compare import compare
     from arena_core.config.settings import ScoringConfig
 
-    base = {**MAPPED, "missing": {"total_tokens": "reweight", "tool_calls": "reweight"}}
+    # Every edit format ranked (most ran fewer benchmarks than min_tasks_per_group), so that
+    # the ranks of all of them can move.
+    base = {**MAPPED, "missing": {"total_tokens": "reweight", "tool_calls": "reweight"}, "min_tasks_per_group": 1}
     percentile = {"speed": "speed_percentile", "cost": "cost_percentile", "token_efficiency": "token_efficiency_percentile"}
     report = compare(real_submissions, real_tasks, ("default", ScoringConfig(**base)),
                      ("percentile", ScoringConfig(**base, metrics=percentile)), resamples=500, autoload=False)
