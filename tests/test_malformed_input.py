@@ -341,3 +341,23 @@ def test_validation_errors_carry_a_stable_code_and_a_json_body() -> None:
     with pytest.raises(ValidationError) as holes:
         arena.evaluate_many([{k: v for k, v in GOOD[0].items() if k != "tool_calls"}], tasks)
     assert holes.value.code == "missing_telemetry" and holes.value.as_dict()["field"] == "tool_calls"
+
+
+def test_running_out_of_memory_is_one_line_saying_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A statistic too large for the machine (NumPy's allocation error, raised where the board is
+    made) ends in one line naming the command and the allocation, and what to do; no traceback."""
+    import numpy as np
+    from click.testing import CliRunner
+
+    from arena_core.arena import boards
+    from arena_core.cli import main
+
+    def too_large(*args: object, **kwargs: object) -> None:
+        np.empty((2_000, 100_000, 2_000_000), dtype=np.float64)  # petabytes: refused at once
+
+    monkeypatch.setattr(boards, "leaderboard", too_large)
+    result = CliRunner().invoke(main, ["leaderboard", "--example"])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: arena leaderboard ran out of memory (Unable to allocate") and "PiB for an array" in line
+    assert "Parquet shards" in line and "--where" in line and "Traceback" not in result.output

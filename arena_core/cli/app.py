@@ -162,7 +162,7 @@ def command(function: Callable[..., Any]) -> Callable[..., Any]:
         except BrokenPipeError:  # the reader went away (| head): stop quietly, as the docs of sys advise
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(1)
-        except (ArenaError, OSError, KeyboardInterrupt, Stopped) as exc:
+        except (ArenaError, OSError, KeyboardInterrupt, Stopped, MemoryError) as exc:
             if os.environ.get("ARENA_RAISE_ERRORS"):
                 raise
             click.echo(f"Error: {printable(redact(_message(state, exc), *sys.argv[1:], *_store_urls()))}", err=True)
@@ -194,6 +194,14 @@ def _message(state: State, exc: BaseException) -> str:
     """One line (or one per bad record) saying where, what and what was expected."""
     if isinstance(exc, KeyboardInterrupt):
         return "stopped by SIGINT; nothing was written"
+    if isinstance(exc, MemoryError):  # NumPy says which array: "Unable to allocate 14.9 GiB for an array ..."
+        context = click.get_current_context(silent=True)
+        what = f"arena {context.info_name}" if context is not None else "the command"
+        detail = f" ({exc})" if str(exc) else ""
+        return (
+            f"{what} ran out of memory{detail}; nothing was written. Read the runs as Parquet shards, which "
+            "are streamed in bounded memory (docs/scaling.md), or narrow them with --where, --task or --category"
+        )
     if isinstance(exc, OSError):
         where = exc.filename or "output"
         return f"{where}: {exc.strerror or exc}"
