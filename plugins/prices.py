@@ -10,6 +10,7 @@ what every priced evaluation records. The ``prices`` extra installs it.
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.metadata
 from collections.abc import Iterable
 from decimal import Decimal
@@ -58,8 +59,10 @@ class GenaiPrices:
             self._snapshot = genai_prices.data_snapshot.get_snapshot()
         return self._snapshot
 
-    @property
+    @functools.cached_property
     def version(self) -> str:
+        """The installed package's version, read from its metadata once (every priced run records
+        it: read per run, it was most of ``arena reprice``'s time)."""
         try:
             return f"genai-prices {importlib.metadata.version('genai-prices')}"
         except importlib.metadata.PackageNotFoundError:

@@ -419,3 +419,24 @@ def test_run_times_in_a_table_are_checked_as_records_check_them() -> None:
     assert columns_from_table(bad) is None  # read as records instead, where the bad row is refused by name
     with pytest.raises(ValidationError, match=r"submission 'b'.*started_at: expected an ISO-8601 date"):
         Arena(autoload=False).evaluate_many(bad, {"t": {"id": "t"}})
+
+
+def test_the_price_tables_version_is_read_once_however_many_runs_are_priced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every priced run records the table's version; reading the package metadata for each one
+    was most of repricing's time on a million runs: it is read once."""
+    import importlib.metadata
+
+    reads = []
+    real = importlib.metadata.version
+
+    def counted(name: str) -> str:
+        reads.append(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", counted)
+    arena = Arena({"cost_source": "priced"}, autoload=False)
+    runs = [{"id": f"r{i}", "task_id": "t", "tool": "x", "model": "claude-sonnet-4-5", "input_tokens": 1000 + i,
+             "output_tokens": 100, "total_tokens": 1100 + i, "tool_calls": 2, "started_at": "2025-10-01"}
+            for i in range(50)]  # fmt: skip
+    evaluations = arena.evaluate_many(runs, {"t": {"id": "t", "success_criteria": []}})
+    assert len(evaluations) == 50 and reads.count("genai-prices") == 1
