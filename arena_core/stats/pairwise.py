@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from itertools import combinations, product
 
 import numpy as np
@@ -162,11 +163,19 @@ def _bootstrap(differences: np.ndarray, confidence_level: float) -> tuple[float,
     n = len(differences)
     if n < 2:
         return math.nan, math.nan
-    draws = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
-    means = differences[draws].mean(axis=1)
+    means = differences[_draws(n)].mean(axis=1)
     alpha = (1 - confidence_level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return float(low), float(high)
+
+
+@lru_cache(maxsize=4)
+def _draws(n: int) -> np.ndarray:
+    """The seeded resamples of ``n`` shared tasks: the same for every pair that shares ``n``
+    (they always were, being seeded alike), so drawn once for all of them."""
+    draws = np.random.default_rng(SEED).integers(0, n, size=(RESAMPLES, n))
+    draws.flags.writeable = False
+    return draws
 
 
 def adjust(p_values: np.ndarray, method: str) -> np.ndarray:
@@ -206,12 +215,19 @@ def minimum_detectable(differences: np.ndarray, alpha: float, power: float = POW
     spread = float(np.std(differences, ddof=1))
     if spread == 0:
         return 0.0
+    return _noncentrality(n - 1, alpha, power) * spread / math.sqrt(n)
+
+
+@lru_cache(maxsize=256)
+def _noncentrality(df: int, alpha: float, power: float) -> float:
+    """The noncentrality at which the two-sided t-test of ``df`` degrees of freedom rejects with
+    probability ``power``: it depends on the number of shared tasks alone, so it is solved once
+    per number, not once per pair."""
     from scipy.integrate import quad
     from scipy.optimize import brentq
     from scipy.stats import chi2, nct, norm
     from scipy.stats import t as student_t
 
-    df = n - 1
     critical = float(student_t.ppf(1 - alpha / 2, df))
 
     def reach(noncentrality: float) -> float:
@@ -233,5 +249,4 @@ def minimum_detectable(differences: np.ndarray, alpha: float, power: float = POW
     upper = 10.0
     while shortfall(upper) < 0:  # with few tasks the critical value is far out
         upper *= 2
-    noncentrality = float(brentq(shortfall, 0.0, upper))
-    return noncentrality * spread / math.sqrt(n)
+    return float(brentq(shortfall, 0.0, upper))
