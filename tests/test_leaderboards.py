@@ -496,3 +496,20 @@ def test_bradley_terry_newton_fit_is_the_penalised_likelihoods_maximum() -> None
             assert negative(fitted[r]) <= negative(best) + 1e-9  # at least as high a likelihood
         mm = np.log(BradleyTerry(tolerance=1e-13, max_iterations=200_000).fit_mm(wins))
         assert np.max(np.abs(fitted - mm)) < 1e-7
+
+
+def test_pairwise_bootstraps_from_shared_draws_equal_drawing_per_pair() -> None:
+    """The draws made once per number of shared tasks give, pair after pair (numbers
+    interleaved, so the cache is both hit and missed), the interval each pair's own seeded draws
+    give."""
+    import numpy as np
+
+    from arena_core.stats import pairwise as module
+
+    rng = np.random.default_rng(8)
+    for n in (30, 7, 30, 120, 7, 2, 120):
+        differences = rng.normal(1, 5, n)
+        own = np.random.default_rng(module.SEED).integers(0, n, size=(module.RESAMPLES, n))
+        alpha = (1 - 0.95) / 2
+        expected = np.quantile(differences[own].mean(axis=1), [alpha, 1 - alpha])
+        assert module._bootstrap(differences, 0.95) == (float(expected[0]), float(expected[1]))
