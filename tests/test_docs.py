@@ -17,6 +17,20 @@ def _blocks(path: Path, lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", path.read_text(), flags=re.S)
 
 
+def _commands(block: str) -> list[tuple[str, list[str]]]:
+    """Each ``$ ...`` line of a console block with the lines the page shows it printing."""
+    lines = block.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+    return [(lines[a], lines[a + 1 : b]) for a, b in zip(starts, [*starts[1:], len(lines)], strict=True)]
+
+
+def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A page's ``$ arena ...`` line run by bash in ``cwd``, ``arena`` being this interpreter's."""
+    line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
+    return subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})  # fmt: skip
+
+
 @pytest.mark.parametrize("page", ["README.md", "docs/embedding.md", "docs/baselines-and-rankings.md", "docs/store.md",
                                   "docs/performance.md", "docs/leaderboards.md"])
 def test_python_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,10 +64,9 @@ def test_the_ab_testing_walkthrough_shows_current_output(tmp_path: Path, monkeyp
     for block in consoles:
         command, _, shown = block.partition("\n")
         assert command.startswith("$ arena ")
-        line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
-        printed = subprocess.run(["bash", "-c", line], capture_output=True, text=True, check=True, cwd=tmp_path,
-                                 env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}).stdout
-        assert shown == printed, command
+        done = _shell(command, tmp_path)
+        assert done.returncode == 0, (command, done.stderr)
+        assert shown == done.stdout, command
     monkeypatch.chdir(tmp_path)
     for block in _blocks(page, "python"):
         exec(compile(block, str(page), "exec"), {"__name__": "docs_example"})
@@ -205,8 +218,7 @@ def test_the_configuration_page_shows_the_error_for_a_misspelt_key(tmp_path: Pat
     block = _blocks(ROOT / "docs" / "configuration.md", "console")[0]
     command, _, shown = block.partition("\n")
     (tmp_path / "arena.toml").write_text('confidence_intervall = "student_t"\n')
-    line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
-    done = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path)
+    done = _shell(command, tmp_path)
     assert done.returncode == 2
     assert _matches(shown.splitlines(), done.stderr.replace(f"{tmp_path}/", "").splitlines())
 
@@ -258,9 +270,7 @@ def test_the_leaderboards_page_shows_current_output(tmp_path: Path) -> None:
         (tmp_path / sample.name).symlink_to(sample)
     for block in blocks:
         command, *shown = block.splitlines()
-        line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
-        result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
-                                env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        result = _shell(command, tmp_path)
         assert result.returncode == 0, (command, result.stderr)
         assert _matches(shown, result.stdout.splitlines() + result.stderr.splitlines()), (command, result.stdout)
 
@@ -278,13 +288,8 @@ def test_the_cost_page_shows_current_output(tmp_path: Path) -> None:
     blocks = _blocks(page, "console")
     assert len(blocks) == 3
     for block in blocks:
-        lines = block.splitlines()
-        commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
-        for start, end in zip(commands, [*commands[1:], len(lines)]):
-            command, shown = lines[start], lines[start + 1 : end]
-            line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
-            result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
-                                    env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        for command, shown in _commands(block):
+            result = _shell(command, tmp_path)
             assert result.returncode == 0, (command, result.stderr)
             assert _matches(shown, result.stdout.splitlines() + result.stderr.splitlines()), (command, result.stdout)
 
@@ -308,13 +313,8 @@ def test_the_judges_page_shows_current_output(tmp_path: Path) -> None:
     assert {"tasks.json", "runs.jsonl", "verdicts.jsonl", "arena.toml"} <= {p.name for p in tmp_path.iterdir()}
     ran = 0
     for block in _blocks(page, "console"):
-        lines = block.splitlines()
-        commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
-        for start, end in zip(commands, [*commands[1:], len(lines)]):
-            command, shown = lines[start], lines[start + 1 : end]
-            line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
-            result = subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=tmp_path,
-                                    env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})  # fmt: skip
+        for command, shown in _commands(block):
+            result = _shell(command, tmp_path)
             assert result.returncode == 0, (command, result.stderr)
             assert _matches(shown, result.stdout.splitlines()), (command, result.stdout)
             ran += 1
