@@ -8,7 +8,6 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from servers import free_port, wait_until_serving
 
 from arena_core.model.errors import ArenaError
 from arena_core.model.labels import Label
@@ -96,35 +96,21 @@ def test_labels_are_stored_all_or_none(tmp_path: Path) -> None:
     assert [(x.submission_id, x.label) for x in store.labels()] == [("r1", True)]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class _Server:
     """``arena serve`` over a SQLite file, started (and killed) as a process of its own."""
 
     def __init__(self, root: Path) -> None:
-        self.root, self.port = root, _free_port()
+        self.root, self.port = root, free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        import httpx
-
         self.process = subprocess.Popen(
             [sys.executable, "-m", "arena_core", "serve", "--store", "sqlite:///a.db", "--port", str(self.port),
              "--rate", "1000"],
             cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"},
         )  # fmt: skip
-        for _ in range(300):
-            try:
-                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError("the server did not start")
+        wait_until_serving(self.port)
 
     def kill(self) -> None:
         assert self.process is not None

@@ -7,11 +7,9 @@ import json
 import os
 import random
 import secrets
-import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from arena_core import Arena, ArenaError, to_dict  # noqa: E402
 from arena_core.service.app import create_app  # noqa: E402
 from arena_core.service.tokens import TokenStore  # noqa: E402
 from arena_core.store import SQLiteStore  # noqa: E402
+from servers import free_port, wait_until_serving  # noqa: E402
 
 TASKS = ["t1", "t2", "t3"]
 PROBLEM = {"type", "title", "status", "detail"}
@@ -224,20 +223,13 @@ def test_arena_serve_runs_from_the_command_with_tokens_made_by_the_command(tmp_p
     made = subprocess.run([*arena, "serve", "token", "create", "--role", "operator", "--store", "sqlite:///a.db"],
                           cwd=tmp_path, capture_output=True, text=True, check=True)
     token = made.stdout.splitlines()[-1]
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen([*arena, "serve", "--store", "sqlite:///a.db", "--port", str(port)], cwd=tmp_path,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
     try:
         import httpx
 
-        for _ in range(100):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        wait_until_serving(port, tries=100)
         headers = {"Authorization": f"Bearer {token}"}
         assert httpx.put(f"http://127.0.0.1:{port}/tasks/t", json={}, headers=headers).status_code == 200
         listed = subprocess.run([*arena, "serve", "token", "list", "--store", "sqlite:///a.db"], cwd=tmp_path,
