@@ -15,11 +15,11 @@ not say: the statistics warn that the sample is not known to be random).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from attrs import frozen
 
-__all__ = ["SAMPLES", "Item", "Label", "item_of", "majority", "people_verdicts", "people_votes"]
+__all__ = ["SAMPLES", "Item", "Label", "item_of", "majority", "people_verdicts", "people_votes", "votes_verdict"]
 
 #: How a labelled item may have been drawn.
 SAMPLES = ("random", "disagreement")
@@ -57,14 +57,6 @@ def majority(votes: Sequence[bool]) -> bool | None:
     return True if yes > no else False if no > yes else None
 
 
-def people_verdicts(labels: Iterable[Label]) -> Mapping[Item, bool | None]:
-    """Each labelled item's people's verdict (``None`` where they tie)."""
-    votes: dict[Item, list[bool]] = {}
-    for label in labels:
-        votes.setdefault(item_of(label), []).append(label.label)
-    return {item: majority(v) for item, v in votes.items()}
-
-
 def people_votes(labels: Iterable[Label]) -> dict[Item, tuple[int, int]]:
     """Each labelled item's ``(met, unmet)`` count of raters, a rater's last label counting once
     (what ``label_policy = "override"`` scores by, and what the evaluation records)."""
@@ -76,3 +68,15 @@ def people_votes(labels: Iterable[Label]) -> dict[Item, tuple[int, int]]:
         met, unmet = counts.get(item, (0, 0))
         counts[item] = (met + verdict, unmet + (not verdict))
     return counts
+
+
+def votes_verdict(votes: tuple[int, int]) -> bool | None:
+    """The people's verdict from ``(met, unmet)`` raters: their majority; ``None`` on a tie."""
+    met, unmet = votes
+    return None if met == unmet else met > unmet
+
+
+def people_verdicts(labels: Iterable[Label]) -> dict[Item, bool | None]:
+    """Each labelled item's people's verdict (:func:`votes_verdict` of :func:`people_votes`: a
+    rater's last label counting once; ``None`` where they tie)."""
+    return {item: votes_verdict(votes) for item, votes in people_votes(labels).items()}

@@ -26,7 +26,7 @@ from typing import Any
 
 from attrs import frozen
 
-from arena_core.model.labels import Item, Label, people_votes
+from arena_core.model.labels import Item, Label, people_verdicts
 from arena_core.model.records import Evaluation, Task
 from arena_core.stats.agreement import ppi_mean
 
@@ -109,7 +109,7 @@ def corrected_correctness(
 ) -> dict[str, CorrectedRow]:
     """Each group's judges' and corrected mean correctness (see the module's note); ``groups``
     names each evaluation's group, in order."""
-    people = {item: (None if met == unmet else met > unmet) for item, (met, unmet) in people_votes(labels).items()}
+    people = people_verdicts(labels)
     samples: dict[str, set[str | None]] = defaultdict(set)
     for label in labels:
         samples[label.submission_id].add(label.sample)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from arena_core.model.errors import ValidationError
 from arena_core.model.judging import Requirement
+from arena_core.model.labels import votes_verdict
 from arena_core.model.records import SuccessCriterion, Task
 
 __all__ = ["people_verdict", "prerequisite_reason", "requirements_of", "with_prerequisites"]
@@ -115,6 +116,5 @@ def prerequisite_reason(requirement: Requirement, final: Mapping[str, str]) -> s
 def people_verdict(votes: tuple[int, int] | None) -> str | None:
     """The people's verdict of a requirement from its ``(met, unmet)`` raters: ``met`` or
     ``unmet`` by their majority; ``None`` without labels or on a tie (the judges' verdict stands)."""
-    if votes is None or votes[0] == votes[1]:
-        return None
-    return "met" if votes[0] > votes[1] else "unmet"
+    found = None if votes is None else votes_verdict(votes)
+    return None if found is None else "met" if found else "unmet"
