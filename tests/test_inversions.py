@@ -140,8 +140,10 @@ def test_inversions_from_matrix_products_equal_the_pair_by_pair_tests_on_random_
             for level in (0.95, 0.5):
                 fast = module.inversions(table, ranks, adjustment=adjustment, confidence_level=level)
                 ordered = sorted(ranks, key=lambda g: (ranks[g], table.groups[g]))
-                slow = module._pair_by_pair(correctness, ordered, ranks, {g: [] for g in ranks}, "t", adjustment,
-                                            1 - level)  # fmt: skip
+                slow: dict[int, list[int]] = {g: [] for g in ranks}
+                for above, below, difference in module._pair_by_pair(correctness, ordered, "t", adjustment, 1 - level):
+                    if ranks[above] < ranks[below] and difference > 0:  # the definition of an inversion
+                        slow[above].append(below)
                 assert fast == slow, (trial, adjustment, level)
                 compared += sum(len(v) for v in slow.values())
     assert compared > 100  # inversions were found to compare, not only empty boards

@@ -21,7 +21,7 @@ from arena_core.stats.pairmoments import pair_blocks
 from arena_core.stats.pairwise import adjust, check_test, paired_p_value
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["DIMENSION", "inversions", "named"]
+__all__ = ["DIMENSION", "inversions", "named", "significant_differences"]
 
 #: The dimension a ranking is checked against.
 DIMENSION = "correctness"
@@ -37,23 +37,43 @@ def inversions(
 ) -> dict[int, list[int]]:
     """For each ranked group (an index into ``table.groups``, with its rank in ``ranks``), the
     groups ranked strictly below it whose correctness is significantly higher on shared tasks,
-    in rank order. Groups without a rank are not tested; a table without correctness has none.
+    in rank order. Groups without a rank are not tested; a table without correctness has none."""
+    found: dict[int, list[int]] = {g: [] for g in ranks}
+    ordered = sorted(ranks, key=lambda g: (ranks[g], table.groups[g]))
+    for above, below, ahead in significant_differences(
+        table, ordered, test=test, adjustment=adjustment, confidence_level=confidence_level
+    ):
+        if ranks[above] < ranks[below] and ahead > 0:
+            found[above].append(below)
+    for above in found:
+        found[above].sort(key=lambda g: (ranks[g], table.groups[g]))
+    return found
+
+
+def significant_differences(
+    table: TaskTable,
+    ordered: Sequence[int],
+    *,
+    test: str = "t",
+    adjustment: str = "holm",
+    confidence_level: float = 0.95,
+) -> list[tuple[int, int, float]]:
+    """``(a, b, mean of b's correctness minus a's)`` for every pair of ``ordered`` (``a`` listed
+    before ``b``) whose correctness differs significantly on their shared tasks, by ``test`` with
+    its p-value adjusted by ``adjustment`` over every pair tested; ``[]`` without correctness.
 
     With the t-test every pair is tested at once (:mod:`arena_core.stats.pairmoments`), and only
     the pairs whose p-value is below the level can be significant after either adjustment, so
     only those are kept to adjust: time and memory stay near linear in the pairs, with the
     figures of the pair-by-pair test."""
     check_test(test, adjustment)
-    found: dict[int, list[int]] = {g: [] for g in ranks}
     values = table.dimension_means.get(DIMENSION)
-    if values is None:
-        return found
-    ordered = sorted(ranks, key=lambda g: (ranks[g], table.groups[g]))
+    ordered = list(ordered)
+    if values is None or len(ordered) < 2:
+        return []
     alpha = 1 - confidence_level
-    if len(ordered) < 2:
-        return found
     if test != "t":
-        return _pair_by_pair(values, ordered, ranks, found, test, adjustment, alpha)
+        return _pair_by_pair(values, ordered, test, adjustment, alpha)
     tested = 0
     kept: list[tuple[np.ndarray, ...]] = []  # per block: p, above, below, below's mean advantage
     for block in pair_blocks(values[ordered], below=alpha):
@@ -66,15 +86,12 @@ def inversions(
     order = np.lexsort((below_at, above_at, p_values))  # the pair-by-pair test's stable order
     adjusted = _adjusted_head(p_values[order], tested, adjustment)
     chosen = order[adjusted < alpha]
-    for i, j, ahead in zip(
-        above_at[chosen].tolist(), below_at[chosen].tolist(), advantage[chosen].tolist(), strict=True
-    ):
-        above, below = ordered[i], ordered[j]
-        if ranks[above] < ranks[below] and ahead > 0:
-            found[above].append(below)
-    for above in found:
-        found[above].sort(key=lambda g: (ranks[g], table.groups[g]))
-    return found
+    return [
+        (ordered[i], ordered[j], ahead)
+        for i, j, ahead in zip(
+            above_at[chosen].tolist(), below_at[chosen].tolist(), advantage[chosen].tolist(), strict=True
+        )
+    ]
 
 
 def _adjusted_head(p_values: np.ndarray, total: int, adjustment: str) -> np.ndarray:
@@ -91,14 +108,8 @@ def _adjusted_head(p_values: np.ndarray, total: int, adjustment: str) -> np.ndar
 
 
 def _pair_by_pair(
-    values: np.ndarray,
-    ordered: list[int],
-    ranks: Mapping[int, int],
-    found: dict[int, list[int]],
-    test: str,
-    adjustment: str,
-    alpha: float,
-) -> dict[int, list[int]]:
+    values: np.ndarray, ordered: list[int], test: str, adjustment: str, alpha: float
+) -> list[tuple[int, int, float]]:
     """The tests that are not sums of squares (sign flips, McNemar's), one pair at a time."""
     pairs: list[tuple[int, int, float]] = []
     p_values = []
@@ -108,10 +119,7 @@ def _pair_by_pair(
         pairs.append((above, below, float(differences.mean()) if len(differences) else 0.0))
         p_values.append(paired_p_value(differences, test))
     adjusted = adjust(np.array(p_values, dtype=float), adjustment)
-    for (above, below, difference), p in zip(pairs, adjusted.tolist(), strict=True):
-        if ranks[above] < ranks[below] and difference > 0 and p < alpha:
-            found[above].append(below)
-    return found
+    return [pair for pair, p in zip(pairs, adjusted.tolist(), strict=True) if p < alpha]
 
 
 def named(table: TaskTable, found: Mapping[int, Sequence[int]]) -> dict[str, tuple[str, ...]]:

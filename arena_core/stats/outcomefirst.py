@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from arena_core.stats.inversions import inversions
+from arena_core.stats.inversions import significant_differences
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = ["ORDERS", "forced_ranges", "ordered_ranks", "outcome_first", "significant_pairs"]
@@ -50,15 +50,9 @@ def significant_pairs(
     table: TaskTable, ranked: Sequence[int], *, test: str, adjustment: str, confidence_level: float
 ) -> set[tuple[int, int]]:
     """``(higher, lower)`` pairs of ``ranked`` groups whose correctness differs significantly on
-    shared tasks, by the test and adjustment inversions are named by: the inversions of the
-    board in one order and in its reverse, which together test every pair in both directions
-    (the p-values, and so the adjustment, do not depend on the order)."""
-    found: set[tuple[int, int]] = set()
-    for order in (list(ranked), list(reversed(ranked))):
-        ranks = {g: i + 1 for i, g in enumerate(order)}
-        below = inversions(table, ranks, test=test, adjustment=adjustment, confidence_level=confidence_level)
-        found |= {(lower_ranked, above) for above, beaten in below.items() for lower_ranked in beaten}
-    return found
+    shared tasks, by the test and adjustment inversions are named by (one pass over every pair)."""
+    found = significant_differences(table, ranked, test=test, adjustment=adjustment, confidence_level=confidence_level)
+    return {(b, a) if ahead > 0 else (a, b) for a, b, ahead in found if ahead != 0}
 
 
 def outcome_first(
