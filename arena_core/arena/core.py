@@ -21,6 +21,7 @@ from arena_core.engine.inputs import records_of
 from arena_core.engine.scoring import Scorer
 from arena_core.model import provenance
 from arena_core.model.labels import Label
+from arena_core.model.votes import Vote
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each, structure_strict
 from arena_core.pricing.pricer import pricer_of, pricing_algorithms, structuring
@@ -84,9 +85,18 @@ class Arena(Boards):
         the ``judge`` criteria of the runs they label, and scoring the requirements they label
         under ``label_policy = "override"`` (docs/judges.md)."""
         self.scorer.use_labels(labels)
-        if self.recipe is not None:  # a worker rebuilding this Arena gets the labels of its run
-            votes = self.scorer.label_votes
-            self.scorer.remote_job = partial(_labelled_job, self.recipe, votes)
+        self._people_travel()
+
+    def use_votes(self, votes: Iterable[Vote]) -> None:
+        """Take people's votes between runs (``--votes``) for the runs scored from now on: what
+        the ``community`` metric scores (docs/community.md)."""
+        self.scorer.use_votes(votes)
+        self._people_travel()
+
+    def _people_travel(self) -> None:
+        """A worker rebuilding this Arena gets the labels and votes of its own run."""
+        if self.recipe is not None:
+            self.scorer.remote_job = partial(_labelled_job, self.recipe, self.scorer.label_votes, self.scorer.vote_tally)
 
     def record_inputs(self, importer: str, formats: Iterable[str]) -> None:
         """Record in the provenance of every evaluation made from now on the importer that read
@@ -259,21 +269,27 @@ def worker_arena(
 
 
 def _labelled_job(
-    recipe: tuple[Any, ...], votes: Mapping[tuple[str, str | None], tuple[int, int]],
+    recipe: tuple[Any, ...], label_votes: Mapping[tuple[str, str | None], tuple[int, int]],
+    vote_tally: Mapping[str, tuple[float, int]],
     submission: Submission, task: Task, baseline: Baseline, evaluated_at: str,
 ) -> Evaluation:  # fmt: skip
-    """:func:`_evaluate_on_worker` sent only the labels of its own run."""
-    own = {item: count for item, count in votes.items() if item[0] == submission.id}
-    return _evaluate_on_worker(recipe, submission, task, baseline, evaluated_at, own)
+    """:func:`_evaluate_on_worker` sent only the labels and votes of its own run."""
+    own = {item: count for item, count in label_votes.items() if item[0] == submission.id}
+    tally = {submission.id: vote_tally[submission.id]} if submission.id in vote_tally else {}
+    return _evaluate_on_worker(recipe, submission, task, baseline, evaluated_at, own, tally)
 
 
 def _evaluate_on_worker(
     recipe: tuple[Any, ...], submission: Submission, task: Task, baseline: Baseline, evaluated_at: str,
     label_votes: Mapping[tuple[str, str | None], tuple[int, int]] | None = None,
+    vote_tally: Mapping[str, tuple[float, int]] | None = None,
 ) -> Evaluation:  # fmt: skip
     """One submission scored on a check executor's worker, by its :func:`worker_arena`, with the
-    people's labels of the run where it has some (:meth:`Arena.use_labels`)."""
+    people's labels and votes of the run where it has some (:meth:`Arena.use_labels`,
+    :meth:`Arena.use_votes`)."""
     scorer = worker_arena(*recipe).scorer
     if label_votes is not None:
         scorer.label_votes.update(label_votes)
+    if vote_tally is not None:
+        scorer.vote_tally.update(vote_tally)
     return scorer.evaluate(submission, task, baseline, evaluated_at)

@@ -17,6 +17,7 @@ from arena_core.cli import (
     serving,
     storing,
     tasks,
+    voting,
 )
 from arena_core.cli.app import main
 
@@ -38,4 +39,5 @@ del (
     serving,
     storing,
     tasks,
+    voting,
 )

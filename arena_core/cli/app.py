@@ -27,9 +27,11 @@ from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
 from arena_core.engine.telemetry import required_fields
 from arena_core.io.judgements import read_labels
+from arena_core.io.votes import read_vote_files
 from arena_core.io.table import printable
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.labels import Label
+from arena_core.model.votes import Vote
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.partitioned import evaluate_partitioned
 from arena_core.registry.manager import plugin_names
@@ -70,6 +72,9 @@ class State:
         #: ``--labels`` files: people's labels of the runs (:attr:`labels`).
         self.label_paths: tuple[Path, ...] = ()
         self._labels: list[Label] | None = None
+        #: ``--votes`` files: people's votes between runs (:attr:`votes`).
+        self.vote_paths: tuple[Path, ...] = ()
+        self._votes: list[Vote] | None = None
 
     def record_inputs(self, importer: str, formats: Sequence[str]) -> None:
         """Say in the provenance of the evaluations which importer read the runs, and which versions."""
@@ -116,6 +121,14 @@ class State:
         return self._labels
 
     @property
+    def votes(self) -> list[Vote]:
+        """The people's votes of ``--votes``, each line checked (an error names the bad one); a
+        vote id given in two files is refused."""
+        if self._votes is None:
+            self._votes = read_vote_files(self.vote_paths)
+        return self._votes
+
+    @property
     def loaded(self) -> LoadedConfig:
         if self._loaded is None:
             self._loaded = load_config(self.config_path)
@@ -146,6 +159,8 @@ class State:
                 raise ConfigError(f"{self.loaded.path}: {exc}") from None
             if self.label_paths:
                 self._arena.use_labels(self.labels)
+            if self.vote_paths:
+                self._arena.use_votes(self.votes)
         return self._arena
 
 

@@ -34,6 +34,7 @@ from arena_core.io.readers import (
 )
 from arena_core.io.shards import matching, read_shard_records, read_shard_table, shard_files
 from arena_core.io.tables import TABLE_SUFFIXES, read_table
+from arena_core.io.votes import check_votes
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import structure
@@ -66,11 +67,13 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
             example: str | None,
             from_format: str | None,
             label_paths: tuple[Path, ...],
+            vote_paths: tuple[Path, ...],
             **kwargs: Any,
         ) -> Any:
             state = click.get_current_context().find_object(State)
             if state is not None:  # read when the Arena is built, with the command's error handling
                 state.label_paths = label_paths
+                state.vote_paths = vote_paths
             return function(*args, inputs=InputFiles(submissions, tasks_path, example, from_format), **kwargs)
 
         options = [
@@ -102,6 +105,14 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
                 type=click.Path(path_type=Path, dir_okay=False, exists=True),
                 help="People's labels of the runs (JSON Lines: submission_id, requirement, label, rater), "
                 "per label_policy: evidence about the judges, or the verdict of what they label. Repeatable.",
+            ),
+            click.option(
+                "--votes",
+                "vote_paths",
+                multiple=True,
+                type=click.Path(path_type=Path, dir_okay=False, exists=True),
+                help="People's votes between two runs of a task (JSON Lines: id, task_id, a, b, winner, voter), "
+                "scored by the community metric; see docs/community.md. Repeatable.",
             ),
         ]
         for option in reversed(options):
@@ -220,8 +231,18 @@ def _import(state: State, name: str, paths: tuple[Path, ...]) -> tuple[Located, 
 def read_inputs(
     state: State, given: InputFiles, *, need_tasks: bool = True, pick: Pick | None = None
 ) -> tuple[list[Submission], dict[str, Task]]:
-    """Every submission ``pick`` keeps (all by default) as an object, and the tasks it keeps."""
-    pick = pick or Pick()
+    """Every submission ``pick`` keeps (all by default) as an object, and the tasks it keeps;
+    ``--votes`` held against them (a vote naming a run not given, or of another task, is an
+    error naming the vote)."""
+    subs, tasks = _read_inputs(state, given, need_tasks, pick or Pick())
+    if state.vote_paths:
+        check_votes(state.votes, {s.id: s.task_id for s in subs})
+    return subs, tasks
+
+
+def _read_inputs(
+    state: State, given: InputFiles, need_tasks: bool, pick: Pick
+) -> tuple[list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
     if name is None and not pick.chooses and shard_files(paths) is None:
         state.sources = Sources(paths[0], _task_path(given))  # arena-core's own file, all of it:
@@ -246,7 +267,18 @@ def read_columns(
 ) -> tuple[Columns | list[Submission], dict[str, Task]]:
     """Like :func:`read_inputs`, for commands that only score: the records go to columns in one
     pass (no object per submission), with every bad record reported as ``FILE:LINE``."""
-    pick = pick or Pick()
+    runs, tasks = _read_columns(state, given, pick or Pick())
+    if state.vote_paths:
+        if isinstance(runs, Columns):
+            check_votes(state.votes, dict(zip(map(str, runs.ids), map(str, runs.task_ids), strict=True)))
+        else:
+            check_votes(state.votes, {s.id: s.task_id for s in runs})
+    return runs, tasks
+
+
+def _read_columns(
+    state: State, given: InputFiles, pick: Pick
+) -> tuple[Columns | list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
     shards = shard_files(paths) if name is None else None
     if shards is not None:

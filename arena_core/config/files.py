@@ -246,6 +246,11 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{where}: invalid TOML: {exc}") from None
 
 
+#: ``[missing]`` keys that are not a submission's figures: ``votes``, for runs nobody voted on
+#: (the ``community`` metric).
+NON_FIGURES = ("votes",)
+
+
 def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
     fields = [a.name for a in attrs.fields(ScoringConfig)]
     for key, value in data.items():
@@ -255,7 +260,7 @@ def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
             raise ConfigError(f"{path}: {key}: expected a table ([{key}]), got {value!r}")
     submission_fields = [a.name for a in attrs.fields(Submission)]
     for field in data.get("missing", {}):
-        if field not in submission_fields:
+        if field not in submission_fields and field not in NON_FIGURES:
             raise ConfigError(f"{path}: missing.{field}: not a submission field{closest(field, submission_fields)}")
     baseline_fields = [a.name for a in attrs.fields(Baseline)]
     for field in data.get("default_baseline", {}):

@@ -20,6 +20,7 @@ from arena_core.engine.rounding import round_scalar
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
 from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
 from arena_core.model.judging import Judge
+from arena_core.model.votes import Vote, vote_tally
 from arena_core.model.labels import Label, people_votes
 from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Metric, Score, bind
 from arena_core.model.provenance import Provenance
@@ -92,6 +93,9 @@ class Scorer:
         #: (:meth:`use_labels`): what a ``judge`` criterion records, and scores by under
         #: ``label_policy = "override"``. Bound checkers share this very mapping.
         self.label_votes: dict[tuple[str, str | None], tuple[int, int]] = {}
+        #: People's votes between runs as ``(points won, votes)`` per run (:meth:`use_votes`):
+        #: what the ``community`` metric scores. Bound metrics share this very mapping.
+        self.vote_tally: dict[str, tuple[float, int]] = {}
         for profile_name in config.category_profiles.values():
             if profile_name not in self.profiles:
                 components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
@@ -195,6 +199,17 @@ class Scorer:
         """Take people's labels (replacing those taken before) for the runs scored from now on."""
         self.label_votes.clear()
         self.label_votes.update(people_votes(labels))
+
+    def votes(self) -> Mapping[str, tuple[float, int]]:
+        return self.vote_tally
+
+    def use_votes(self, votes: Iterable[Vote]) -> None:
+        """Take people's votes (replacing those taken before) for the runs scored from now on."""
+        self.vote_tally.clear()
+        self.vote_tally.update(vote_tally(votes))
+
+    def missing_policy(self, figure: str) -> str:
+        return self.config.missing.get(figure, "error")
 
     # -- per task -------------------------------------------------------------------------------
 

@@ -30,7 +30,18 @@ from arena_core.io.decoding import InputError, bounded_lines, decode_line, line_
 from arena_core.model.errors import bounded_repr
 from arena_core.model.labels import SAMPLES, Label
 
-__all__ = ["VerdictLine", "label_of", "read_labels", "read_verdicts", "verdict_of"]
+__all__ = [
+    "ABSENT",
+    "VerdictLine",
+    "checked_records",
+    "is_time",
+    "label_of",
+    "name_field",
+    "read_labels",
+    "read_verdicts",
+    "shown",
+    "verdict_of",
+]
 
 #: Bad lines named in one error.
 _SHOWN = 20
@@ -52,34 +63,34 @@ def verdict_of(line: Mapping[str, Any], where: str, judge: str, *, whole_runs: b
 
     :raises InputError: ``WHERE: field: expected ..., got ...``.
     """
-    given = line.get("verdict", _ABSENT)
-    if given is _ABSENT or (given is not None and not isinstance(given, bool)):
-        raise InputError(f"{where}: verdict: expected true, false or null, got {_shown(given)}")
+    given = line.get("verdict", ABSENT)
+    if given is ABSENT or (given is not None and not isinstance(given, bool)):
+        raise InputError(f"{where}: verdict: expected true, false or null, got {shown(given)}")
     named = line.get("judge", judge)
     if not isinstance(named, str) or not named:
-        raise InputError(f"{where}: judge: expected the judge's name, got {_shown(named)}")
+        raise InputError(f"{where}: judge: expected the judge's name, got {shown(named)}")
     requirement = _requirement(line, where)
     if requirement is None and not whole_runs:
         raise InputError(f"{where}: requirement: expected the requirement it judges, got nothing")
     reason = line.get("reason") or ""
-    return VerdictLine(_name(line, "submission_id", where), requirement, named, given, str(reason))
+    return VerdictLine(name_field(line, "submission_id", where), requirement, named, given, str(reason))
 
 
 def label_of(line: Mapping[str, Any], where: str) -> Label:
     """One label, checked. :raises InputError: ``WHERE: field: expected ..., got ...``."""
-    given = line.get("label", _ABSENT)
+    given = line.get("label", ABSENT)
     if not isinstance(given, bool):
-        raise InputError(f"{where}: label: expected true or false, got {_shown(given)}")
+        raise InputError(f"{where}: label: expected true or false, got {shown(given)}")
     rater = line.get("rater")
     if not isinstance(rater, str) or not rater.strip():
-        raise InputError(f"{where}: rater: expected who labelled it (a name), got {_shown(rater)}")
+        raise InputError(f"{where}: rater: expected who labelled it (a name), got {shown(rater)}")
     at = line.get("at")
-    if at is not None and not _is_time(at):
-        raise InputError(f"{where}: at: expected an ISO 8601 time, got {_shown(at)}")
+    if at is not None and not is_time(at):
+        raise InputError(f"{where}: at: expected an ISO 8601 time, got {shown(at)}")
     sample = line.get("sample")
     if sample is not None and sample not in SAMPLES:
-        raise InputError(f"{where}: sample: expected one of {', '.join(SAMPLES)}, got {_shown(sample)}")
-    return Label(_name(line, "submission_id", where), given, rater, _requirement(line, where), at, sample)
+        raise InputError(f"{where}: sample: expected one of {', '.join(SAMPLES)}, got {shown(sample)}")
+    return Label(name_field(line, "submission_id", where), given, rater, _requirement(line, where), at, sample)
 
 
 def read_verdicts(path: Path, *, whole_runs: bool = True) -> list[VerdictLine]:
@@ -90,7 +101,7 @@ def read_verdicts(path: Path, *, whole_runs: bool = True) -> list[VerdictLine]:
     :raises InputError: naming ``FILE:LINE`` and the field of each line that is not a verdict.
     """
     return list(
-        _records(path, lambda line, where: verdict_of(line, where, path.stem, whole_runs=whole_runs), "a verdict")
+        checked_records(path, lambda line, where: verdict_of(line, where, path.stem, whole_runs=whole_runs), "a verdict")
     )
 
 
@@ -110,13 +121,14 @@ def read_labels(path: Path) -> list[Label]:
         seen[key] = where.rsplit(":", 1)[1]
         return found
 
-    return list(_records(path, once, "a label"))
+    return list(checked_records(path, once, "a label"))
 
 
-_ABSENT = object()
+#: What ``line.get(key, ABSENT)`` returns for a field the line does not have.
+ABSENT = object()
 
 
-def _records(path: Path, make: Callable[[dict[str, Any], str], Any], what: str) -> Iterator[Any]:
+def checked_records(path: Path, make: Callable[[dict[str, Any], str], Any], what: str) -> Iterator[Any]:
     """Each line of ``path`` made into a record by ``make``; every bad line reported at the end."""
     problems: list[str] = []
     found = []
@@ -131,7 +143,7 @@ def _records(path: Path, make: Callable[[dict[str, Any], str], Any], what: str) 
                     continue
                 line = loads(text, path, number)
                 if not isinstance(line, dict):
-                    raise InputError(f"{where}: expected {what} (a JSON object), got {_shown(line)}")
+                    raise InputError(f"{where}: expected {what} (a JSON object), got {shown(line)}")
                 found.append(make(line, where))
             except InputError as error:
                 problems.append(str(error))
@@ -141,18 +153,22 @@ def _records(path: Path, make: Callable[[dict[str, Any], str], Any], what: str) 
     yield from found
 
 
-def _name(line: Mapping[str, Any], key: str, where: str) -> str:
+def name_field(line: Mapping[str, Any], key: str, where: str) -> str:
+    """``line[key]`` as a non-empty name (a string, or an integer written as one).
+
+    :raises InputError: ``WHERE: KEY: expected a name, got ...``."""
     value = line.get(key)
     if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value) == "":
-        raise InputError(f"{where}: {key}: expected a name, got {_shown(value)}")
+        raise InputError(f"{where}: {key}: expected a name, got {shown(value)}")
     return str(value)
 
 
 def _requirement(line: Mapping[str, Any], where: str) -> str | None:
-    return None if line.get("requirement") is None else _name(line, "requirement", where)
+    return None if line.get("requirement") is None else name_field(line, "requirement", where)
 
 
-def _is_time(value: Any) -> bool:
+def is_time(value: Any) -> bool:
+    """Whether ``value`` is an ISO 8601 time."""
     if not isinstance(value, str):
         return False
     try:
@@ -162,5 +178,6 @@ def _is_time(value: Any) -> bool:
     return True
 
 
-def _shown(value: Any) -> str:
-    return "nothing" if value is _ABSENT else bounded_repr(value)
+def shown(value: Any) -> str:
+    """``value`` as an error message shows it, bounded (``nothing`` for an absent field)."""
+    return "nothing" if value is ABSENT else bounded_repr(value)

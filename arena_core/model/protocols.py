@@ -216,6 +216,15 @@ class Resolver(Protocol):
         ``(run id, requirement)`` (``None``: the run as a whole); a live mapping, kept current."""
         ...
 
+    def votes(self) -> Mapping[str, tuple[float, int]]:
+        """People's votes between runs given to this scorer (``--votes``): ``(points won,
+        votes)`` per run id, ties half a point; a live mapping, kept current."""
+        ...
+
+    def missing_policy(self, figure: str) -> str:
+        """The configured ``[missing]`` policy of ``figure``: what a metric does without it."""
+        ...
+
 
 B = TypeVar("B")
 
