@@ -21,9 +21,9 @@ from arena_core.engine.inputs import records_of
 from arena_core.engine.scoring import Scorer
 from arena_core.model import provenance
 from arena_core.model.labels import Label
-from arena_core.model.votes import Vote
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each, structure_strict
+from arena_core.model.votes import Vote
 from arena_core.pricing.pricer import pricer_of, pricing_algorithms, structuring
 from arena_core.registry.components import Components, collect
 from arena_core.registry.info import PluginInfo, plugin_infos
@@ -96,7 +96,9 @@ class Arena(Boards):
     def _people_travel(self) -> None:
         """A worker rebuilding this Arena gets the labels and votes of its own run."""
         if self.recipe is not None:
-            self.scorer.remote_job = partial(_labelled_job, self.recipe, self.scorer.label_votes, self.scorer.vote_tally)
+            self.scorer.remote_job = partial(
+                _labelled_job, self.recipe, self.scorer.label_votes, self.scorer.vote_tally
+            )
 
     def record_inputs(self, importer: str, formats: Iterable[str]) -> None:
         """Record in the provenance of every evaluation made from now on the importer that read

@@ -27,12 +27,12 @@ from arena_core.engine.collector import collector_paused
 from arena_core.engine.columns import Columns
 from arena_core.engine.telemetry import required_fields
 from arena_core.io.judgements import read_labels
-from arena_core.io.votes import read_vote_files
 from arena_core.io.table import printable
+from arena_core.io.votes import read_vote_files
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.labels import Label
-from arena_core.model.votes import Vote
 from arena_core.model.records import Evaluation, Submission, Task
+from arena_core.model.votes import Vote
 from arena_core.partitioned import evaluate_partitioned
 from arena_core.registry.manager import plugin_names
 from arena_core.stats.judging import judging_spent

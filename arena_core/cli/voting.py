@@ -31,13 +31,21 @@ __all__ = ["figure_reader", "runs_and_votes"]
 @inputs(tasks="optional")
 @click.option("--store", "store_path", metavar="DATABASE",
               help="Rate the runs and votes of an arena database (arena ingest --votes, the service's votes).")  # fmt: skip
-@click.option("--by", default="tool", show_default=True, metavar="tool|model|tool,model|meta.KEY", help="Rate these groups.")
+@click.option(
+    "--by", default="tool", show_default=True, metavar="tool|model|tool,model|meta.KEY", help="Rate these groups."
+)
 @click.option("--style", "style", default="", metavar="FIGURES",
               help="Style control: figures of the runs (tokens, execution_time, files_created, meta.KEY, ...), comma-separated.")  # fmt: skip
 @click.option("--both-bad", type=click.Choice(BOTH_BAD), default="tie", show_default=True,
               help="A both_bad vote counts as a tie, or is left out.")  # fmt: skip
 @click.option("--keep-flagged", is_flag=True, help="Keep the votes of voters the hygiene test flags.")
-@click.option("--resamples", type=click.IntRange(10, 100_000), default=1000, show_default=True, help="Bootstrap resamples over votes.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(10, 100_000),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples over votes.",
+)
 @click.option("--seed", type=int, default=20240601, show_default=True, help="The bootstrap's seed.")
 @click.option("--confidence-level", type=click.FloatRange(0.5, 0.999), default=0.95, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
@@ -182,7 +190,11 @@ def _hygiene_lines(board: VoteBoard, keep_flagged: bool) -> list[str]:
     if flagged:
         what = "kept (--keep-flagged)" if keep_flagged else f"left out, {h.removed} votes"
         lines.append(f"  {len(flagged)} voters flagged by the hygiene test, {what}:")
-        lines.append(render(["Voter", "Votes", "Score", "Rule"], [[c.voter, c.votes, round(c.score, 1), c.rule] for c in flagged]))
+        lines.append(
+            render(
+                ["Voter", "Votes", "Score", "Rule"], [[c.voter, c.votes, round(c.score, 1), c.rule] for c in flagged]
+            )
+        )
     unjudged = sum(not c.judged for c in h.voters)
     if unjudged:
         lines.append(f"  {unjudged} voters with too few votes to judge (kept)")

@@ -8,20 +8,19 @@ submission then calls plain methods: no plugin lookup, no hook dispatch.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine.coverage import coverage, slot_shares
 from arena_core.engine.criteria import check_criteria
 from arena_core.engine.gating import UNSOLVED, gated_result, left_out
 from arena_core.engine.judges import build_judges, judge_pricer
+from arena_core.engine.people import PeopleEvidence
 from arena_core.engine.prepared import needs_preparing, prepare
 from arena_core.engine.rounding import round_scalar
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, Guarded, guard, missing_error, required_fields
 from arena_core.model.errors import ArenaError, PluginError, UnknownComponentError, ValidationError, closest
 from arena_core.model.judging import Judge
-from arena_core.model.votes import Vote, vote_tally
-from arena_core.model.labels import Label, people_votes
 from arena_core.model.protocols import CriterionChecker, DifficultyAdjuster, Metric, Score, bind
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Baseline, CriterionResult, Evaluation, Submission, Task, WeightProfile
@@ -36,7 +35,7 @@ __all__ = ["UNSCORED", "Scorer"]
 UNSCORED = "unscored"
 
 
-class Scorer:
+class Scorer(PeopleEvidence):
     """Scores submissions with the components and configuration it was built with.
 
     :raises UnknownComponentError: a configured name, or a metric a profile needs, is not registered.
@@ -89,13 +88,7 @@ class Scorer:
         self._judges = build_judges(components, config)
         self._checkers: dict[str, CriterionChecker] | None = None
         self._judge_pricer = judge_pricer(components, config)
-        #: People's labels of requirements as ``(met, unmet)`` raters per ``(run, requirement)``
-        #: (:meth:`use_labels`): what a ``judge`` criterion records, and scores by under
-        #: ``label_policy = "override"``. Bound checkers share this very mapping.
-        self.label_votes: dict[tuple[str, str | None], tuple[int, int]] = {}
-        #: People's votes between runs as ``(points won, votes)`` per run (:meth:`use_votes`):
-        #: what the ``community`` metric scores. Bound metrics share this very mapping.
-        self.vote_tally: dict[str, tuple[float, int]] = {}
+        PeopleEvidence.__init__(self)
         for profile_name in config.category_profiles.values():
             if profile_name not in self.profiles:
                 components.weight_profiles[profile_name]  # raises UnknownComponentError with suggestions
@@ -191,22 +184,6 @@ class Scorer:
 
     def judge_pricer(self) -> Pricer | None:
         return self._judge_pricer
-
-    def labels(self) -> Mapping[tuple[str, str | None], tuple[int, int]]:
-        return self.label_votes
-
-    def use_labels(self, labels: Iterable[Label]) -> None:
-        """Take people's labels (replacing those taken before) for the runs scored from now on."""
-        self.label_votes.clear()
-        self.label_votes.update(people_votes(labels))
-
-    def votes(self) -> Mapping[str, tuple[float, int]]:
-        return self.vote_tally
-
-    def use_votes(self, votes: Iterable[Vote]) -> None:
-        """Take people's votes (replacing those taken before) for the runs scored from now on."""
-        self.vote_tally.clear()
-        self.vote_tally.update(vote_tally(votes))
 
     def missing_policy(self, figure: str) -> str:
         return self.config.missing.get(figure, "error")

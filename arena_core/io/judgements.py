@@ -101,7 +101,9 @@ def read_verdicts(path: Path, *, whole_runs: bool = True) -> list[VerdictLine]:
     :raises InputError: naming ``FILE:LINE`` and the field of each line that is not a verdict.
     """
     return list(
-        checked_records(path, lambda line, where: verdict_of(line, where, path.stem, whole_runs=whole_runs), "a verdict")
+        checked_records(
+            path, lambda line, where: verdict_of(line, where, path.stem, whole_runs=whole_runs), "a verdict"
+        )
     )
 
 

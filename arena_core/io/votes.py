@@ -86,7 +86,9 @@ def check_votes(votes: Iterable[Vote], task_of: Mapping[str, str | None]) -> Non
         for side in ("a", "b"):
             run = getattr(vote, side)
             if run not in task_of:
-                problems.append(f"vote {vote.id!r}: {side}: expected a run of task {vote.task_id!r}, got {run!r}, no run")
+                problems.append(
+                    f"vote {vote.id!r}: {side}: expected a run of task {vote.task_id!r}, got {run!r}, no run"
+                )
             elif task_of[run] != vote.task_id:
                 problems.append(
                     f"vote {vote.id!r}: {side}: expected a run of task {vote.task_id!r}, "

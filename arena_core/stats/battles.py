@@ -73,7 +73,8 @@ class Fit:
 
 def ratings_of(theta: np.ndarray) -> np.ndarray:
     """Elo-scale ratings (mean 1000) of centred natural-log strengths."""
-    return 1000.0 + ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True))
+    ratings: np.ndarray = 1000.0 + ELO_SCALE * (theta - theta.mean(axis=-1, keepdims=True))
+    return ratings
 
 
 def needs_prior(battles: Battles) -> bool:

@@ -16,11 +16,11 @@ import numpy as np
 from attrs import frozen
 from scipy.stats import norm
 
+from arena_core.engine.ranking import competition_ranks
 from arena_core.model.errors import ValidationError
 from arena_core.model.votes import Vote, last_votes, points
 from arena_core.stats.battles import ELO_SCALE, Battles, Fit, bootstrap, fit, ratings_of
 from arena_core.stats.rankranges import leader_tiers, paired_ranges
-from arena_core.engine.ranking import competition_ranks
 from arena_core.stats.votehygiene import MIN_VOTES, WINDOW, VoterCheck, near_duplicates, rule_scores, threshold
 
 __all__ = ["BOTH_BAD", "Hygiene", "StyleRow", "VoteBoard", "VoteRow", "vote_board"]
@@ -123,7 +123,9 @@ def vote_board(
     first = np.array([index[group_of[v.a]] for v in kept], dtype=np.int64)
     second = np.array([index[group_of[v.b]] for v in kept], dtype=np.int64)
     outcome = np.array([points(v) for v in kept])
-    near = near_duplicates([v.voter for v in kept], [v.task_id for v in kept], first, second, outcome, [v.at for v in kept], WINDOW)
+    near = near_duplicates(
+        [v.voter for v in kept], [v.task_id for v in kept], first, second, outcome, [v.at for v in kept], WINDOW
+    )
     columns, lacking = _style_columns(kept, style, figure_of)
     usable = ~near & ~lacking.any(axis=1)
     without = {f: int((lacking[:, k] & ~near).sum()) for k, f in enumerate(style)}
@@ -159,8 +161,9 @@ def _board(
     if battles.style.shape[1]:
         plain = Battles(battles.groups, battles.first, battles.second, battles.outcome, np.zeros((len(kept), 0)))
         uncontrolled = ratings_of(fit(plain).theta)
-    order = sorted(range(groups), key=lambda g: (-round(ratings[g], 2), battles.groups[g]))
-    ranks = competition_ranks([round(ratings[g], 2) for g in order])
+    rounded = [round(float(r), 2) for r in ratings]
+    order = sorted(range(groups), key=lambda g: (-rounded[g], battles.groups[g]))
+    ranks = competition_ranks([rounded[g] for g in order])
     best, worst = paired_ranges(resampled[:, order], np.array(ranks), confidence_level)
     tiers = leader_tiers(best, worst)
     played = np.bincount(battles.first, minlength=groups) + np.bincount(battles.second, minlength=groups)
@@ -227,10 +230,13 @@ def _standardised(columns: np.ndarray, style: Sequence[str]) -> np.ndarray:
             raise ValidationError(
                 "votes", "style", f"a figure that differs between the runs voted on ({figure} never does)", figure
             )
-    return (columns - columns.mean(axis=0)) / np.where(spread == 0, 1.0, spread)
+    standard: np.ndarray = (columns - columns.mean(axis=0)) / np.where(spread == 0, 1.0, spread)
+    return standard
 
 
-def _check_voters(votes: Sequence[Vote], battles: Battles, figure_of: Callable[[str, str], float | None]) -> list[VoterCheck]:
+def _check_voters(
+    votes: Sequence[Vote], battles: Battles, figure_of: Callable[[str, str], float | None]
+) -> list[VoterCheck]:
     """Each voter's rule test (:mod:`~arena_core.stats.votehygiene`), twice: the second time
     against the pooled model without the voters the first flagged."""
     names = sorted({v.voter for v in votes})
@@ -242,9 +248,15 @@ def _check_voters(votes: Sequence[Vote], battles: Battles, figure_of: Callable[[
     flagged = np.zeros(len(names), dtype=bool)
     for _ in range(2):
         keep = ~flagged[voter_of]
-        pooled = fit(Battles(battles.groups, battles.first[keep], battles.second[keep], battles.outcome[keep], battles.style[keep]))
+        pooled = fit(
+            Battles(
+                battles.groups, battles.first[keep], battles.second[keep], battles.outcome[keep], battles.style[keep]
+            )
+        )
         odds = _log_odds(pooled, battles)
-        score, code, tested = rule_scores(voter_of, len(names), odds, battles.outcome, battles.first, battles.second, shorter)
+        score, code, tested = rule_scores(
+            voter_of, len(names), odds, battles.outcome, battles.first, battles.second, shorter
+        )
         flagged = judged & (score > threshold(tested))
     rules = {-1: "picks a", -2: "picks shorter", -3: ""}
     return [
@@ -261,7 +273,8 @@ def _check_voters(votes: Sequence[Vote], battles: Battles, figure_of: Callable[[
 
 
 def _log_odds(estimate: Fit, battles: Battles) -> np.ndarray:
-    return estimate.theta[battles.first] - estimate.theta[battles.second] + battles.style @ estimate.beta
+    odds: np.ndarray = estimate.theta[battles.first] - estimate.theta[battles.second] + battles.style @ estimate.beta
+    return odds
 
 
 def _shorter(votes: Sequence[Vote], figure_of: Callable[[str, str], float | None]) -> np.ndarray | None:

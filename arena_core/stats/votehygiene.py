@@ -79,13 +79,12 @@ def near_duplicates(
     groups on the same task within ``window`` seconds of the first of a burst."""
     last: dict[tuple[str, str, int, int, float], float] = {}
     out = np.zeros(len(voters), dtype=bool)
-    order = sorted(range(len(voters)), key=lambda i: _seconds(times[i]) if times[i] else float("inf"))
-    for i in order:
-        if times[i] is None:
-            continue
-        low, high, won = (first[i], second[i], outcome[i]) if first[i] <= second[i] else (second[i], first[i], 1 - outcome[i])
+    timed = [(_seconds(at), i) for i, at in enumerate(times) if at is not None]
+    for when, i in sorted(timed):
+        low, high, won = (
+            (first[i], second[i], outcome[i]) if first[i] <= second[i] else (second[i], first[i], 1 - outcome[i])
+        )
         key = (voters[i], tasks[i], int(low), int(high), float(won))
-        when = _seconds(times[i])
         start = last.get(key)
         if start is not None and when - start <= window:
             out[i] = True
@@ -135,7 +134,8 @@ def rule_scores(
         if np.max(np.abs(step) * (lam < 20.0) * (lam > 0.0), initial=0.0) < 1e-8:
             break
     ratio = 2.0 * (
-        np.bincount(key_of, _loglik(eta + lam[key_of] * z, y), len(lam)) - np.bincount(key_of, _loglik(eta, y), len(lam))
+        np.bincount(key_of, _loglik(eta + lam[key_of] * z, y), len(lam))
+        - np.bincount(key_of, _loglik(eta, y), len(lam))
     )
     ratio = np.maximum(ratio, 0.0)
     best, code = np.zeros(voters), np.full(voters, -3)
@@ -147,7 +147,8 @@ def rule_scores(
 
 
 def _loglik(eta: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return y * log_expit(eta) + (1 - y) * log_expit(-eta)
+    found: np.ndarray = y * log_expit(eta) + (1 - y) * log_expit(-eta)
+    return found
 
 
 def _seconds(at: str) -> float:
