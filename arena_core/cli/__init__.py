@@ -18,6 +18,7 @@ from arena_core.cli import (
     storing,
     tasks,
     voting,
+    weighting,
 )
 from arena_core.cli.app import main
 
@@ -40,4 +41,5 @@ del (
     storing,
     tasks,
     voting,
+    weighting,
 )

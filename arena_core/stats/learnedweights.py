@@ -1,0 +1,165 @@
+"""Weights learned from votes: the dimension weights whose overall score best predicts which of
+two runs people preferred (``arena weights fit``, docs/community.md).
+
+Each vote compares two runs of one task, so their difficulty multiplier is the same and the
+weighted sum of their dimension scores is what differs. The model::
+
+    P(a wins) = logistic(k * sum_d w_d * (s_a,d - s_b,d) / 100),   w_d >= 0, sum_d w_d = 1, k >= 0
+
+is fitted by maximum likelihood as ``beta_d = k * w_d >= 0`` (projected Newton), a tie half a
+win each; then ``k = sum beta`` and ``w = beta / k``. Intervals come from a bootstrap over voters
+(a voter's votes drawn together: they share the voter's taste), and the weights are judged by
+cross-validated vote prediction, folds by voter, against the base profile's weights (whose
+``k`` alone is fitted on each training fold).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from attrs import frozen
+from scipy.special import expit, log_expit
+
+from arena_core.model.errors import ArenaError
+
+__all__ = ["FOLDS", "Prediction", "WeightFit", "fit_weights", "predicted"]
+
+#: Cross-validation folds (by voter).
+FOLDS = 5
+
+
+@frozen
+class Prediction:
+    """How well weights predict held-out votes."""
+
+    accuracy: float
+    """Share of decisive votes whose winner has the higher predicted score (a predicted tie half)."""
+    log_loss: float
+    """Mean negative log-likelihood per vote (ties half a win)."""
+
+
+@frozen
+class WeightFit:
+    dimensions: tuple[str, ...]
+    weights: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    sharpness: float
+    """``k``: log-odds per point of overall score (per 100 points: ``k``)."""
+    votes: int
+    voters: int
+    fitted: Prediction
+    """Cross-validated, of the learned weights."""
+    base: Prediction
+    """Cross-validated, of the base profile's weights."""
+
+
+def fit_weights(
+    differences: np.ndarray,
+    outcome: np.ndarray,
+    voter_of: np.ndarray,
+    dimensions: Sequence[str],
+    base: np.ndarray,
+    *,
+    resamples: int = 1000,
+    seed: int = 20240601,
+    confidence_level: float = 0.95,
+) -> WeightFit:
+    """The learned weights of ``dimensions`` from votes: ``differences[i, d]`` is run a's score
+    on dimension d minus run b's, ``outcome[i]`` what a earned (1, 0.5, 0), ``voter_of[i]`` the
+    voter's index; ``base[i]`` the base profile's weighted sum of the differences for vote i
+    (each task's own profile: categories may weigh differently).
+
+    :raises ArenaError: the votes prefer higher scores on no dimension (every fitted weight 0).
+    """
+    scaled = differences / 100.0
+    beta = _fit(scaled, outcome, None)
+    if beta.sum() <= 0:
+        raise ArenaError("weights fit: the votes prefer higher scores on no dimension; no weights to learn")
+    voters = int(voter_of.max()) + 1
+    rng = np.random.default_rng(seed)
+    drawn = np.empty((resamples, len(dimensions)))
+    for r in range(resamples):  # a voter drawn n times weighs their votes n times
+        weights = np.bincount(rng.integers(0, voters, voters), minlength=voters)[voter_of].astype(float)
+        found = _fit(scaled, outcome, beta, weights)
+        drawn[r] = found / found.sum() if found.sum() > 0 else np.nan
+    alpha = (1 - confidence_level) / 2
+    low, high = np.nanquantile(drawn, alpha, axis=0), np.nanquantile(drawn, 1 - alpha, axis=0)
+    fitted, based = _cross_validated(scaled, outcome, voter_of, base / 100.0, seed)
+    return WeightFit(
+        tuple(dimensions), beta / beta.sum(), low, high, float(beta.sum()), len(outcome), voters, fitted, based
+    )
+
+
+def predicted(scaled: np.ndarray, outcome: np.ndarray, beta: np.ndarray) -> Prediction:
+    """How ``beta`` (``k * w``) predicts the votes of ``scaled`` differences (score / 100)."""
+    margin = scaled @ beta
+    decisive = outcome != 0.5
+    right = np.where(margin == 0, 0.5, (margin > 0) == (outcome == 1.0))
+    accuracy = float(right[decisive].mean()) if decisive.any() else float("nan")
+    return Prediction(accuracy, float(-np.mean(_loglik(margin, outcome))))
+
+
+def _fit(
+    scaled: np.ndarray, outcome: np.ndarray, start: np.ndarray | None, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """``beta >= 0`` maximising the (``weights``-weighted) likelihood of ``outcome`` under
+    ``logistic(scaled @ beta)``:
+    projected Newton (a coordinate at 0 whose gradient points below 0 stays there; a step that
+    would cross 0 is shortened to it), each step halved until the likelihood rises. The
+    likelihood is concave, so its maximum over the orthant is where this stops (checked against
+    L-BFGS-B with bounds in tests/test_learned_weights.py)."""
+    w = np.ones(len(outcome)) if weights is None else weights
+    beta = np.zeros(scaled.shape[1]) if start is None else np.maximum(start, 0.0)
+    current = w @ _loglik(scaled @ beta, outcome)
+    for _ in range(100):
+        p = expit(scaled @ beta)
+        gradient = scaled.T @ (w * (outcome - p))
+        free = (beta > 0) | (gradient > 0)
+        if not free.any():
+            break
+        hessian = (scaled[:, free] * (w * p * (1 - p))[:, None]).T @ scaled[:, free]
+        step = np.zeros_like(beta)
+        step[free] = np.linalg.lstsq(hessian, gradient[free], rcond=None)[0]
+        crossing = step < 0
+        if crossing.any():  # stop at the bound the step would cross first
+            shrink = np.min(beta[crossing] / -step[crossing], initial=1.0)
+            step *= min(1.0, shrink)
+        for _ in range(50):
+            trial = np.maximum(beta + step, 0.0)
+            value = w @ _loglik(scaled @ trial, outcome)
+            if value >= current - 1e-12:
+                break
+            step /= 2
+        beta, current = trial, value
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return beta
+
+
+def _cross_validated(
+    scaled: np.ndarray, outcome: np.ndarray, voter_of: np.ndarray, base: np.ndarray, seed: int
+) -> tuple[Prediction, Prediction]:
+    """Held-out prediction of the learned and the base weights, ``FOLDS`` folds by voter."""
+    voters = int(voter_of.max()) + 1
+    fold_of = np.random.default_rng(seed).permutation(voters) % FOLDS
+    held = fold_of[voter_of]
+    fitted, based = np.zeros(len(outcome)), np.zeros(len(outcome))
+    for fold in range(min(FOLDS, voters)):
+        test, train = held == fold, held != fold
+        if not test.any() or not train.any():
+            continue
+        fitted[test] = scaled[test] @ _fit(scaled[train], outcome[train], None)
+        k = _fit(base[train][:, None], outcome[train], None)[0]
+        based[test] = k * base[test]
+    return _prediction(fitted, outcome), _prediction(based, outcome)
+
+
+def _prediction(margin: np.ndarray, outcome: np.ndarray) -> Prediction:
+    return predicted(margin[:, None], outcome, np.ones(1))
+
+
+def _loglik(margin: np.ndarray, outcome: np.ndarray) -> np.ndarray:
+    found: np.ndarray = outcome * log_expit(margin) + (1 - outcome) * log_expit(-margin)
+    return found
