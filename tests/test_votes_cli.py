@@ -157,3 +157,24 @@ def test_reweight_leaves_the_community_score_out_of_runs_nobody_voted_on(tmp_pat
     assert code == 0, out
     unvoted = [e for e in json.loads(out) if "community_score" not in e]
     assert unvoted and all(e["filled"]["community"] == "reweight" for e in unvoted)
+
+
+def test_votes_ingested_into_a_store_rate_as_the_files_do(tmp_path: Path) -> None:
+    votes = _example_votes(tmp_path / "votes.jsonl", count=600)
+    db = str(tmp_path / "arena.db")
+    code, out = _run("ingest", "--example", "--store", db, "--votes", str(tmp_path / "votes.jsonl"))
+    assert code == 0 and "Stored 600 votes" in out, out
+    code, out = _run("ingest", "--votes", str(tmp_path / "votes.jsonl"), "--store", db)
+    assert code == 0 and "Stored 0 votes (600 stored already, skipped)" in out, out
+    changed = [{**votes[0], "winner": "tie" if votes[0]["winner"] != "tie" else "a"},
+               {**votes[1], "id": "new-one"}]  # fmt: skip
+    (tmp_path / "changed.jsonl").write_text("".join(json.dumps(v) + "\n" for v in reversed(changed)))
+    code, out = _run("ingest", "--votes", str(tmp_path / "changed.jsonl"), "--store", db)
+    assert code == 2 and "id 'v0' is stored already for another vote; nothing stored" in out, out
+    (tmp_path / "stray.jsonl").write_text(json.dumps({**votes[2], "id": "stray", "b": "nowhere"}) + "\n")
+    code, out = _run("ingest", "--votes", str(tmp_path / "stray.jsonl"), "--store", db)
+    assert code == 2 and "vote 'stray': b: expected a run of task" in out, out
+    stored = json.loads(_run("votes", "--store", db, "--resamples", "50", "--format", "json")[1])
+    given = json.loads(_run("votes", "--example", "--votes", str(tmp_path / "votes.jsonl"), "--resamples", "50",
+                            "--format", "json")[1])  # fmt: skip
+    assert stored == given and stored["used"] > 0  # new-one was never stored: all or nothing

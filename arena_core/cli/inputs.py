@@ -146,13 +146,13 @@ def _import(state: State, name: str, paths: tuple[Path, ...]) -> tuple[Located, 
 
 
 def read_inputs(
-    state: State, given: InputFiles, *, need_tasks: bool = True, pick: Pick | None = None
+    state: State, given: InputFiles, *, need_tasks: bool = True, pick: Pick | None = None, votes_on_these: bool = True
 ) -> tuple[list[Submission], dict[str, Task]]:
     """Every submission ``pick`` keeps (all by default) as an object, and the tasks it keeps;
     ``--votes`` held against them (a vote naming a run not given, or of another task, is an
-    error naming the vote)."""
+    error naming the vote) unless ``votes_on_these`` is false (votes may name stored runs)."""
     subs, tasks = _read_inputs(state, given, need_tasks, pick or Pick())
-    if state.vote_paths:
+    if state.vote_paths and votes_on_these:
         check_votes(state.votes, {s.id: s.task_id for s in subs})
     return subs, tasks
 

@@ -12,13 +12,16 @@ from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.stores import STORE_ENV, StoreLocation, open_store, stored_arena_option
 from arena_core.io.table import printable, render
+from arena_core.io.votes import check_votes
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline
 from arena_core.model.serde import to_dict
+from arena_core.model.votes import Vote
 from arena_core.store.drift import MEDIANS
 from arena_core.store.history import Standing, baseline_history, group_history
 from arena_core.store.labels import LabelStore
 from arena_core.store.trust import redact
+from arena_core.store.votes import VoteStore
 
 
 @main.command()
@@ -52,25 +55,36 @@ def ingest(
 
     Every task given with --tasks is stored, so later batches may omit it. An id already stored
     for its task is refused unless --replace. Writers to one database take turns. People's
-    labels given with --labels are stored too (for arena calibrate --store and corrected boards).
+    labels given with --labels are stored too (for arena calibrate --store and corrected boards),
+    and people's votes given with --votes (for arena votes --store), each held against the runs
+    stored and given: all of it is stored, or nothing.
 
     \b
     Examples:
       arena ingest runs.jsonl --tasks tasks.toml --store arena.db
       arena ingest more-runs.jsonl --store arena.db
       arena ingest --labels labels.jsonl --store arena.db
+      arena ingest --votes votes.jsonl --store arena.db
       arena leaderboard --store arena.db
     """
     labels = list(state.labels)  # --labels: stored too, for arena calibrate --store
-    if labels and not inputs.submissions and inputs.example is None:  # labels alone
-        stored = LabelStore(store_path)
-        stored.refuse_stored(labels)
-        click.echo(f"Stored {stored.add(labels)} labels in {redact(str(store_path))}")
+    votes = list(state.votes)  # --votes: stored too, for arena votes --store
+    if (labels or votes) and not inputs.submissions and inputs.example is None:  # labels or votes alone
+        if labels:
+            stored = LabelStore(store_path)
+            stored.refuse_stored(labels)
+            click.echo(f"Stored {stored.add(labels)} labels in {redact(str(store_path))}")
+        if votes:
+            check_votes(votes, _stored_runs(store_path, lock_timeout))
+            click.echo(_stored_votes(store_path, votes))
         return
-    subs, tasks = read_inputs(state, inputs, need_tasks=False)
+    subs, tasks = read_inputs(state, inputs, need_tasks=False, votes_on_these=False)
     store = open_store(store_path, timeout=lock_timeout)
     if labels:
         LabelStore(store_path).refuse_stored(labels)  # before the runs are stored: all of it, or nothing
+    if votes:
+        check_votes(votes, {**_stored_runs(store_path, lock_timeout), **{s.id: s.task_id for s in subs}})
+        VoteStore(store_path).refuse_stored(votes)
     result = state.arena.process(subs, store=store, tasks=tasks or None, replace=replace)
     task_count = len({e.task_id for e in result.evaluations})
     click.echo(
@@ -81,6 +95,23 @@ def ingest(
         click.echo(f"drift: {printable(str(alert))}", err=True)
     if labels:
         click.echo(f"Stored {LabelStore(store_path).add(labels)} labels")
+    if votes:
+        click.echo(_stored_votes(store_path, votes))
+
+
+def _stored_runs(store_path: Path | str, lock_timeout: float) -> dict[str, str | None]:
+    """Each stored run's id to its task (none when the database does not exist yet)."""
+    if isinstance(store_path, Path) and not store_path.exists():
+        return {}
+    store = open_store(store_path, timeout=lock_timeout)
+    with store.transaction(write=False) as tx:
+        return {s.id: s.task_id for t in tx.task_ids() for s in tx.submissions(t)}
+
+
+def _stored_votes(store_path: Path | str, votes: list[Vote]) -> str:
+    stored, skipped = VoteStore(store_path).add(votes)
+    again = f" ({skipped} stored already, skipped)" if skipped else ""
+    return f"Stored {stored} votes{again} in {redact(str(store_path))}"
 
 
 @main.command()

@@ -62,6 +62,16 @@ class VoteStore:
                 stored += 1
         return stored, skipped
 
+    def refuse_stored(self, votes: Sequence[Vote]) -> None:
+        """:raises ArenaError: naming a vote whose id is stored already for another vote."""
+        with self.tables.connect() as connection:
+            for vote in votes:
+                found = connection.execute(
+                    self.tables.sql(f"SELECT {_COLUMNS} FROM votes WHERE id = ?"), (vote.id,)
+                ).fetchone()
+                if found is not None and Vote(*found) != vote:
+                    raise ArenaError(f"votes: id {vote.id!r} is stored already for another vote; nothing stored")
+
     def votes(self) -> list[Vote]:
         """Every stored vote, in the order stored."""
         with self.tables.connect() as connection:
