@@ -14,9 +14,8 @@ from scipy.optimize import minimize
 
 from arena_core import Arena
 from arena_core.cli import main
-from arena_core.cli.weighting import fit_from_votes
 from arena_core.model.votes import Vote
-from arena_core.stats.learnedweights import fit_weights
+from arena_core.stats.learnedweights import fit_from_votes, fit_weights
 
 EXAMPLE = Path(__file__).parents[1] / "arena_core" / "examples"
 DIMENSIONS = ("efficiency", "speed", "cost", "correctness")

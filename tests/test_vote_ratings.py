@@ -175,18 +175,16 @@ def test_a_voter_who_always_picks_the_first_run_is_flagged_by_that_rule() -> Non
     assert check.flagged and check.rule == "picks a"
 
 
-def test_repeated_votes_count_once_and_near_duplicates_within_the_window_are_dropped() -> None:
-    first = Vote("1", "t", "r1", "r2", "a", "ana")
-    again = Vote("2", "t", "r2", "r1", "a", "ana")  # the same pair, shown the other way round
-    assert last_votes([first, again, Vote("3", "t", "r1", "r2", "b", "bo")]) == [
-        again,
-        Vote("3", "t", "r1", "r2", "b", "bo"),
-    ]
-    assert vote_tally([first, again]) == {"r2": (1.0, 1), "r1": (0.0, 1)}
-    times = ["2026-11-01T10:00:00Z", "2026-11-01T10:00:30Z", "2026-11-01T10:05:00Z", None]
-    mask = near_duplicates(["ana"] * 4, ["t"] * 4, np.array([0, 1, 0, 0]), np.array([1, 0, 1, 1]),
-                           np.array([1.0, 0.0, 1.0, 1.0]), times)  # fmt: skip
-    assert mask.tolist() == [False, True, False, False]
+def test_repeated_votes_count_once_and_near_duplicates_within_the_window_are_told_apart() -> None:
+    first = Vote("1", "t", "r1", "r2", "a", "ana", "2026-11-01T10:00:00Z")
+    burst = Vote("2", "t", "r2", "r1", "a", "ana", "2026-11-01T10:00:30Z")  # the same pair, shown the other way
+    later = Vote("3", "t", "r1", "r2", "b", "ana", "2026-11-01T12:00:00Z")  # a change of mind
+    other = Vote("4", "t", "r1", "r2", "b", "bo", "2026-11-01T10:00:10Z")
+    assert last_votes([first, burst, later, other]) == [later, other]
+    assert vote_tally([first, burst]) == {"r2": (1.0, 1), "r1": (0.0, 1)}
+    assert near_duplicates([first, burst, later, other]) == 1
+    board = vote_board([first, burst, later, other], {"r1": "x", "r2": "y"}, lambda run, figure: None, resamples=10)
+    assert (board.hygiene.near_duplicates, board.hygiene.repeated, board.used) == (1, 1, 2)
 
 
 def test_the_board_counts_what_it_left_out_and_rates_the_rest() -> None:

@@ -108,6 +108,8 @@ def _connections() -> Any:
               help="The groups the review queue draws items uniformly at random within.")  # fmt: skip
 @click.option("--review-disagreement-share", type=click.FloatRange(0.0, 1.0), default=0.0, show_default=True,
               help="The share of items drawn from those a panel of judges split on (kept apart in the statistics).")  # fmt: skip
+@click.option("--vote-rate", type=click.FloatRange(min=0.01), default=1.0, show_default=True,
+              help="Votes a second one voter may cast on average (ten at once).")  # fmt: skip
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -124,11 +126,13 @@ def serve(
     reviews_per_item: int,
     review_by: str,
     review_disagreement_share: float,
+    vote_rate: float,
 ) -> None:
     """Serve the arena over HTTP: an authenticated API (docs/serve.md) over a store.
 
     Operators' tokens define tasks; submitters' tokens post runs for their own tools; reviewers'
-    tokens label runs the review queue hands them, blind. Create one first: arena serve token
+    tokens label runs the review queue hands them, blind; voters' tokens compare the two runs of
+    a battle, as blind (docs/community.md). Create one first: arena serve token
     create --role operator. The configuration (arena.toml) is the
     CLI's; the service refuses command_runner = "local" unless --allow-local-runner.
 
@@ -143,7 +147,7 @@ def serve(
                    allow_local_runner=allow_local_runner, body_limit=body_limit, rate=rate,
                    checks_per_token=checks_per_token, token_quota=token_quota,
                    header_timeout=header_timeout, reviews_per_item=reviews_per_item, review_by=review_by,
-                   review_disagreement_share=review_disagreement_share)  # fmt: skip
+                   review_disagreement_share=review_disagreement_share, vote_rate=vote_rate)  # fmt: skip
 
 
 @command
@@ -162,6 +166,7 @@ def _run(
     reviews_per_item: int,
     review_by: str,
     review_disagreement_share: float,
+    vote_rate: float,
 ) -> None:
     app, tokens = _service()
     limit, quota = parse_size(body_limit), parse_size(token_quota)
@@ -187,6 +192,7 @@ def _run(
         labels=LabelStore(path, reviews_per_item=reviews_per_item),
         review_by=review_by,
         disagreement_share=review_disagreement_share,
+        vote_rate=vote_rate,
     )
     import uvicorn  # the service extra
 
@@ -200,7 +206,7 @@ def token() -> None:
 
 @token.command("create")
 @store_option
-@click.option("--role", type=click.Choice(["operator", "submitter", "reviewer"]), required=True)
+@click.option("--role", type=click.Choice(["operator", "submitter", "reviewer", "voter"]), required=True)
 @click.option("--tool", "tools", multiple=True, help="A tool a submitter may post runs for (repeat for more).")
 @click.option(
     "--model",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import click
@@ -17,14 +16,14 @@ from arena_core.cli.selection import finite, stored_arena
 from arena_core.compare import group_labels
 from arena_core.io.table import render
 from arena_core.io.votes import check_votes
-from arena_core.model.errors import ArenaError, ValidationError
+from arena_core.model.errors import ArenaError
 from arena_core.model.records import Submission
 from arena_core.model.serde import to_dict
 from arena_core.model.votes import Vote
-from arena_core.stats.voteboard import BOTH_BAD, VoteBoard, vote_board
+from arena_core.stats.voteboard import BOTH_BAD, VoteBoard, figure_reader, vote_board
 from arena_core.store.votes import VoteStore
 
-__all__ = ["figure_reader", "runs_and_votes"]
+__all__ = ["runs_and_votes"]
 
 
 @main.command(name="votes")
@@ -68,8 +67,8 @@ def votes_command(
     Each vote compares two runs of one task; the runs' groups (--by) battle. Ratings have mean
     1000 (400 points: 10 to 1 odds), with 95% intervals from a bootstrap over votes and from the
     model's sandwich covariance (shown where they differ by more than a point), rank ranges and
-    tiers. Before rating, vote hygiene: a voter's repeated vote on a pair replaces the earlier,
-    near duplicates are dropped, and voters whose votes follow a rule (always backing one group,
+    tiers. Before rating, vote hygiene: a voter's repeated vote on a pair replaces the earlier
+    (a repeat within a minute counts as a near duplicate), and voters whose votes follow a rule (always backing one group,
     always picking the first run, or the shorter) are flagged and left out (--keep-flagged keeps
     them). --style rates with style control (LMArena's): the figures' normalised differences
     enter beside the groups, and the board shows the controlled rating with the uncontrolled
@@ -109,33 +108,6 @@ def runs_and_votes(state: State, given: InputFiles, store_path: str | None) -> t
     if not votes:
         raise click.UsageError("give --votes FILE: people's votes between runs (see docs/community.md)")
     return runs, votes
-
-
-def figure_reader(runs: Sequence[Submission], figures: Sequence[str]) -> Callable[[str, str], float | None]:
-    """``(run id, figure) -> value``: a numeric field of the run (``files_created`` counted),
-    or ``meta.KEY``; ``None`` where the run lacks it.
-
-    :raises ValidationError: a figure that is no numeric field, or a meta value that is not a number.
-    """
-    fields = {"total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost", "files_created",
-              "tests_passed", "tests_total", "input_tokens", "output_tokens", "reasoning_tokens", "correctness"}  # fmt: skip
-    for figure in figures:
-        if not figure.startswith("meta.") and figure not in fields:
-            raise ValidationError("votes", "style", f"meta.KEY or one of {', '.join(sorted(fields))}", figure)
-    by_id = {run.id: run for run in runs}
-
-    def value(run_id: str, figure: str) -> float | None:
-        run = by_id[run_id]
-        found = run.meta.get(figure[5:]) if figure.startswith("meta.") else getattr(run, figure)
-        if found is None:
-            return None
-        if isinstance(found, tuple):
-            return float(len(found))
-        if isinstance(found, bool) or not isinstance(found, (int, float)):
-            raise ValidationError(f"submission {run_id!r}", figure, "a number, for style control", found)
-        return float(found)
-
-    return value
 
 
 def _print(board: VoteBoard, by: str, fmt: str, confidence_level: float, keep_flagged: bool) -> None:
@@ -180,7 +152,7 @@ def _hygiene_lines(board: VoteBoard, keep_flagged: bool) -> list[str]:
     lines = [f"{board.used} of {h.given} votes rated"]
     parts = [
         (h.repeated, "replaced by the voter's later vote on the same pair"),
-        (h.near_duplicates, "near duplicates"),
+        (h.near_duplicates, "near duplicates (the same voter and pair again within a minute): one counts"),
         (h.same_group, "between runs of the same group"),
         (h.both_bad, "both_bad, left out"),
         *((count, f"without {figure}") for figure, count in h.without_figure.items()),

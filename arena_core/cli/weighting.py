@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
-import numpy as np
-import tomli_w
 
 from arena_core.cli.app import State, command, main, quiet_option
 from arena_core.cli.inputs import InputFiles, inputs
@@ -18,12 +14,7 @@ from arena_core.cli.picking import Pick
 from arena_core.cli.selection import evaluations_of
 from arena_core.io.output import atomic_output
 from arena_core.io.table import render
-from arena_core.model.errors import ArenaError
-from arena_core.model.records import Evaluation
-from arena_core.model.votes import Vote, last_votes, points
-from arena_core.stats.learnedweights import WeightFit, fit_weights
-
-__all__ = ["learned_profile"]
+from arena_core.stats.learnedweights import fit_from_votes, learned_profile
 
 
 @main.group(name="weights")
@@ -89,56 +80,6 @@ def fit_command(
         f"(base {found.base.accuracy:.3f}), log loss {found.fitted.log_loss:.3f} (base {found.base.log_loss:.3f})"
     )
     click.echo(f"wrote {output}: score with `arena -p {output} ...`")
-
-
-def fit_from_votes(
-    votes: Sequence[Vote], evaluations: Sequence[Evaluation], profiles: Mapping[str, Mapping[str, float]],
-    both_bad: str, *, resamples: int, seed: int,
-) -> WeightFit:  # fmt: skip
-    """The learned weights from ``votes`` between the runs ``evaluations`` scored.
-
-    :raises ArenaError: the tasks' profiles weigh different dimensions, or no vote is usable.
-    """
-    by_id = {e.submission_id: e for e in evaluations}
-    dimension_sets = {tuple(sorted(profiles[e.weight_profile])) for e in evaluations}
-    if len(dimension_sets) > 1:
-        raise ArenaError(
-            "weights fit: the tasks' weight profiles weigh different dimensions "
-            f"({'; '.join(', '.join(d) for d in sorted(dimension_sets))}): one set of weights cannot serve them all"
-        )
-    dimensions = list(profiles[evaluations[0].weight_profile])
-    rows, outcome, voters, base = [], [], [], []
-    voter_index: dict[str, int] = {}
-    for vote in last_votes(votes):
-        if both_bad == "drop" and vote.winner == "both_bad":
-            continue
-        a, b = by_id.get(vote.a), by_id.get(vote.b)
-        if a is None or b is None or any(d not in a.scores or d not in b.scores for d in dimensions):
-            continue
-        difference = [a.scores[d] - b.scores[d] for d in dimensions]
-        rows.append(difference)
-        outcome.append(points(vote))
-        voters.append(voter_index.setdefault(vote.voter, len(voter_index)))
-        weights = profiles[a.weight_profile]
-        base.append(math.fsum(weights[d] * x for d, x in zip(dimensions, difference, strict=True)))
-    if not rows:
-        raise ArenaError("weights fit: no vote compares two runs scored on every dimension")
-    return fit_weights(np.array(rows), np.array(outcome), np.array(voters), dimensions, np.array(base),
-                       resamples=resamples, seed=seed)  # fmt: skip
-
-
-def learned_profile(found: WeightFit, profiles: Sequence[str], base: str) -> str:
-    """The profile file: the learned weights for every weight profile the tasks use."""
-    rounded = [round(float(w), 6) for w in found.weights]
-    largest = int(np.argmax(rounded))
-    rounded[largest] = round(1.0 - math.fsum(w for i, w in enumerate(rounded) if i != largest), 6)
-    weights = dict(zip(found.dimensions, rounded, strict=True))
-    when = datetime.now(UTC).strftime("%Y-%m-%d")
-    header = (
-        f"# Weights learned by `arena weights fit` on {when} from {found.votes} votes by {found.voters} voters\n"
-        f"# (base profile {base}); held-out accuracy {found.fitted.accuracy:.3f}, base {found.base.accuracy:.3f}.\n"
-    )
-    return header + tomli_w.dumps({"weights": dict.fromkeys(profiles, weights)})
 
 
 def _base_weight(tables: Sequence[Mapping[str, float]], dimension: str) -> str:

@@ -23,13 +23,14 @@ from fastapi import FastAPI
 from arena_core.arena import Arena
 from arena_core.config.settings import owner_rule
 from arena_core.model.errors import ArenaError
-from arena_core.service import boards, reviews, submissions, tasks
+from arena_core.service import battles, boards, reviews, submissions, tasks
 from arena_core.service.guards import BodyLimit, Gate, RateLimiter
 from arena_core.service.problems import install
 from arena_core.service.state import Service
 from arena_core.service.tokens import TokenStore
 from arena_core.store import Store
 from arena_core.store.labels import LabelStore
+from arena_core.store.votes import VoteStore
 
 __all__ = ["create_app"]
 
@@ -50,6 +51,8 @@ def create_app(
     labels: LabelStore | None = None,
     review_by: str = "tool",
     disagreement_share: float = 0.0,
+    votes: VoteStore | None = None,
+    vote_rate: float = 1.0,
 ) -> FastAPI:
     """The service over ``store``, scoring with ``arena``, callers known by ``tokens``.
 
@@ -67,6 +70,9 @@ def create_app(
         tokens, in the same database), ``review_by`` the group (``tool`` or ``model``) the queue
         draws uniformly within, ``disagreement_share`` the share of items it draws from those a
         panel of judges split on instead.
+    :param votes: where people's votes, battles and learned profiles are kept (by default beside
+        the tokens); ``vote_rate`` the votes a second one voter may cast on average (ten at once);
+        battles pair runs of different ``review_by`` groups.
     :raises ArenaError: the arena runs commands unconfined without ``allow_local_runner``, or
         lets a record name a workspace that is not its own.
     """
@@ -105,4 +111,6 @@ def create_app(
         app.include_router(module.routes(service))
     queue = reviews.ReviewQueue(labels or LabelStore(tokens.where), review_by, disagreement_share)
     app.include_router(reviews.routes(service, queue))
+    desk = battles.BattleDesk(votes or VoteStore(tokens.where), review_by, vote_rate, 10)
+    app.include_router(battles.routes(service, desk))
     return app

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 
 from arena_core.model.serde import to_dict
 from arena_core.service.problems import Problem
@@ -50,11 +50,13 @@ def routes(service: Service) -> APIRouter:
     @router.get("/leaderboard")
     def board(
         request: Request,
+        response: Response,
         by: Literal["tool", "model"] = "tool",
         test: Literal[TESTS] = "t",  # type: ignore[valid-type]
         adjust: Literal[ADJUSTMENTS] = "holm",  # type: ignore[valid-type]
     ) -> list[dict[str, Any]]:
         service.gate.principal(request, reading=True)
+        response.headers["Arena-Profile"] = f"{arena.provenance.profile} {arena.provenance.config_digest}"
         return service.boards.get(("leaderboard", by, test, adjust), lambda: _board(by, test, adjust))
 
     def _board(by: str, test: str, adjust: str) -> list[dict[str, Any]]:

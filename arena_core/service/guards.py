@@ -114,14 +114,18 @@ class Gate:
         self.tokens, self.limiter, self.public_read = tokens, limiter, public_read
         self.addresses = addresses or RateLimiter(limiter.rate * 4, limiter.burst * 4)
 
-    def principal(self, request: Request, *, reading: bool, reviewing: bool = False) -> Principal | None:
+    def principal(
+        self, request: Request, *, reading: bool, reviewing: bool = False, voting: bool = False
+    ) -> Principal | None:
         """The caller; ``None`` only for a read when ``public_read`` opens reads.
 
         :param reviewing: the endpoint is the review queue's: the only one a reviewer may call (a
             reviewer judges runs blind: what the other endpoints show, tools, models and the
-            judges' verdicts, is what it must not see).
+            judges' verdicts, is what it must not see); ``voting``: the endpoint is the battles',
+            the only one a voter may call, for the same reason.
         :raises Problem: 401 without a valid token, 429 over the address's or the token's rate,
-            403 for a reviewer's token elsewhere than the review queue.
+            403 for a reviewer's token elsewhere than the review queue, a voter's elsewhere than
+            the battles.
         """
         self.addresses.take(f"address {request.client.host if request.client else '-'}")
         header = request.headers.get("authorization", "")
@@ -140,6 +144,15 @@ class Gate:
         self.limiter.take(found.token_id)
         if found.role == "reviewer" and not reviewing:
             raise Problem(403, "a reviewer's token may only review (/review/next, /review/{item})")
+        if found.role == "voter" and not voting:
+            raise Problem(403, "a voter's token may only vote (/battles/next, /votes)")
+        return found
+
+    def voter(self, request: Request) -> Principal:
+        """The voter calling (an operator may vote too). :raises Problem: 403 for other roles."""
+        found = self.principal(request, reading=False, voting=True)
+        if found is None or found.role not in ("voter", "operator"):
+            raise Problem(403, "only a voter's (or an operator's) token may vote")
         return found
 
     def reviewer(self, request: Request) -> Principal:

@@ -2,12 +2,13 @@
 
 A token is ``arena_<id>.<secret>``; only the secret's SHA-256 is kept (a 256-bit random secret
 needs no slow hash), beside the token's role and, for a submitter, the tools and models it may
-post runs for. Two roles: an **operator** defines tasks and may post, replace and move any run;
+post runs for. The roles: an **operator** defines tasks and may post, replace and move any run;
 a **submitter** posts runs for its own tools and models only (``*`` as a model: any model, a
 trust the operator grants on purpose: such a token can post failures under another vendor's
 model), and replaces only runs of its tools; a **reviewer** labels runs the review queue hands
-it, blind to their tool, model and verdicts, and may call nothing else. Tokens live beside the arena, in a table of their
-own: in the store's SQLite file, or in its PostgreSQL database (where every instance of the
+it, blind to their tool, model and verdicts, and may call nothing else; a **voter** compares the
+two runs a battle hands it, as blind, and may call nothing else. Tokens live beside the arena, in
+a table of their own: in the store's SQLite file, or in its PostgreSQL database (where every instance of the
 service reads the same tokens); a file or a table another user made is refused
 (:mod:`arena_core.store.trust`).
 """
@@ -32,7 +33,7 @@ from arena_core.store.side import SideTables
 
 __all__ = ["ROLES", "Principal", "TokenInfo", "TokenStore"]
 
-ROLES = ("operator", "submitter", "reviewer")
+ROLES = ("operator", "submitter", "reviewer", "voter")
 _TOKEN = re.compile(r"^arena_([0-9a-f]{12})\.([A-Za-z0-9_-]{20,100})$")
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS service_tokens (id TEXT PRIMARY KEY, digest TEXT NOT NULL, role TEXT NOT NULL, "

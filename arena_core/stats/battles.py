@@ -29,11 +29,10 @@ import math
 
 import numpy as np
 from attrs import frozen
-from scipy.special import expit
 
 from arena_core.stats.rankranges import uniform_counts
 
-__all__ = ["ELO_SCALE", "Battles", "Fit", "bootstrap", "fit", "needs_prior", "ratings_of"]
+__all__ = ["ELO_SCALE", "Battles", "Fit", "bootstrap", "fit", "log_logistic", "logistic", "needs_prior", "ratings_of"]
 
 #: Elo points per unit of the natural-log strength: ``400 / ln 10``.
 ELO_SCALE = 400.0 / math.log(10.0)
@@ -69,6 +68,18 @@ class Fit:
     """Sandwich covariance of ``(theta, beta)``: ``groups + figures`` square."""
     prior: float
     """Tie games against a reference added per group (0: the plain likelihood)."""
+
+
+def logistic(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` without overflow (SciPy's ``expit``, which costs importing SciPy)."""
+    found: np.ndarray = np.exp(-np.logaddexp(0.0, -x))
+    return found
+
+
+def log_logistic(x: np.ndarray) -> np.ndarray:
+    """``log(logistic(x))`` without overflow."""
+    found: np.ndarray = -np.logaddexp(0.0, -x)
+    return found
 
 
 def ratings_of(theta: np.ndarray) -> np.ndarray:
@@ -174,10 +185,10 @@ def _information(
     meat): both have the block structure of the design, built from per-vote sums."""
     groups = len(battles.groups)
     theta, beta = params[:groups], params[groups:]
-    p = expit(theta[battles.first] - theta[battles.second] + battles.style @ beta)
+    p = logistic(theta[battles.first] - theta[battles.second] + battles.style @ beta)
     residual = battles.outcome - p
     information = _outer_sum(battles, weights * p * (1.0 - p))
-    own = expit(theta)
+    own = logistic(theta)
     information[np.arange(groups), np.arange(groups)] += prior * own * (1.0 - own)
     if sandwich:
         return information, _outer_sum(battles, weights * residual**2)

@@ -15,15 +15,20 @@ cross-validated vote prediction, folds by voter, against the base profile's weig
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 import numpy as np
+import tomli_w
 from attrs import frozen
-from scipy.special import expit, log_expit
 
 from arena_core.model.errors import ArenaError
+from arena_core.model.records import Evaluation
+from arena_core.model.votes import Vote, last_votes, points
+from arena_core.stats.battles import log_logistic, logistic
 
-__all__ = ["FOLDS", "Prediction", "WeightFit", "fit_weights", "predicted"]
+__all__ = ["FOLDS", "Prediction", "WeightFit", "fit_from_votes", "fit_weights", "learned_profile", "predicted"]
 
 #: Cross-validation folds (by voter).
 FOLDS = 5
@@ -92,6 +97,56 @@ def fit_weights(
     )
 
 
+def fit_from_votes(
+    votes: Sequence[Vote], evaluations: Sequence[Evaluation], profiles: Mapping[str, Mapping[str, float]],
+    both_bad: str, *, resamples: int, seed: int,
+) -> WeightFit:  # fmt: skip
+    """The learned weights from ``votes`` between the runs ``evaluations`` scored.
+
+    :raises ArenaError: the tasks' profiles weigh different dimensions, or no vote is usable.
+    """
+    by_id = {e.submission_id: e for e in evaluations}
+    dimension_sets = {tuple(sorted(profiles[e.weight_profile])) for e in evaluations}
+    if len(dimension_sets) > 1:
+        raise ArenaError(
+            "weights fit: the tasks' weight profiles weigh different dimensions "
+            f"({'; '.join(', '.join(d) for d in sorted(dimension_sets))}): one set of weights cannot serve them all"
+        )
+    dimensions = list(profiles[evaluations[0].weight_profile])
+    rows, outcome, voters, base = [], [], [], []
+    voter_index: dict[str, int] = {}
+    for vote in last_votes(votes):
+        if both_bad == "drop" and vote.winner == "both_bad":
+            continue
+        a, b = by_id.get(vote.a), by_id.get(vote.b)
+        if a is None or b is None or any(d not in a.scores or d not in b.scores for d in dimensions):
+            continue
+        difference = [a.scores[d] - b.scores[d] for d in dimensions]
+        rows.append(difference)
+        outcome.append(points(vote))
+        voters.append(voter_index.setdefault(vote.voter, len(voter_index)))
+        weights = profiles[a.weight_profile]
+        base.append(math.fsum(weights[d] * x for d, x in zip(dimensions, difference, strict=True)))
+    if not rows:
+        raise ArenaError("weights fit: no vote compares two runs scored on every dimension")
+    return fit_weights(np.array(rows), np.array(outcome), np.array(voters), dimensions, np.array(base),
+                       resamples=resamples, seed=seed)  # fmt: skip
+
+
+def learned_profile(found: WeightFit, profiles: Sequence[str], base: str) -> str:
+    """The profile file: the learned weights for every weight profile the tasks use."""
+    rounded = [round(float(w), 6) for w in found.weights]
+    largest = int(np.argmax(rounded))
+    rounded[largest] = round(1.0 - math.fsum(w for i, w in enumerate(rounded) if i != largest), 6)
+    weights = dict(zip(found.dimensions, rounded, strict=True))
+    when = datetime.now(UTC).strftime("%Y-%m-%d")
+    header = (
+        f"# Weights learned by `arena weights fit` on {when} from {found.votes} votes by {found.voters} voters\n"
+        f"# (base profile {base}); held-out accuracy {found.fitted.accuracy:.3f}, base {found.base.accuracy:.3f}.\n"
+    )
+    return header + tomli_w.dumps({"weights": dict.fromkeys(profiles, weights)})
+
+
 def predicted(scaled: np.ndarray, outcome: np.ndarray, beta: np.ndarray) -> Prediction:
     """How ``beta`` (``k * w``) predicts the votes of ``scaled`` differences (score / 100)."""
     margin = scaled @ beta
@@ -114,7 +169,7 @@ def _fit(
     beta = np.zeros(scaled.shape[1]) if start is None else np.maximum(start, 0.0)
     current = w @ _loglik(scaled @ beta, outcome)
     for _ in range(100):
-        p = expit(scaled @ beta)
+        p = logistic(scaled @ beta)
         gradient = scaled.T @ (w * (outcome - p))
         free = (beta > 0) | (gradient > 0)
         if not free.any():
@@ -161,5 +216,5 @@ def _prediction(margin: np.ndarray, outcome: np.ndarray) -> Prediction:
 
 
 def _loglik(margin: np.ndarray, outcome: np.ndarray) -> np.ndarray:
-    found: np.ndarray = outcome * log_expit(margin) + (1 - outcome) * log_expit(-margin)
+    found: np.ndarray = outcome * log_logistic(margin) + (1 - outcome) * log_logistic(-margin)
     return found

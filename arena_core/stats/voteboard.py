@@ -14,16 +14,16 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from attrs import frozen
-from scipy.stats import norm
 
 from arena_core.engine.ranking import competition_ranks
 from arena_core.model.errors import ValidationError
+from arena_core.model.records import Submission
 from arena_core.model.votes import Vote, last_votes, points
 from arena_core.stats.battles import ELO_SCALE, Battles, Fit, bootstrap, fit, ratings_of
 from arena_core.stats.rankranges import leader_tiers, paired_ranges
 from arena_core.stats.votehygiene import MIN_VOTES, WINDOW, VoterCheck, near_duplicates, rule_scores, threshold
 
-__all__ = ["BOTH_BAD", "Hygiene", "StyleRow", "VoteBoard", "VoteRow", "vote_board"]
+__all__ = ["BOTH_BAD", "Hygiene", "StyleRow", "VoteBoard", "VoteRow", "figure_reader", "vote_board"]
 
 #: What ``both_bad`` votes do: count as a tie, or be left out.
 BOTH_BAD = ("tie", "drop")
@@ -72,8 +72,9 @@ class Hygiene:
 
     given: int
     repeated: int
-    """Earlier votes of a voter on a pair they voted on again."""
+    """Earlier votes of a voter on a pair they voted on again later (a change of mind)."""
     near_duplicates: int
+    """Earlier votes of a voter on a pair they voted on again within the window (a burst)."""
     same_group: int
     both_bad: int
     """``both_bad`` votes left out (``both_bad="drop"``)."""
@@ -112,7 +113,8 @@ def vote_board(
     if both_bad not in BOTH_BAD:
         raise ValidationError("votes", "both_bad", f"one of {', '.join(BOTH_BAD)}", both_bad)
     kept = last_votes(votes)
-    repeated = len(votes) - len(kept)
+    near = near_duplicates(votes, WINDOW)
+    repeated = len(votes) - len(kept) - near
     same = [v for v in kept if group_of[v.a] == group_of[v.b]]
     kept = [v for v in kept if group_of[v.a] != group_of[v.b]]
     dropped_bad = sum(v.winner == "both_bad" for v in kept) if both_bad == "drop" else 0
@@ -123,12 +125,9 @@ def vote_board(
     first = np.array([index[group_of[v.a]] for v in kept], dtype=np.int64)
     second = np.array([index[group_of[v.b]] for v in kept], dtype=np.int64)
     outcome = np.array([points(v) for v in kept])
-    near = near_duplicates(
-        [v.voter for v in kept], [v.task_id for v in kept], first, second, outcome, [v.at for v in kept], WINDOW
-    )
     columns, lacking = _style_columns(kept, style, figure_of)
-    usable = ~near & ~lacking.any(axis=1)
-    without = {f: int((lacking[:, k] & ~near).sum()) for k, f in enumerate(style)}
+    usable = np.asarray(~lacking.any(axis=1), dtype=bool)
+    without = {f: int(lacking[:, k].sum()) for k, f in enumerate(style)}
     kept = [v for v, use in zip(kept, usable, strict=True) if use]
     first, second, outcome, columns = first[usable], second[usable], outcome[usable], columns[usable]
     if not kept:
@@ -143,13 +142,42 @@ def vote_board(
         removed = int((~keep).sum())
         kept = [v for v, k in zip(kept, keep, strict=True) if k]
         battles = Battles(groups, first[keep], second[keep], outcome[keep], columns[keep], tuple(style))
-    hygiene = Hygiene(len(votes), repeated, int(near.sum()), len(same), dropped_bad, without, checks, removed)
+    hygiene = Hygiene(len(votes), repeated, near, len(same), dropped_bad, without, checks, removed)
     return _board(kept, battles, hygiene, resamples, seed, confidence_level)
+
+
+def figure_reader(runs: Sequence[Submission], figures: Sequence[str]) -> Callable[[str, str], float | None]:
+    """``(run id, figure) -> value``: a numeric field of the run (``files_created`` counted),
+    or ``meta.KEY``; ``None`` where the run lacks it.
+
+    :raises ValidationError: a figure that is no numeric field, or a meta value that is not a number.
+    """
+    fields = {"total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost", "files_created",
+              "tests_passed", "tests_total", "input_tokens", "output_tokens", "reasoning_tokens", "correctness"}  # fmt: skip
+    for figure in figures:
+        if not figure.startswith("meta.") and figure not in fields:
+            raise ValidationError("votes", "style", f"meta.KEY or one of {', '.join(sorted(fields))}", figure)
+    by_id = {run.id: run for run in runs}
+
+    def value(run_id: str, figure: str) -> float | None:
+        run = by_id[run_id]
+        found = run.meta.get(figure[5:]) if figure.startswith("meta.") else getattr(run, figure)
+        if found is None:
+            return None
+        if isinstance(found, tuple):
+            return float(len(found))
+        if isinstance(found, bool) or not isinstance(found, (int, float)):
+            raise ValidationError(f"submission {run_id!r}", figure, "a number, for style control", found)
+        return float(found)
+
+    return value
 
 
 def _board(
     kept: Sequence[Vote], battles: Battles, hygiene: Hygiene, resamples: int, seed: int, confidence_level: float
 ) -> VoteBoard:
+    from scipy.stats import norm
+
     estimate = fit(battles)
     drawn = bootstrap(battles, estimate, resamples, seed)
     groups = len(battles.groups)

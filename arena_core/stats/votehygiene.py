@@ -4,9 +4,9 @@ Applied before any rating (docs/community.md):
 
 - **Repeated votes**: a voter voting on the same pair of runs again replaces their vote (one
   counts: :func:`arena_core.model.votes.last_votes`).
-- **Near duplicates**: the same voter giving the same verdict between the same two groups on the
-  same task within ``window`` seconds of their previous such vote (different runs, the same
-  match-up, in a burst): only the first counts. Votes without a time are not checked.
+- **Near duplicates**: a repeated vote within ``window`` seconds of the voter's previous vote on
+  the pair (a double submission, a burst) is counted apart from a change of mind; either way one
+  vote counts. Votes without a time are not counted.
 - **Voters who follow a rule.** For each voter and each rule ``h`` -- "always backs group X"
   (for every X the voter saw), "always picks a" (the run shown first), "always picks the
   shorter" (fewer tokens) -- the voter's votes are fitted by the pooled model plus one
@@ -33,8 +33,9 @@ from datetime import UTC, datetime
 
 import numpy as np
 from attrs import frozen
-from scipy.special import expit, log_expit
-from scipy.stats import chi2
+
+from arena_core.model.votes import Vote, pair_of
+from arena_core.stats.battles import log_logistic, logistic
 
 __all__ = ["ALPHA", "MIN_VOTES", "WINDOW", "VoterCheck", "near_duplicates", "rule_scores", "threshold"]
 
@@ -63,34 +64,24 @@ class VoterCheck:
 
 def threshold(rules: np.ndarray, alpha: float = ALPHA) -> np.ndarray:
     """The score above which a voter tested on ``rules`` rules is flagged (per voter)."""
+    from scipy.stats import chi2
+
     return np.asarray(chi2.isf(2.0 * alpha / np.maximum(rules, 1), 1), dtype=float)
 
 
-def near_duplicates(
-    voters: Sequence[str],
-    tasks: Sequence[str],
-    first: np.ndarray,
-    second: np.ndarray,
-    outcome: np.ndarray,
-    times: Sequence[str | None],
-    window: float = WINDOW,
-) -> np.ndarray:
-    """Mask of the votes that repeat the same voter's same verdict on the same match-up of
-    groups on the same task within ``window`` seconds of the first of a burst."""
-    last: dict[tuple[str, str, int, int, float], float] = {}
-    out = np.zeros(len(voters), dtype=bool)
-    timed = [(_seconds(at), i) for i, at in enumerate(times) if at is not None]
-    for when, i in sorted(timed):
-        low, high, won = (
-            (first[i], second[i], outcome[i]) if first[i] <= second[i] else (second[i], first[i], 1 - outcome[i])
-        )
-        key = (voters[i], tasks[i], int(low), int(high), float(won))
-        start = last.get(key)
-        if start is not None and when - start <= window:
-            out[i] = True
-        else:
-            last[key] = when
-    return out
+def near_duplicates(votes: Sequence[Vote], window: float = WINDOW) -> int:
+    """How many votes repeat the same voter's vote on the same pair of runs within ``window``
+    seconds of their previous one (a double submission, a burst): of a voter's votes on a pair
+    one counts, whatever the window (:func:`~arena_core.model.votes.last_votes`); this tells a
+    burst from a change of mind. Votes without a time are not counted."""
+    previous: dict[tuple[str, tuple[str, str]], float] = {}
+    found = 0
+    for when, vote in sorted(((_seconds(v.at), v) for v in votes if v.at is not None), key=lambda p: p[0]):
+        key = (vote.voter, pair_of(vote))
+        if key in previous and when - previous[key] <= window:
+            found += 1
+        previous[key] = when
+    return found
 
 
 def rule_scores(
@@ -126,7 +117,7 @@ def rule_scores(
     key_of = key_of.ravel()
     lam = np.zeros(keys.shape[1])
     for _ in range(40):
-        p = expit(eta + lam[key_of] * z)
+        p = logistic(eta + lam[key_of] * z)
         gradient = np.bincount(key_of, z * (y - p), len(lam))
         information = np.bincount(key_of, z * z * p * (1 - p), len(lam))
         step = np.where(information > 1e-12, gradient / np.maximum(information, 1e-12), 20.0)
@@ -147,7 +138,7 @@ def rule_scores(
 
 
 def _loglik(eta: np.ndarray, y: np.ndarray) -> np.ndarray:
-    found: np.ndarray = y * log_expit(eta) + (1 - y) * log_expit(-eta)
+    found: np.ndarray = y * log_logistic(eta) + (1 - y) * log_logistic(-eta)
     return found
 
 
