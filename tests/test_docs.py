@@ -319,3 +319,21 @@ def test_the_judges_page_shows_current_output(tmp_path: Path) -> None:
             assert _matches(shown, result.stdout.splitlines()), (command, result.stdout)
             ran += 1
     assert ran == 2
+
+
+def test_the_community_page_shows_current_output(tmp_path: Path) -> None:
+    """docs/community.md: in a directory where ``arena example`` wrote the arena and its votes,
+    and the page's ``# NAME.toml`` block is written, each ``$ arena ...`` line prints what the page
+    shows (``...`` standing for what it leaves out)."""
+    page = ROOT / "docs" / "community.md"
+    assert _shell("$ arena example", tmp_path).returncode == 0
+    _write_file_blocks(page, tmp_path)
+    assert (tmp_path / "community.toml").exists()
+    ran = 0
+    for block in _blocks(page, "console"):
+        for command, shown in _commands(block):
+            result = _shell(command, tmp_path)
+            assert result.returncode == 0, (command, result.stderr)
+            assert _matches(shown, result.stdout.splitlines() + result.stderr.splitlines()), (command, result.stdout)
+            ran += 1
+    assert ran == 5

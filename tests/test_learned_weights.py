@@ -92,6 +92,7 @@ def test_votes_from_the_spec_weights_learn_a_profile_that_ranks_as_the_spec_does
 def test_the_constrained_fit_is_scipys_bounded_maximum_likelihood() -> None:
     rng = np.random.default_rng(8)
     differences = rng.normal(0, 30, size=(3000, 4))
+    differences[:, 0] += differences[:, 3]  # correlated: the first looks preferred at 0, but is not
     beta = np.array([0.0, 2.0, 0.5, 4.0])
     outcome = (rng.random(3000) < 1 / (1 + np.exp(-(differences / 100) @ (beta - np.array([0.8, 0, 0, 0]))))) * 1.0
 
@@ -104,6 +105,7 @@ def test_the_constrained_fit_is_scipys_bounded_maximum_likelihood() -> None:
                       options={"ftol": 1e-15, "gtol": 1e-12})  # fmt: skip
     found = fit_weights(differences, outcome, np.arange(3000) % 30, ("w", "x", "y", "z"), np.zeros(3000), resamples=10)
     assert oracle.x[0] == 0.0  # the first dimension is preferred lower: held at the bound
+    assert (differences / 100)[:, 0] @ (outcome - 0.5) > 0  # though its gradient at 0 points up
     np.testing.assert_allclose(found.weights * found.sharpness, oracle.x, atol=1e-4)
 
 

@@ -254,4 +254,5 @@ def test_the_documented_openapi_schema_is_the_apps(tmp_path: Path) -> None:
     documented = json.loads((Path(__file__).parent.parent / "docs" / "serve-openapi.json").read_text())
     assert documented == json.loads(json.dumps(app.openapi()))
     assert set(documented["paths"]) == {"/health", "/tasks/{task_id}", "/submissions", "/tasks/{task_id}/rankings",
-                                        "/leaderboard", "/review/next", "/review/{item}", "/calibration"}
+                                        "/leaderboard", "/review/next", "/review/{item}", "/calibration", "/battles/next",
+                                        "/votes", "/votes/leaderboard", "/weights/fit", "/weights", "/weights/{version}"}

@@ -178,3 +178,15 @@ def test_votes_ingested_into_a_store_rate_as_the_files_do(tmp_path: Path) -> Non
     given = json.loads(_run("votes", "--example", "--votes", str(tmp_path / "votes.jsonl"), "--resamples", "50",
                             "--format", "json")[1])  # fmt: skip
     assert stored == given and stored["used"] > 0  # new-one was never stored: all or nothing
+
+
+def test_the_bundled_votes_are_the_generators_and_their_zealot_is_flagged() -> None:
+    from arena_core import examples
+    from arena_core.examples.votes import generate_votes
+
+    runs = [json.loads(line) for line in examples.SUBMISSIONS.read_text().splitlines()]
+    assert examples.VOTES.read_text() == "".join(json.dumps(v) + "\n" for v in generate_votes(runs))
+    code, out = _run("votes", "--example", "--resamples", "50", "--format", "json")
+    assert code == 0, out
+    flagged = [c for c in json.loads(out)["hygiene"]["voters"] if c["flagged"]]
+    assert [(c["voter"], c["rule"]) for c in flagged] == [("v-zealot", "backs swe-agent")]

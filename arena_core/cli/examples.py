@@ -17,7 +17,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.serde import to_dict
 
 #: What ``arena example`` writes, in this order.
-FILES = ("runs.jsonl", "runs.csv", "tasks.json", "tasks.toml")
+FILES = ("runs.jsonl", "runs.csv", "tasks.json", "tasks.toml", "votes.jsonl")
 
 
 @main.command()
@@ -32,10 +32,10 @@ FILES = ("runs.jsonl", "runs.csv", "tasks.json", "tasks.toml")
 @click.option("--force", is_flag=True, help="Overwrite files that exist.")
 @command
 def example(state: State, directory: Path, force: bool) -> None:
-    """Write the bundled example arena as runs.jsonl, runs.csv, tasks.json and tasks.toml.
+    """Write the bundled example arena as runs.jsonl, runs.csv, tasks.json, tasks.toml and votes.jsonl.
 
     The same 180 submissions and 12 tasks that --example scores, as files to read, edit and
-    feed to every command.
+    feed to every command, and 1,200 people's votes between the runs (arena votes).
 
     \b
     Examples:
@@ -62,4 +62,6 @@ def example(state: State, directory: Path, force: bool) -> None:
         out.write("\n")
     with atomic_output(targets[3]) as out:
         out.write(tomli_w.dumps({"tasks": tasks}))
+    with atomic_output(targets[4]) as out:
+        out.write(examples.VOTES.read_text())
     click.echo(f"Wrote {', '.join(str(t) for t in targets)}: {len(runs)} submissions, {len(tasks)} tasks")

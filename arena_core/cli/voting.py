@@ -10,12 +10,13 @@ from pathlib import Path
 
 import click
 
+from arena_core import examples
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.selection import finite, stored_arena
 from arena_core.compare import group_labels
 from arena_core.io.table import render
-from arena_core.io.votes import check_votes
+from arena_core.io.votes import check_votes, read_votes
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Submission
 from arena_core.model.serde import to_dict
@@ -76,6 +77,7 @@ def votes_command(
 
     \b
     Examples:
+      arena votes --example
       arena votes runs.jsonl --tasks tasks.json --votes votes.jsonl
       arena votes runs.jsonl --tasks tasks.json --votes votes.jsonl --by model --style total_tokens,files_created
       arena votes --store arena.db --format json
@@ -105,6 +107,8 @@ def runs_and_votes(state: State, given: InputFiles, store_path: str | None) -> t
         state.scores_runs = False
         runs, _ = read_inputs(state, given, need_tasks=False)
         votes = state.votes
+        if not votes and given.example == "synthetic":  # the example's own votes (arena example writes them)
+            votes = read_votes(examples.VOTES)
     if not votes:
         raise click.UsageError("give --votes FILE: people's votes between runs (see docs/community.md)")
     return runs, votes
@@ -139,7 +143,7 @@ def _print(board: VoteBoard, by: str, fmt: str, confidence_level: float, keep_fl
         click.echo("")
         click.echo(render(
             ["Style figure", "Coefficient", f"{confidence_level:.0%} CI", "Sandwich CI"],
-            [[s.figure, f"{s.coefficient:.4f}", f"{s.ci_low:.4f}-{s.ci_high:.4f}", f"{s.se_low:.4f}-{s.se_high:.4f}"]
+            [[s.figure, f"{s.coefficient:.4f}", f"{s.ci_low:.4f} to {s.ci_high:.4f}", f"{s.se_low:.4f} to {s.se_high:.4f}"]
              for s in board.style],
         ))  # fmt: skip
     click.echo("")
@@ -161,7 +165,7 @@ def _hygiene_lines(board: VoteBoard, keep_flagged: bool) -> list[str]:
     flagged = [c for c in h.voters if c.flagged]
     if flagged:
         what = "kept (--keep-flagged)" if keep_flagged else f"left out, {h.removed} votes"
-        lines.append(f"  {len(flagged)} voters flagged by the hygiene test, {what}:")
+        lines.append(f"  {len(flagged)} voter{'s' if len(flagged) != 1 else ''} flagged by the hygiene test, {what}:")
         lines.append(
             render(
                 ["Voter", "Votes", "Score", "Rule"], [[c.voter, c.votes, round(c.score, 1), c.rule] for c in flagged]

@@ -172,15 +172,20 @@ def _fit(
         p = logistic(scaled @ beta)
         gradient = scaled.T @ (w * (outcome - p))
         free = (beta > 0) | (gradient > 0)
+        step = np.zeros_like(beta)
+        while free.any():  # a coordinate at 0 whose step points below 0 is held there, and the step found again
+            hessian = (scaled[:, free] * (w * p * (1 - p))[:, None]).T @ scaled[:, free]
+            step[:] = 0.0
+            step[free] = np.linalg.lstsq(hessian, gradient[free], rcond=None)[0]
+            held = free & (beta <= 0) & (step < 0)
+            if not held.any():
+                break
+            free &= ~held
         if not free.any():
             break
-        hessian = (scaled[:, free] * (w * p * (1 - p))[:, None]).T @ scaled[:, free]
-        step = np.zeros_like(beta)
-        step[free] = np.linalg.lstsq(hessian, gradient[free], rcond=None)[0]
         crossing = step < 0
         if crossing.any():  # stop at the bound the step would cross first
-            shrink = np.min(beta[crossing] / -step[crossing], initial=1.0)
-            step *= min(1.0, shrink)
+            step *= min(1.0, float(np.min(beta[crossing] / -step[crossing])))
         for _ in range(50):
             trial = np.maximum(beta + step, 0.0)
             value = w @ _loglik(scaled @ trial, outcome)
