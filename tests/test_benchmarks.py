@@ -64,3 +64,15 @@ def test_the_scale_benchmarks_peers_score_as_arena_core_does(tmp_path: Path) -> 
     assert len(checked) == 6 and all(differ == "0" for _, differ, _ in checked), result.stdout
     for job in ("leaderboard", "score -o parquet"):
         assert re.search(rf"{re.escape(job)} +arena-core +[\d.]+ s .* arena-core / faster peer: [\d.]+x", result.stdout)
+
+
+def test_the_votes_benchmark_runs_and_prints_its_figures() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "votes.py"), "--tiny"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    printed = result.stdout
+    assert re.search(r"statsmodels GLM \(reference\) [\d.]+ s: [\d.]+x the reference; largest coefficient gap", printed)
+    assert re.search(r"2\. bootstrap, \d+ resamples of [\d,]+ votes: with style [\d.]+ s", printed)
+    assert re.search(r"3\. sandwich 95% intervals hold the true ratings [\d.]+% of", printed)
+    assert re.search(r"4\. hygiene, .* recall [\d.]+, precision [\d.]+; the group's inflation [+-][\d.]+ Elo", printed)
