@@ -19,9 +19,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from arena_core.model.votes import Vote  # noqa: E402
-from arena_core.stats.battles import ELO_SCALE, Battles, bootstrap, fit, ratings_of  # noqa: E402
-from arena_core.stats.voteboard import vote_board  # noqa: E402
+from arena_core.model.votes import Vote
+from arena_core.stats.battles import ELO_SCALE, Battles, bootstrap, fit, ratings_of
+from arena_core.stats.voteboard import vote_board
 
 #: LMArena's published style coefficients (tokens, lists, bold, headers) on the logit.
 STYLE = np.array([0.039, 0.022, 0.019, 0.017])

@@ -9,12 +9,14 @@ from pathlib import Path
 import click
 
 from arena_core.cli.app import State, command, main, quiet_option
-from arena_core.cli.inputs import InputFiles, inputs
+from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.picking import Pick
 from arena_core.cli.selection import evaluations_of
+from arena_core.compare import group_labels
 from arena_core.io.output import atomic_output
 from arena_core.io.table import render
 from arena_core.stats.learnedweights import fit_from_votes, learned_profile
+from arena_core.stats.voteboard import cleaned, figure_reader
 
 
 @main.group(name="weights")
@@ -27,6 +29,9 @@ def weights_group() -> None:
 @click.option("--base", metavar="PROFILE",
               help="Score the runs with this profile (name or .toml; default: -p, else default) and compare with its weights.")  # fmt: skip
 @click.option("--both-bad", type=click.Choice(["tie", "drop"]), default="tie", show_default=True)
+@click.option("--by", default="tool", show_default=True, metavar="tool|model|tool,model|meta.KEY",
+              help="The groups vote hygiene tests voters against (as arena votes --by).")  # fmt: skip
+@click.option("--keep-flagged", is_flag=True, help="Keep the votes of voters the hygiene test flags.")
 @click.option("--resamples", type=click.IntRange(10, 100_000), default=1000, show_default=True,
               help="Bootstrap resamples over voters.")  # fmt: skip
 @click.option("--seed", type=int, default=20240601, show_default=True)
@@ -39,6 +44,8 @@ def fit_command(
     inputs: InputFiles,
     base: str | None,
     both_bad: str,
+    by: str,
+    keep_flagged: bool,
     resamples: int,
     seed: int,
     output: Path,
@@ -49,7 +56,8 @@ def fit_command(
     P(a wins) = logistic(k x (overall_a - overall_b)), over the weights (non-negative, adding up
     to 1) of the base profile's dimensions, fitted by maximum likelihood; intervals from a
     bootstrap over voters; cross-validated vote prediction (folds by voter) against the base
-    profile's weights. Writes a profile file: score with it by `arena -p FILE ...`, and A/B it
+    profile's weights. Votes go through the hygiene of `arena votes` first (--by groups the
+    runs; voters it flags are left out unless --keep-flagged). Writes a profile file: score with it by `arena -p FILE ...`, and A/B it
     against the spec's weights with `arena compare --b FILE`.
 
     \b
@@ -64,7 +72,18 @@ def fit_command(
         raise click.UsageError("give --votes FILE: people's votes between runs (see docs/community.md)")
     evaluations, _, _ = evaluations_of(state, inputs, None, Pick(), False, quiet)
     profiles = state.arena.scorer.profiles
-    found = fit_from_votes(state.votes, evaluations, {n: p.weights for n, p in profiles.items()}, both_bad,
+    votes = state.votes
+    if not keep_flagged:
+        runs, _ = read_inputs(state, inputs, need_tasks=False)
+        names = group_labels(runs, by, state.arena.config.model_aliases)
+        group_of = {run.id: name for run, name in zip(runs, names, strict=True)}
+        _, _, hygiene = cleaned(votes, group_of, figure_reader(runs, ()), both_bad=both_bad)
+        flagged = {c.voter for c in hygiene.voters if c.flagged}
+        votes = [v for v in votes if v.voter not in flagged]
+        if flagged:
+            click.echo(f"left out {len(state.votes) - len(votes)} votes of {len(flagged)} voters the hygiene test flags "
+                       f"({', '.join(sorted(flagged)[:5])}{', ...' if len(flagged) > 5 else ''}; --keep-flagged keeps them)")  # fmt: skip
+    found = fit_from_votes(votes, evaluations, {n: p.weights for n, p in profiles.items()}, both_bad,
                            resamples=resamples, seed=seed)  # fmt: skip
     used = sorted({e.weight_profile for e in evaluations})
     text = learned_profile(found, used, state.profile or "default")

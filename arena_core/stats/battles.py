@@ -71,8 +71,9 @@ class Fit:
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
-    """``1 / (1 + exp(-x))`` without overflow (SciPy's ``expit``, which costs importing SciPy)."""
-    found: np.ndarray = np.exp(-np.logaddexp(0.0, -x))
+    """``1 / (1 + exp(-x))`` without overflow, as ``(1 + tanh(x / 2)) / 2`` (SciPy's ``expit``
+    would cost importing SciPy; one ``tanh`` is cheaper than ``exp`` of ``logaddexp``)."""
+    found: np.ndarray = 0.5 + 0.5 * np.tanh(0.5 * x)
     return found
 
 
@@ -134,10 +135,17 @@ def bootstrap(battles: Battles, estimate: Fit, resamples: int, seed: int) -> np.
             weights = uniform_counts(rng, total, 1)[0]
         else:
             weights = rng.multinomial(total, counts / total).astype(float)
-        params = _newton(cells, weights, start, estimate.prior)
+        drawn = np.flatnonzero(weights)  # about a third of the votes are not drawn: left out of the sums
+        params = _newton(_rows(cells, drawn), weights[drawn], start, estimate.prior)
         groups = len(battles.groups)
         out[r] = np.concatenate([params[:groups] - params[:groups].mean(), params[groups:]])
     return out
+
+
+def _rows(battles: Battles, rows: np.ndarray) -> Battles:
+    return Battles(
+        battles.groups, battles.first[rows], battles.second[rows], battles.outcome[rows], battles.style[rows]
+    )
 
 
 def _cells(battles: Battles) -> tuple[Battles, np.ndarray]:

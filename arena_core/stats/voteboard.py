@@ -23,7 +23,7 @@ from arena_core.stats.battles import ELO_SCALE, Battles, Fit, bootstrap, fit, ra
 from arena_core.stats.rankranges import leader_tiers, paired_ranges
 from arena_core.stats.votehygiene import MIN_VOTES, WINDOW, VoterCheck, near_duplicates, rule_scores, threshold
 
-__all__ = ["BOTH_BAD", "Hygiene", "StyleRow", "VoteBoard", "VoteRow", "figure_reader", "vote_board"]
+__all__ = ["BOTH_BAD", "Hygiene", "StyleRow", "VoteBoard", "VoteRow", "cleaned", "figure_reader", "vote_board"]
 
 #: What ``both_bad`` votes do: count as a tie, or be left out.
 BOTH_BAD = ("tie", "drop")
@@ -110,6 +110,24 @@ def vote_board(
     """The board of ``votes`` between runs of the groups ``group_of`` (run id to group);
     ``figure_of(run, figure)`` gives a run's figure for style control and for the "picks the
     shorter" rule (``total_tokens``)."""
+    kept, battles, hygiene = cleaned(
+        votes, group_of, figure_of, style=style, both_bad=both_bad, keep_flagged=keep_flagged
+    )
+    return _board(kept, battles, hygiene, resamples, seed, confidence_level)
+
+
+def cleaned(
+    votes: Sequence[Vote],
+    group_of: Mapping[str, str],
+    figure_of: Callable[[str, str], float | None],
+    *,
+    style: Sequence[str] = (),
+    both_bad: str = "tie",
+    keep_flagged: bool = False,
+) -> tuple[list[Vote], Battles, Hygiene]:
+    """The votes a board rates after hygiene (see the module's note), as the regression reads
+    them, and what was left out: what :func:`vote_board` rates, and what learned weights are
+    fitted to."""
     if both_bad not in BOTH_BAD:
         raise ValidationError("votes", "both_bad", f"one of {', '.join(BOTH_BAD)}", both_bad)
     kept = last_votes(votes)
@@ -142,8 +160,7 @@ def vote_board(
         removed = int((~keep).sum())
         kept = [v for v, k in zip(kept, keep, strict=True) if k]
         battles = Battles(groups, first[keep], second[keep], outcome[keep], columns[keep], tuple(style))
-    hygiene = Hygiene(len(votes), repeated, near, len(same), dropped_bad, without, checks, removed)
-    return _board(kept, battles, hygiene, resamples, seed, confidence_level)
+    return kept, battles, Hygiene(len(votes), repeated, near, len(same), dropped_bad, without, checks, removed)
 
 
 def figure_reader(runs: Sequence[Submission], figures: Sequence[str]) -> Callable[[str, str], float | None]:
