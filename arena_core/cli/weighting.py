@@ -81,7 +81,8 @@ def fit_command(
         flagged = {c.voter for c in hygiene.voters if c.flagged}
         votes = [v for v in votes if v.voter not in flagged]
         if flagged:
-            click.echo(f"left out {len(state.votes) - len(votes)} votes of {len(flagged)} voters the hygiene test flags "
+            click.echo(f"left out {len(state.votes) - len(votes)} votes of {len(flagged)} voter{'s' if len(flagged) != 1 else ''} "
+                       "the hygiene test flags "
                        f"({', '.join(sorted(flagged)[:5])}{', ...' if len(flagged) > 5 else ''}; --keep-flagged keeps them)")  # fmt: skip
     found = fit_from_votes(votes, evaluations, {n: p.weights for n, p in profiles.items()}, both_bad,
                            resamples=resamples, seed=seed)  # fmt: skip

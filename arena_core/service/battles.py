@@ -9,7 +9,8 @@ groups with few votes come first; then a task both ran, a run of each, and an or
 A battle's one-time token is spent on one vote; a voter may vote ``vote_rate`` times a second on
 average (``vote_burst`` at once), beyond the service's own rate limit.
 
-``POST /weights/fit`` learns weights from the stored votes (``arena weights fit``) and keeps
+``POST /weights/fit`` learns weights from the stored votes (``arena weights fit``, the voters vote
+hygiene flags left out) and keeps
 them as a numbered profile version (``GET /weights``, ``GET /weights/{version}``): stored
 evaluations are never rescored by it; a service scores with a version only when started with
 it (``arena -p learned-v3.toml serve``), and every board says the profile it was scored with
@@ -37,7 +38,7 @@ from arena_core.service.problems import Problem
 from arena_core.service.state import Service
 from arena_core.stats.battles import ELO_SCALE, Battles, fit
 from arena_core.stats.learnedweights import fit_from_votes, learned_profile
-from arena_core.stats.voteboard import figure_reader, vote_board
+from arena_core.stats.voteboard import cleaned, figure_reader, vote_board
 from arena_core.store.votes import VoteStore
 
 __all__ = ["BattleDesk", "routes"]
@@ -188,9 +189,15 @@ def routes(service: Service, desk: BattleDesk) -> APIRouter:
         with service.store.transaction(write=False) as tx:
             evaluations = [e for t in tx.task_ids() for e in tx.evaluations(t)]
         profiles = {n: p.weights for n, p in service.arena.scorer.profiles.items()}
+        by_task, _ = desk.runs(service)
+        runs = [run for pairs in by_task.values() for run, _ in pairs]
+        group_of = {run.id: name for pairs in by_task.values() for run, name in pairs}
+        votes = [v for v in desk.votes.votes() if v.a in group_of and v.b in group_of]
         try:
-            found = fit_from_votes(desk.votes.votes(), evaluations, profiles, "tie", resamples=resamples, seed=20240601)
-        except ArenaError as error:
+            flagged = {c.voter for c in cleaned(votes, group_of, figure_reader(runs, ()))[2].voters if c.flagged}
+            votes = [v for v in votes if v.voter not in flagged]  # the hygiene of the vote board first
+            found = fit_from_votes(votes, evaluations, profiles, "tie", resamples=resamples, seed=20240601)
+        except (ArenaError, ValidationError) as error:
             raise Problem(422, str(error)) from None
         used = sorted({e.weight_profile for e in evaluations})
         text = learned_profile(found, used, service.arena.provenance.profile)
