@@ -55,16 +55,14 @@ def _client(tmp_path: Path, **options: object):
 def _stocked(tmp_path: Path, runs: int = 9, **options: object):
     client, bearer = _client(tmp_path, **options)
     operator = bearer("operator")
-    task = {"success_criteria": [{"type": "judge", "judge": "people", "evidence": ["final_answer"],
-                                  "requirements": [{"id": "r0", "criteria": "It works", "prerequisites": []}]}]}  # fmt: skip
     assert client.put("/tasks/t", json={"success_criteria": []}, headers=operator).status_code == 200
     for i in range(runs):
         assert client.post("/submissions", json=_run(i), headers=operator).status_code == 201
-    return client, bearer, operator, task
+    return client, bearer, operator
 
 
 def test_a_voter_gets_blind_battles_and_spends_each_on_one_vote(tmp_path: Path) -> None:
-    client, bearer, operator, _ = _stocked(tmp_path)
+    client, bearer, operator = _stocked(tmp_path)
     voter, other = bearer("voter"), bearer("voter")
     got = client.get("/battles/next", headers=voter)
     assert got.status_code == 200, got.text
@@ -92,7 +90,7 @@ def _tool(run_id: str) -> str:
 
 
 def test_battles_favour_close_groups_with_few_votes_between_them(tmp_path: Path) -> None:
-    client, bearer, _, _ = _stocked(tmp_path)
+    client, bearer, _ = _stocked(tmp_path)
     store = VoteStore(tmp_path / "a.db")
     rng = random.Random(1)
     store.add(
@@ -117,7 +115,7 @@ def _groups_of_last_battle(tmp_path: Path) -> tuple[str, str]:
 
 
 def test_a_voter_is_held_to_the_vote_rate(tmp_path: Path) -> None:
-    client, bearer, _, _ = _stocked(tmp_path, vote_rate=0.01)
+    client, bearer, _ = _stocked(tmp_path, vote_rate=0.01)
     voter = bearer("voter")
     codes = []
     for _ in range(12):
@@ -128,7 +126,7 @@ def test_a_voter_is_held_to_the_vote_rate(tmp_path: Path) -> None:
 
 
 def test_the_vote_board_and_learned_profiles_kept_as_versions(tmp_path: Path) -> None:
-    client, bearer, operator, _ = _stocked(tmp_path, runs=9, vote_rate=1000.0)
+    client, bearer, operator = _stocked(tmp_path, runs=9, vote_rate=1000.0)
     voters = [bearer("voter") for _ in range(6)]
     assert client.get("/votes/leaderboard", headers=operator).status_code == 404  # no votes yet
     rng = random.Random(3)
