@@ -34,9 +34,26 @@ def board(tmp_path: Path, config: str, fmt: str, source: Path, *options: str) ->
     """The JSON rows of a correctness-only leaderboard of ``source`` read by ``fmt``, under the
     configuration ``config``, as a user runs the command."""
     (tmp_path / "arena.toml").write_text(config)
-    done = subprocess.run([sys.executable, "-m", "arena_core", "-c", str(tmp_path / "arena.toml"), "-p",
-                           "correctness-only", "leaderboard", "--from", fmt, str(source), *options, "--format", "json"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena_core",
+            "-c",
+            str(tmp_path / "arena.toml"),
+            "-p",
+            "correctness-only",
+            "leaderboard",
+            "--from",
+            fmt,
+            str(source),
+            *options,
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -84,7 +101,9 @@ def test_a_log_schema_newer_than_known_is_refused_by_name(arena: Arena, tmp_path
     header["version"] = 4
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps({**header, "samples": []}))
-    with pytest.raises(InputError, match=r"newer\.json: version: log schema 4 is newer than the newest this importer reads \(3\)"):
+    with pytest.raises(
+        InputError, match=r"newer\.json: version: log schema 4 is newer than the newest this importer reads \(3\)"
+    ):
         list(imported(arena, "inspect", newer))
 
 
@@ -95,7 +114,7 @@ def test_a_corrupt_zstd_member_is_named(arena: Arena, tmp_path: Path) -> None:
     with zipfile.ZipFile(broken) as archive:
         info = archive.getinfo("header.json")
         start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
-    data[start:start + 16] = b"\x00" * 16  # the zstd frame's magic number and header overwritten
+    data[start : start + 16] = b"\x00" * 16  # the zstd frame's magic number and header overwritten
     broken.write_bytes(bytes(data))
     with pytest.raises(InputError, match=r"broken\.eval: header\.json: not readable: bad zstd data"):
         list(imported(arena, "inspect", broken))
@@ -141,8 +160,11 @@ def test_an_unknown_trajectory_format_is_refused_by_name(arena: Arena, tmp_path:
     data = json.loads((MINI / "toolcall.traj.json").read_text())
     data["trajectory_format"] = "mini-swe-agent-2"
     (tmp_path / "x.traj.json").write_text(json.dumps(data))
-    with pytest.raises(InputError, match=r"x\.traj\.json: trajectory_format: 'mini-swe-agent-2' is not a format this "
-                                         r"importer reads \(mini-swe-agent-1, mini-swe-agent-1\.1; the newest is"):
+    with pytest.raises(
+        InputError,
+        match=r"x\.traj\.json: trajectory_format: 'mini-swe-agent-2' is not a format this "
+        r"importer reads \(mini-swe-agent-1, mini-swe-agent-1\.1; the newest is",
+    ):
         imported(arena, "mini-swe-agent", tmp_path / "x.traj.json")
 
 
@@ -178,7 +200,10 @@ def test_critic_attempts_give_one_run_per_instance_with_what_every_attempt_spent
 
 def test_openhands_v0_outputs_still_import_as_before(arena: Arena) -> None:
     runs = imported(arena, "openhands", FORMATS / "openhands-eval-output")
-    assert runs["ponylang__ponyc-4595"]["tool_calls"] == 22 and runs["ponylang__ponyc-4595"]["meta"]["format_version"] == "openhands-v0"
+    assert (
+        runs["ponylang__ponyc-4595"]["tool_calls"] == 22
+        and runs["ponylang__ponyc-4595"]["meta"]["format_version"] == "openhands-v0"
+    )
 
 
 def test_swe_bench_pro_results_and_infra_errors(arena: Arena, tmp_path: Path) -> None:
@@ -193,6 +218,25 @@ def test_swe_bench_pro_results_and_infra_errors(arena: Arena, tmp_path: Path) ->
     (tmp_path / "eval_results.json").write_text('{"x__y-1": "yes"}')
     with pytest.raises(InputError, match=r"eval_results\.json: x__y-1: expected true or false \(resolved\), got 'yes'"):
         imported(arena, "swebench", tmp_path / "eval_results.json")
+
+
+def test_a_swe_bench_5_run_report_counts_the_instances_it_never_predicted_as_unresolved(
+    arena: Arena, tmp_path: Path
+) -> None:
+    """SWE-bench 5's own make_run_report (tests/data/formats/swe-bench-current/make.py): 4 instances,
+    3 predicted (one an empty patch), 1 resolved. SWE-bench's rate is 1 of 4, over the dataset."""
+    report = FORMATS / "swe-bench-current" / "openai__gpt-5-mini.verified-mini.json"
+    published = json.loads(report.read_text())
+    runs = imported(arena, "swebench", report)
+    assert len(runs) == published["total_instances"] == 4
+    assert [i for i, r in runs.items() if r["success"]] == published["resolved_ids"]
+    assert runs["sympy__sympy-20590"]["meta"]["flags"] == ["not_completed"]  # in incomplete_ids, not submitted_ids
+    assert runs["django__django-11133"]["meta"]["flags"] == ["empty_patch"]
+    rate = board(tmp_path, "", "swebench", report)[0]["means"]["correctness"]
+    assert rate == pytest.approx(100 * published["resolved_instances"] / published["total_instances"])  # 25, not 33.3
+    (tmp_path / "half.json").write_text(report.read_text()[: len(report.read_text()) // 2])
+    with pytest.raises(InputError, match="half.json"):
+        imported(arena, "swebench", tmp_path / "half.json")
 
 
 HARBOR = FORMATS / "harbor-current"
@@ -210,7 +254,9 @@ def test_harbor_0_25_trials_field_by_field(arena: Arena) -> None:
     assert keys["meta"]["rewards"] == {"tests_passed": 0.75, "lint": 1}
     assert (keys["cache_read_tokens"], keys["input_tokens"]) == (97_845, 97_938)  # cached tokens kept apart
     sandbox = runs["sandbox-timeout__c1"]
-    assert "harness_error" in sandbox["meta"]["flags"] and sandbox["meta"]["exception"] == "EnvironmentStartTimeoutError"
+    assert (
+        "harness_error" in sandbox["meta"]["flags"] and sandbox["meta"]["exception"] == "EnvironmentStartTimeoutError"
+    )
     timed_out = runs["agent-timeout__d1"]
     assert "agent_failure" in timed_out["meta"]["flags"] and "harness_error" not in timed_out["meta"]["flags"]
     assert timed_out["correctness"] == 0.0 and timed_out["success"] is False
@@ -235,9 +281,12 @@ def test_a_lone_continued_trajectory_is_one_run_and_atif_2_is_refused(arena: Are
     with pytest.raises(InputError, match=r"later\.json: schema_version: ATIF-v2\.0 is newer"):  # a newer continuation
         imported(arena, "harbor", tmp_path / "trajectory.json")
     (tmp_path / "later.json").unlink()
-    (tmp_path / "trajectory.json").write_text(json.dumps({**data, "schema_version": "ATIF-v2.0",
-                                                          "continued_trajectory_ref": None}))
-    with pytest.raises(InputError, match=r"ATIF-v2\.0 is newer than the newest ATIF this importer reads \(ATIF-v1\.8\)"):
+    (tmp_path / "trajectory.json").write_text(
+        json.dumps({**data, "schema_version": "ATIF-v2.0", "continued_trajectory_ref": None})
+    )
+    with pytest.raises(
+        InputError, match=r"ATIF-v2\.0 is newer than the newest ATIF this importer reads \(ATIF-v1\.8\)"
+    ):
         imported(arena, "harbor", tmp_path / "trajectory.json")
 
 
@@ -261,20 +310,28 @@ def test_the_job_totals_harbor_counted_agree_with_the_trials_and_analysis_checks
     shutil.copytree(HARBOR, job, ignore=shutil.ignore_patterns("make.py", "multi-key__b1"))  # one trial lost
     moved = imported(arena, "harbor", job)
     checks = {r["meta"].get("job_check") for r in moved.values()}
-    assert checks == {"5 trials completed, 4 in the folder; n_input_tokens 250938 recorded, 153000 in the trials; "
-                      "n_cache_tokens 209845 recorded, 112000 in the trials; n_output_tokens 5450 recorded, 4250 in "
-                      "the trials; cost_usd 0.361 recorded, 0.311 in the trials"}
+    assert checks == {
+        "5 trials completed, 4 in the folder; n_input_tokens 250938 recorded, 153000 in the trials; "
+        "n_cache_tokens 209845 recorded, 112000 in the trials; n_output_tokens 5450 recorded, 4250 in "
+        "the trials; cost_usd 0.361 recorded, 0.311 in the trials"
+    }
     assert all("job_totals_disagree" in r["meta"]["flags"] for r in moved.values())
 
 
 def test_the_importer_and_the_format_versions_it_read_are_in_the_provenance(tmp_path: Path) -> None:
     def algorithms(*args: str) -> dict:
-        done = subprocess.run([sys.executable, "-m", "arena_core", "-p", "correctness-only", "score", *args],
-                              capture_output=True, text=True, cwd=tmp_path)
+        done = subprocess.run(
+            [sys.executable, "-m", "arena_core", "-p", "correctness-only", "score", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout.splitlines()[0])["provenance"]["algorithms"]
 
-    both = algorithms("--from", "mini-swe-agent", str(MINI), str(FORMATS / "mini-swe-agent" / "django__django-16255.traj.json"))
+    both = algorithms(
+        "--from", "mini-swe-agent", str(MINI), str(FORMATS / "mini-swe-agent" / "django__django-16255.traj.json")
+    )
     assert (both["importer"], both["input_formats"]) == ("mini-swe-agent", "mini-swe-agent-1, mini-swe-agent-1.1")
     assert algorithms("--from", "inspect", str(INSPECT / "epochs.eval"))["input_formats"] == "inspect-log-v2"
     assert "importer" not in algorithms("--example")  # arena-core's own files: nothing imported
@@ -290,11 +347,22 @@ def test_a_figure_the_version_always_records_but_the_file_lacks_is_flagged(arena
     assert "usage_missing" in run["meta"]["flags"] and "total_tokens" not in run
     line = json.loads((OPENHANDS_V1 / "plain" / "output.jsonl").read_text())
     (tmp_path / "output.jsonl").write_text(json.dumps({**line, "metrics": None}) + "\n")
-    assert "usage_missing" in imported(arena, "openhands", tmp_path / "output.jsonl")["django__django-11099"]["meta"]["flags"]
+    assert (
+        "usage_missing"
+        in imported(arena, "openhands", tmp_path / "output.jsonl")["django__django-11099"]["meta"]["flags"]
+    )
 
 
-@pytest.mark.parametrize(("fmt", "folder"), [("inspect", INSPECT), ("mini-swe-agent", MINI), ("openhands", OPENHANDS_V1),
-                                             ("harbor", HARBOR), ("swebench", FORMATS / "swe-bench-pro")])
+@pytest.mark.parametrize(
+    ("fmt", "folder"),
+    [
+        ("inspect", INSPECT),
+        ("mini-swe-agent", MINI),
+        ("openhands", OPENHANDS_V1),
+        ("harbor", HARBOR),
+        ("swebench", FORMATS / "swe-bench-pro"),
+    ],
+)
 def test_every_current_fixture_cut_short_or_retyped_gives_a_named_error_never_a_traceback(
     arena: Arena, tmp_path: Path, fmt: str, folder: Path
 ) -> None:
@@ -328,8 +396,11 @@ def test_the_reward_rule_is_configurable(tmp_path: Path) -> None:
 
     def correctness(config: str) -> float:
         (tmp_path / "arena.toml").write_text(config)
-        done = subprocess.run([sys.executable, "-m", "arena_core", "-c", str(tmp_path / "arena.toml"), "import",
-                               "harbor", str(trial)], capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "arena_core", "-c", str(tmp_path / "arena.toml"), "import", "harbor", str(trial)],
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, done.stderr
         return float(json.loads(done.stdout)["correctness"])
 
@@ -337,8 +408,11 @@ def test_the_reward_rule_is_configurable(tmp_path: Path) -> None:
     assert correctness('[plugins.importers]\nharbor_reward_aggregate = "min"\n') == pytest.approx(0.75)
     assert correctness('[plugins.importers]\nharbor_reward_key = "lint"\n') == pytest.approx(1.0)
     (tmp_path / "arena.toml").write_text('[plugins.importers]\nharbor_reward_aggregate = "median"\n')
-    done = subprocess.run([sys.executable, "-m", "arena_core", "-c", str(tmp_path / "arena.toml"), "import", "harbor",
-                           str(trial)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "arena_core", "-c", str(tmp_path / "arena.toml"), "import", "harbor", str(trial)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "harbor_reward_aggregate" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -123,6 +123,10 @@ class Verdicts:
             resolved = instance_id in lists["resolved_ids"]
             self.by_instance[instance_id] = Verdict(resolved, where, [flag] if flag else [])
             self.submitted.append(instance_id)
+        for instance_id in lists["incomplete_ids"]:  # no prediction: SWE-bench counts it unresolved, over the dataset
+            if instance_id not in submitted:
+                self.by_instance[instance_id] = Verdict(False, where, ["not_completed"])
+                self.submitted.append(instance_id)
 
     def _pro(self, data: Mapping[str, Any], path: Path) -> None:
         """SWE-bench Pro: ``eval_results.json`` maps ids to true or false; ``infra_errors.json``
