@@ -220,6 +220,21 @@ def test_swe_bench_pro_results_and_infra_errors(arena: Arena, tmp_path: Path) ->
         imported(arena, "swebench", tmp_path / "eval_results.json")
 
 
+def test_an_eval_log_and_its_converted_json_twin_are_read_once(arena: Arena) -> None:
+    """``converted/epochs.json`` is what Inspect's own ``inspect log convert --to json`` made of
+    ``epochs.eval`` (make.py): the same log, which a folder holding both gives once."""
+    twin = INSPECT / "converted" / "epochs.json"
+
+    def without_source(runs: dict[str, dict]) -> dict[str, dict]:
+        return {i: {**r, "meta": {k: v for k, v in r["meta"].items() if k != "source"}} for i, r in runs.items()}
+
+    archive = imported(arena, "inspect", INSPECT / "epochs.eval")
+    assert without_source(imported(arena, "inspect", twin)) == without_source(archive)  # field by field
+    both = imported(arena, "inspect", INSPECT)  # both logs, and dict-score.eval: no id twice
+    assert {i: r for i, r in both.items() if i in archive} == archive  # from the archive
+    assert len(both) == len(archive) + len(imported(arena, "inspect", INSPECT / "dict-score.eval"))
+
+
 def test_a_swe_bench_5_run_report_counts_the_instances_it_never_predicted_as_unresolved(
     arena: Arena, tmp_path: Path
 ) -> None:

@@ -61,11 +61,18 @@ class InspectLogs:
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         """A log's runs one sample at a time (an ``.eval`` archive is never held whole); a bad
         sample is yielded as its error and the others read; an archive that expands past its
-        bound is read no further."""
-        for path in files_under(paths, _is_log):
+        bound is read no further. A log found twice (the same ``eval_id``: an ``.eval`` and the
+        ``.json`` that ``inspect log convert`` made of it) is read once, from the ``.eval``: the
+        archives are read first, then the JSON logs, each in name order."""
+        read: dict[str, Path] = {}
+        found = list(files_under(paths, _is_log))
+        for path in [*(p for p in found if p.suffix == ".eval"), *(p for p in found if p.suffix != ".eval")]:
             samples = _eval_zip(path) if path.suffix == ".eval" else _json_log(path)
             try:
                 log = _Log.of(next(samples), path)
+                if log.eval_id in read:  # one log twice: an .eval and its `inspect log convert` twin
+                    continue
+                read[log.eval_id] = path
                 for where, sample in samples:
                     try:
                         yield _sample(log, sample, where)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from inspect_ai import Task, eval, task
 from inspect_ai.dataset import Sample
-from inspect_ai.log import ProvenanceData, invalidate_samples, read_eval_log, write_eval_log
+from inspect_ai.log import ProvenanceData, convert_eval_logs, invalidate_samples, read_eval_log, write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, includes, mean, scorer
 from inspect_ai.solver import TaskState, generate
@@ -75,6 +75,9 @@ def main() -> None:
             write_eval_log(log, log.location)
         shutil.copy(log.location, HERE / f"{name}.eval")
         shutil.rmtree(work)
+    # The JSON twin of epochs.eval, as `inspect log convert --to json` writes it: the same log twice.
+    shutil.rmtree(HERE / "converted", ignore_errors=True)
+    convert_eval_logs(str(HERE / "epochs.eval"), "json", str(HERE / "converted"))
 
 
 if __name__ == "__main__":
