@@ -51,8 +51,17 @@ class BattleDesk:
         self.votes, self.by = votes, by
         self.limiter = RateLimiter(vote_rate, vote_burst)
         self._random = random.SystemRandom()
-        self._runs: tuple[int, dict[str, list[tuple[Submission, str]]], dict[str, Task]] | None = None
+        self._runs: tuple[int, dict[str, list[tuple[Submission, str]]], dict[str, Task], dict[str, str]] | None = None
+        self._standing: tuple[int, dict[str, str], dict[str, float], Counter[tuple[str, str]]] | None = None
+        #: The vote boards served, by (style, both_bad): with the vote count and the runs' state they read.
+        self.boards: dict[tuple[str, str], tuple[int, int, dict[str, Any]]] = {}
         self._lock = threading.Lock()
+
+    def groups(self, service: Service) -> dict[str, str]:
+        """Each stored run's group, one mapping per state of the runs (a fit is kept for it)."""
+        self.runs(service)
+        assert self._runs is not None
+        return self._runs[3]
 
     def runs(self, service: Service) -> tuple[dict[str, list[tuple[Submission, str]]], dict[str, Task]]:
         """Per task, its stored runs with their groups, and the tasks; read again after a write."""
@@ -66,28 +75,46 @@ class BattleDesk:
                 by_task: dict[str, list[tuple[Submission, str]]] = {}
                 for run, name in zip(runs, names, strict=True):
                     by_task.setdefault(str(run.task_id), []).append((run, name))
-                self._runs = (generation, by_task, tasks)
+                group_of = {run.id: name for pairs in by_task.values() for run, name in pairs}
+                self._runs = (generation, by_task, tasks, group_of)
             return self._runs[1], self._runs[2]
 
     def choose(self, service: Service, task_id: str | None) -> tuple[str, Submission, Submission] | None:
         """An informative battle (see the module's note), ``None`` when no task has runs of two groups."""
         by_task, _ = self.runs(service)
-        tasks = [task_id] if task_id is not None else sorted(by_task)
-        group_of = {run.id: name for runs in by_task.values() for run, name in runs}
-        ratings, played = _standing(self.votes.votes(), group_of)
-        candidates: list[tuple[float, str, str, str]] = []
-        for task in tasks:
+        ratings, played = self.standing(self.groups(service))
+        shared: dict[tuple[str, str], list[str]] = {}
+        for task in [task_id] if task_id is not None else sorted(by_task):
             groups = sorted({name for _, name in by_task.get(task, [])})
             for i, g in enumerate(groups):
                 for h in groups[i + 1 :]:
-                    gap = abs(ratings.get(g, 1000.0) - ratings.get(h, 1000.0))
-                    candidates.append((math.exp(-gap / 200.0) / (1 + played[(g, h)]), task, g, h))
-        if not candidates:
+                    shared.setdefault((g, h), []).append(task)
+        if not shared:
             return None
-        _, task, g, h = self._random.choices(candidates, weights=[c[0] for c in candidates])[0]
+        pairs = list(shared)
+        weights = [
+            math.exp(-abs(ratings.get(g, 1000.0) - ratings.get(h, 1000.0)) / 200.0) / (1 + played[(g, h)])
+            for g, h in pairs
+        ]
+        g, h = self._random.choices(pairs, weights=weights)[0]
+        task = self._random.choice(shared[(g, h)])
         first = self._random.choice([run for run, name in by_task[task] if name == g])
         second = self._random.choice([run for run, name in by_task[task] if name == h])
         return (task, first, second) if self._random.random() < 0.5 else (task, second, first)
+
+    def standing(self, group_of: dict[str, str]) -> tuple[dict[str, float], Counter[tuple[str, str]]]:
+        """:func:`_standing` of the stored votes, fitted again once the votes grew by 2% (or
+        one, below fifty) since the last fit, or the runs changed: a battle does not refit the
+        board."""
+        count = self.votes.count()
+        with self._lock:
+            kept = self._standing
+            if kept is not None and kept[1] is group_of and count - kept[0] < max(1, kept[0] // 50):
+                return kept[2], kept[3]
+        ratings, played = _standing(self.votes.votes(), group_of)
+        with self._lock:
+            self._standing = (count, group_of, ratings, played)
+        return ratings, played
 
 
 def _standing(votes: list[Vote], group_of: dict[str, str]) -> tuple[dict[str, float], Counter[tuple[str, str]]]:
@@ -152,7 +179,6 @@ def routes(service: Service, desk: BattleDesk) -> APIRouter:
             raise Problem(403, "this battle was handed to another token") from None
         except FileExistsError:
             raise Problem(409, "this battle was voted on already") from None
-        service.boards.written()
         return {"winner": cast.winner, "at": cast.at}
 
     @router.get("/votes/leaderboard")
@@ -162,7 +188,11 @@ def routes(service: Service, desk: BattleDesk) -> APIRouter:
         service.gate.principal(request, reading=True)
         provenance = service.arena.provenance
         response.headers["Arena-Profile"] = f"{provenance.profile} {provenance.config_digest}"
-        return service.boards.get(("votes", desk.by, style, both_bad), lambda: _vote_board(style, both_bad))
+        key, count, generation = (style, both_bad), desk.votes.count(), service.boards.generation
+        kept = desk.boards.get(key)
+        if kept is None or kept[:2] != (count, generation):  # a vote, or a run, since: computed again
+            desk.boards[key] = kept = (count, generation, _vote_board(style, both_bad))
+        return kept[2]
 
     def _vote_board(style: str, both_bad: str) -> dict[str, Any]:
         by_task, _ = desk.runs(service)

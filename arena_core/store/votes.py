@@ -81,6 +81,11 @@ class VoteStore:
                 if found is not None and Vote(*found) != vote:
                     raise ArenaError(f"votes: id {vote.id!r} is stored already for another vote; nothing stored")
 
+    def count(self) -> int:
+        """How many votes are stored."""
+        with self.tables.connect() as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM votes").fetchone()[0])
+
     def votes(self) -> list[Vote]:
         """Every stored vote, in the order stored."""
         with self.tables.connect() as connection:
