@@ -85,6 +85,19 @@ def coverage(votes: int, repeats: int) -> None:
           f"({repeats} simulations of {votes:,} votes)")  # fmt: skip
 
 
+def bootstrap_coverage(votes: int, repeats: int, resamples: int) -> None:
+    rng = np.random.default_rng(6)
+    held = []
+    for r in range(repeats):
+        battles, theta = simulate(rng, 20, votes)
+        drawn = ratings_of(bootstrap(battles, fit(battles), resamples, seed=r)[:, :20])
+        low, high = np.quantile(drawn, 0.025, axis=0), np.quantile(drawn, 0.975, axis=0)
+        truth = ratings_of(theta)
+        held.extend((low <= truth) & (truth <= high))
+    print(f"5. bootstrap 95% intervals ({resamples} resamples) hold the true ratings {np.mean(held):.1%} of "
+          f"{len(held)} times ({repeats} simulations of {votes:,} votes with style)")  # fmt: skip
+
+
 def hygiene(voters: int, per: int) -> None:
     rng = np.random.default_rng(5)
     theta = rng.normal(0, 100, 20) / ELO_SCALE
@@ -129,6 +142,7 @@ def main() -> None:
     bootstrap_cost(10_000 if tiny else 140_000, 20 if tiny else 1000)
     coverage(5_000 if tiny else 140_000, 3 if tiny else 100)
     hygiene(500 if tiny else 5000, 20)
+    bootstrap_coverage(2_000 if tiny else 20_000, 2 if tiny else 20, 50 if tiny else 1000)
 
 
 if __name__ == "__main__":

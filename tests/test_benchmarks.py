@@ -76,3 +76,4 @@ def test_the_votes_benchmark_runs_and_prints_its_figures() -> None:
     assert re.search(r"2\. bootstrap, \d+ resamples of [\d,]+ votes: with style [\d.]+ s", printed)
     assert re.search(r"3\. sandwich 95% intervals hold the true ratings [\d.]+% of", printed)
     assert re.search(r"4\. hygiene, .* recall [\d.]+, precision [\d.]+; the group's inflation [+-][\d.]+ Elo", printed)
+    assert re.search(r"5\. bootstrap 95% intervals \(\d+ resamples\) hold the true ratings [\d.]+% of", printed)
