@@ -1,17 +1,17 @@
 """People voting through the service: ``GET /battles/next``, ``POST /votes``,
 ``GET /votes/leaderboard``, and the operator's ``POST /weights/fit`` (docs/community.md).
 
-A battle is two runs of one task from different groups (``vote_by``), shown blind: the task, and
+A battle is two runs of one task from different groups (the service's ``review_by``), shown blind: the task, and
 for each run what it produced (its files, its test counts, the evidence its task's judge
 criteria name), never its id, tool, model or cost. Battles are chosen to be informative: a pair
 of groups is drawn with weight ``exp(-|rating gap| / 200) / (1 + votes between them)``, so close
 groups with few votes come first; then a task both ran, a run of each, and an order, at random.
 A battle's one-time token is spent on one vote; a voter may vote ``vote_rate`` times a second on
-average (``vote_burst`` at once), beyond the service's own rate limit.
+average (``vote_burst`` at once), beyond the service's own rate limit. The ratings that steer the
+draw are refitted once the votes grew by 2%, and the vote board once per vote.
 
-``POST /weights/fit`` learns weights from the stored votes (``arena weights fit``, the voters vote
-hygiene flags left out) and keeps
-them as a numbered profile version (``GET /weights``, ``GET /weights/{version}``): stored
+``POST /weights/fit`` learns weights from the stored votes as ``arena weights fit`` does (the voters
+vote hygiene flags left out) and keeps them as a numbered profile version (``GET /weights``, ``GET /weights/{version}``): stored
 evaluations are never rescored by it; a service scores with a version only when started with
 it (``arena -p learned-v3.toml serve``), and every board says the profile it was scored with
 (the ``Arena-Profile`` header).

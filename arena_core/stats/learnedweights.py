@@ -46,6 +46,9 @@ class Prediction:
 
 @frozen
 class WeightFit:
+    """Learned weights: per dimension, the weight and its interval; how sharply the overall
+    score predicts the votes; and how well, held out, against the base profile."""
+
     dimensions: tuple[str, ...]
     weights: np.ndarray
     low: np.ndarray

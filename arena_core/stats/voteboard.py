@@ -86,6 +86,8 @@ class Hygiene:
 
 @frozen
 class VoteBoard:
+    """What ``arena votes`` prints: the groups best first, the style figures, and the hygiene."""
+
     rows: Sequence[VoteRow]
     style: Sequence[StyleRow]
     hygiene: Hygiene
