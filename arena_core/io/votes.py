@@ -16,6 +16,7 @@ from typing import Any
 
 from arena_core.io.decoding import InputError
 from arena_core.io.judgements import ABSENT, checked_records, is_time, name_field, shown
+from arena_core.model.errors import ValidationError
 from arena_core.model.votes import WINNERS, Vote
 
 __all__ = ["check_votes", "read_vote_files", "read_votes", "vote_of"]
@@ -38,7 +39,10 @@ def vote_of(line: Mapping[str, Any], where: str) -> Vote:
     voter = line.get("voter")
     if not isinstance(voter, str) or not voter.strip():
         raise InputError(f"{where}: voter: expected who voted (a name), got {shown(voter)}")
-    return Vote(name_field(line, "id", where), name_field(line, "task_id", where), a, b, str(winner), voter, at)
+    try:
+        return Vote(name_field(line, "id", where), name_field(line, "task_id", where), a, b, str(winner), voter, at)
+    except ValidationError as error:  # a name a terminal would obey (ESC, a bidirectional override)
+        raise InputError(f"{where}: {error.field}: expected {error.expected}, got {shown(error.got)}") from None
 
 
 def read_votes(path: Path) -> list[Vote]:

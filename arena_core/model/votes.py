@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from attrs import frozen
+from attrs import field, frozen
+
+from arena_core.model.checks import printable_name
 
 __all__ = ["WINNERS", "Vote", "last_votes", "pair_of", "points", "vote_tally"]
 
@@ -22,16 +24,17 @@ WINNERS = ("a", "b", "tie", "both_bad")
 class Vote:
     """One person's preference between two runs of one task."""
 
-    id: str
-    task_id: str
-    a: str
+    id: str = field(validator=printable_name)
+    task_id: str = field(validator=printable_name)
+    a: str = field(validator=printable_name)
     """The submission id of the run shown first."""
-    b: str
+    b: str = field(validator=printable_name)
     """The submission id of the run shown second."""
     winner: str
     """One of :data:`WINNERS`."""
-    voter: str
-    """Who voted (a voter's token name, an annotator's id)."""
+    voter: str = field(validator=printable_name)
+    """Who voted (a voter's token name, an annotator's id): printable, as every name that reaches
+    a terminal, a file or a database is."""
     at: str | None = None
     """When (ISO 8601), where known."""
 
