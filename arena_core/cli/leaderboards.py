@@ -12,7 +12,7 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.correcting import corrected_rows, corrected_table
-from arena_core.cli.grouping import mixed_models_note
+from arena_core.cli.grouping import mixed_models_note, spellings_note
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.repeated import cap_note, parse_ks, repeat_cells, with_repeats
 from arena_core.cli.selection import (
@@ -185,6 +185,7 @@ def leaderboard(
     found = arena.repeats(evaluations, ks, by=by, meta=meta) if ks and not isinstance(evaluations, TaskTable) else {}
     if not isinstance(evaluations, TaskTable):
         mixed_models_note(evaluations, by, arena.config.model_aliases, attempts=False)
+        spellings_note(evaluations, by, arena.config.model_aliases)
     fixed = {}
     if corrected and not isinstance(evaluations, TaskTable):
         fixed = corrected_rows(state, arena, evaluations, tasks, by, meta, store_path)

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from arena_core.cli.app import State, command, main, quiet_option
-from arena_core.cli.grouping import mixed_models_note
+from arena_core.cli.grouping import mixed_models_note, spellings_note
 from arena_core.cli.inputs import InputFiles, inputs
 from arena_core.cli.selection import (
     by_option,
@@ -70,6 +70,7 @@ def tasks(
     evaluations, meta, known = evaluations_of(state, inputs, store_path, pick, True, quiet)
     labels = {t.id: t.difficulty for t in known.values()}
     mixed_models_note(evaluations, by, state.arena.config.model_aliases, attempts=True)
+    spellings_note(evaluations, by, state.arena.config.model_aliases)
     rows = state.arena.task_health(evaluations, by=by, meta=meta, model=model, labels=labels)
     chosen = state.arena.select_tasks(evaluations, size, by=by, model=model) if size else None
     if fmt == "json":
