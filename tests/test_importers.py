@@ -83,7 +83,9 @@ def test_a_terminal_bench_run_is_every_trial_once_with_the_runs_metadata(arena: 
 
 def test_a_terminal_bench_run_scored_on_correctness_alone_is_its_published_accuracy(tb_run: Path) -> None:
     published = json.loads((tb_run / "results.json").read_text())["accuracy"]
-    result = cli("-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--format", "json", cwd=tb_run)
+    result = cli(
+        "-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--format", "json", cwd=tb_run
+    )
     assert result.returncode == 0, result.stderr
     [group] = json.loads(result.stdout)
     assert group["group"] == "Factory Droid" and group["n_runs"] == group["n_tasks"] == 80
@@ -138,7 +140,11 @@ def harbor_trial(root: Path, **changes: object) -> Path:
         "source": "terminal-bench@2.0",
         "task_checksum": "abc123",
         "config": {},
-        "agent_info": {"name": "terminus-2", "version": "2.0.0", "model_info": {"name": "gpt-4o", "provider": "openai"}},
+        "agent_info": {
+            "name": "terminus-2",
+            "version": "2.0.0",
+            "model_info": {"name": "gpt-4o", "provider": "openai"},
+        },
         "agent_result": {"n_input_tokens": 982, "n_cache_tokens": 0, "n_output_tokens": 145, "cost_usd": 0.003905},
         "verifier_result": {"rewards": {"reward": 1.0}},
         "exception_info": None,
@@ -155,7 +161,12 @@ def test_a_harbor_trial_joins_its_result_and_its_trajectory(arena: Arena, tmp_pa
     harbor_trial(tmp_path)
     assert detect_format(arena.components.importers.values(), [tmp_path]) == "harbor"
     [run], session = imported(arena, "harbor", tmp_path)
-    assert (run["id"], run["task_id"], run["tool"], run["model"]) == ("hello-world__Ab3xY", "hello-world", "terminus-2", "gpt-4o")
+    assert (run["id"], run["task_id"], run["tool"], run["model"]) == (
+        "hello-world__Ab3xY",
+        "hello-world",
+        "terminus-2",
+        "gpt-4o",
+    )
     assert run["success"] is True and run["correctness"] == 1.0
     assert run["total_tokens"] == 1127 and run["estimated_cost"] == 0.003905  # result and trajectory agree
     assert (run["tool_calls"], run["iterations"]) == (3, 3)  # from the trajectory's steps
@@ -165,12 +176,21 @@ def test_a_harbor_trial_joins_its_result_and_its_trajectory(arena: Arena, tmp_pa
 
 
 def test_a_harbor_trial_that_raised_or_disagrees_is_flagged(arena: Arena, tmp_path: Path) -> None:
-    failure = {"exception_type": "AgentTimeoutError", "exception_message": "timed out", "exception_traceback": "", "occurred_at": "2025-11-02T10:02:30"}
-    harbor_trial(tmp_path, exception_info=failure, agent_result={"n_input_tokens": 5000, "n_output_tokens": 100, "cost_usd": 0})
+    failure = {
+        "exception_type": "AgentTimeoutError",
+        "exception_message": "timed out",
+        "exception_traceback": "",
+        "occurred_at": "2025-11-02T10:02:30",
+    }
+    harbor_trial(
+        tmp_path, exception_info=failure, agent_result={"n_input_tokens": 5000, "n_output_tokens": 100, "cost_usd": 0}
+    )
     [run], _ = imported(arena, "harbor", tmp_path)
     assert run["success"] is False and run["correctness"] == 1.0  # the reward stays, the verdict does not
     assert run["meta"]["flags"] == ["agent_failure", "total_tokens_disagrees_with_trajectory"]
-    assert run["total_tokens"] == 5100 and run["estimated_cost"] == pytest.approx(0.003905)  # cost 0 = not recorded: the trajectory's
+    assert run["total_tokens"] == 5100 and run["estimated_cost"] == pytest.approx(
+        0.003905
+    )  # cost 0 = not recorded: the trajectory's
 
 
 def test_a_lone_atif_trajectory_has_no_task_and_no_verdict(arena: Arena) -> None:
@@ -182,7 +202,9 @@ def test_a_lone_atif_trajectory_has_no_task_and_no_verdict(arena: Arena) -> None
 
 def test_a_malformed_harbor_result_names_the_file_and_field(arena: Arena, tmp_path: Path) -> None:
     harbor_trial(tmp_path, verifier_result={"rewards": {"reward": 2.5}})
-    with pytest.raises(InputError, match=r"result\.json: verifier_result\.rewards\.reward: expected a reward from 0 to 1, got 2\.5"):
+    with pytest.raises(
+        InputError, match=r"result\.json: verifier_result\.rewards\.reward: expected a reward from 0 to 1, got 2\.5"
+    ):
         imported(arena, "harbor", tmp_path)
 
 
@@ -196,17 +218,25 @@ def test_an_sb_cli_report_scored_on_correctness_alone_is_its_resolved_share(aren
     report = json.loads(SB_CLI.read_text())
     assert len(runs) == report["submitted_instances"] == 500
     assert sum(r["success"] for r in runs) == report["resolved_instances"] == 371
-    scorer = Arena({"weights": {"default": {"efficiency": 0, "speed": 0, "cost": 0, "correctness": 1}}, "missing": dict.fromkeys(("total_tokens", "tool_calls"), "reweight")}, autoload=False)
+    scorer = Arena(
+        {
+            "weights": {"default": {"efficiency": 0, "speed": 0, "cost": 0, "correctness": 1}},
+            "missing": dict.fromkeys(("total_tokens", "tool_calls"), "reweight"),
+        },
+        autoload=False,
+    )
     evaluations = scorer.evaluate_many(runs, session.tasks, evaluated_at="2026-01-01T00:00:00Z")
     mean = sum(e.scores["correctness"] for e in evaluations) / len(evaluations)
     assert mean == pytest.approx(100 * 371 / 500)
 
 
 def test_a_harness_run_report_flags_errors_rather_than_hiding_them(arena: Arena) -> None:
-    runs = by_id(imported(arena, "swebench", SWE / "run-report.gold.jest-gold.json")[0])
+    runs = by_id(imported(arena, "swebench", SWE / "gold.jest-gold.json")[0])
     assert len(runs) == 300 and sum(r["success"] for r in runs.values()) == 12
-    assert runs["apache__druid-13704"]["meta"]["flags"] == ["harness_error"] and not runs["apache__druid-13704"]["success"]
-    assert runs["babel__babel-13928"]["success"] and runs["babel__babel-13928"]["meta"]["flags"] == []
+    assert runs["apache__druid-13704"]["meta"]["flags"] == ["model_from_name", "harness_error"]
+    assert not runs["apache__druid-13704"]["success"]
+    assert runs["babel__babel-13928"]["success"] and runs["babel__babel-13928"]["meta"]["flags"] == ["model_from_name"]
+    assert {r["model"] for r in runs.values()} == {"gold"}  # gold.jest-gold.json: model gold, run jest-gold
 
 
 @pytest.fixture
@@ -258,7 +288,9 @@ def test_a_malformed_trajectory_names_the_file_and_field(arena: Arena, tmp_path:
     data["info"]["model_stats"]["api_calls"] = "seventeen"
     bad = tmp_path / "x.traj.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=r"x\.traj\.json: model_stats\.api_calls: expected a whole number, got 'seventeen'"):
+    with pytest.raises(
+        InputError, match=r"x\.traj\.json: model_stats\.api_calls: expected a whole number, got 'seventeen'"
+    ):
         imported(arena, "mini-swe-agent", bad)
 
 
@@ -299,7 +331,9 @@ def test_inspect_logs_give_one_submission_per_sample(arena: Arena) -> None:
     assert [r["correctness"] for r in popularity] == [1.0, 1.0, 0.0]  # C, C, I
     assert [r["total_tokens"] for r in popularity] == [66, 60, 72]
     assert [r["execution_time"] for r in popularity] == [0.664, 1.775, 0.657]
-    assert popularity[0]["tool"] == "inspect_ai/system_message+generate" and popularity[0]["model"] == "openai/gpt-4o-mini"
+    assert (
+        popularity[0]["tool"] == "inspect_ai/system_message+generate" and popularity[0]["model"] == "openai/gpt-4o-mini"
+    )
     assert popularity[0]["meta"]["log_status"] == "cancelled" and popularity[0]["task_id"] == "popularity/1"
     browser = runs["ZB2vu5GNujYaBdPSReCeop/1/1"]
     assert (browser["tool_calls"], browser["iterations"], browser["total_tokens"]) == (4, 5, 15516)
@@ -314,7 +348,9 @@ def test_malformed_inspect_logs_name_the_file_and_field(arena: Arena, tmp_path: 
     data["samples"][1]["scores"]["match"]["value"] = "maybe"
     bad = tmp_path / "log.json"
     bad.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=r"log\.json: samples\.1: scores\.match\.value: expected C, I, P, N or a number, got 'maybe'"):
+    with pytest.raises(
+        InputError, match=r"log\.json: samples\.1: scores\.match\.value: expected C, I, P, N or a number, got 'maybe'"
+    ):
         imported(arena, "inspect", bad)
     broken = tmp_path / "broken.eval"
     with zipfile.ZipFile(INSPECT / "log_message_deduplication.eval") as source, zipfile.ZipFile(broken, "w") as target:
@@ -332,7 +368,9 @@ def test_malformed_inspect_logs_name_the_file_and_field(arena: Arena, tmp_path: 
 
 def test_aiders_leaderboards_import_as_the_published_conversion(arena: Arena) -> None:
     runs, session = imported(arena, "aider", *sorted(Path(arena_examples_dir()).glob("*.yml")))
-    expected = {json.loads(line)["id"]: json.loads(line) for line in (AIDER_DATA / "submissions.jsonl").read_text().splitlines()}
+    expected = {
+        json.loads(line)["id"]: json.loads(line) for line in (AIDER_DATA / "submissions.jsonl").read_text().splitlines()
+    }
     assert set(by_id(runs)) == set(expected) and len(runs) == 181
     for run in runs:
         want = dict(expected[run["id"]])
@@ -361,13 +399,28 @@ def exercise(root: Path, name: str, **fields: object) -> Path:
     folder = root / "2025-01-01-00-00-00--run" / "python" / "exercises" / "practice" / name
     folder.mkdir(parents=True)
     results = {
-        "testdir": f"/benchmarks/run/python/exercises/practice/{name}", "testcase": name,
-        "model": "gpt-4o", "edit_format": "diff", "tests_outcomes": [False, True], "cost": 0.0123,
-        "duration": 21.5, "test_timeouts": 0, "commit_hash": "5dc9490-dirty", "num_error_outputs": 0,
-        "num_user_asks": 0, "num_exhausted_context_windows": 0, "num_malformed_responses": 0,
-        "syntax_errors": 0, "indentation_errors": 0, "lazy_comments": 0, "reasoning_effort": None,
-        "prompt_tokens": 3000, "completion_tokens": 400, "thinking_tokens": None,
-        "chat_hashes": [["a", "b"], ["c", "d"]], **fields,
+        "testdir": f"/benchmarks/run/python/exercises/practice/{name}",
+        "testcase": name,
+        "model": "gpt-4o",
+        "edit_format": "diff",
+        "tests_outcomes": [False, True],
+        "cost": 0.0123,
+        "duration": 21.5,
+        "test_timeouts": 0,
+        "commit_hash": "5dc9490-dirty",
+        "num_error_outputs": 0,
+        "num_user_asks": 0,
+        "num_exhausted_context_windows": 0,
+        "num_malformed_responses": 0,
+        "syntax_errors": 0,
+        "indentation_errors": 0,
+        "lazy_comments": 0,
+        "reasoning_effort": None,
+        "prompt_tokens": 3000,
+        "completion_tokens": 400,
+        "thinking_tokens": None,
+        "chat_hashes": [["a", "b"], ["c", "d"]],
+        **fields,
     }  # the fields benchmark.py writes (no real file is public; see the folder's README)
     (folder / ".aider.results.json").write_text(json.dumps(results, indent=4))
     return folder
@@ -378,7 +431,12 @@ def test_aider_exercise_results_and_a_failed_exercise(arena: Arena, tmp_path: Pa
     exercise(tmp_path, "grep", tests_outcomes=[False, False], cost=0)
     runs = by_id(imported(arena, "aider", tmp_path)[0])
     bowling = runs["2025-01-01-00-00-00--run/python/bowling"]
-    assert (bowling["task_id"], bowling["tool"], bowling["success"], bowling["correctness"]) == ("python/bowling", "aider/diff", True, 1.0)
+    assert (bowling["task_id"], bowling["tool"], bowling["success"], bowling["correctness"]) == (
+        "python/bowling",
+        "aider/diff",
+        True,
+        1.0,
+    )
     assert (bowling["total_tokens"], bowling["iterations"], bowling["execution_time"]) == (3400, 2, 21.5)
     assert bowling["meta"]["tries"] == 2 and bowling["estimated_cost"] == 0.0123
     grep = runs["2025-01-01-00-00-00--run/python/grep"]
@@ -395,7 +453,9 @@ def test_a_malformed_leaderboard_names_the_file_and_line(arena: Arena, tmp_path:
     with pytest.raises(InputError, match=r"polyglot_leaderboard\.yml:\d+: invalid YAML"):
         imported(arena, "aider", bad)
     bad.write_text("- dirname: a\n  test_cases: 225\n  model: m\n  edit_format: diff\n  pass_rate_1: 140\n")
-    with pytest.raises(InputError, match=r"polyglot_leaderboard\.yml: a: pass_rate_1: expected a percentage from 0 to 100, got 140"):
+    with pytest.raises(
+        InputError, match=r"polyglot_leaderboard\.yml: a: pass_rate_1: expected a percentage from 0 to 100, got 140"
+    ):
         imported(arena, "aider", bad)
 
 
@@ -410,7 +470,9 @@ def test_arena_import_writes_submissions_and_tasks_that_score_as_the_harness_did
     assert "Imported 80 terminal-bench runs to runs.jsonl (80 tasks); 0 sources skipped" in result.stderr
     lines = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert len(lines) == 80 and lines[0]["meta"]["harness"] == "terminal-bench"
-    scored = cli("-p", "correctness-only", "leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path)
+    scored = cli(
+        "-p", "correctness-only", "leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path
+    )
     assert json.loads(scored.stdout)[0]["means"]["correctness"] == pytest.approx(48.75)
 
 
@@ -426,7 +488,9 @@ def test_a_bad_source_refuses_the_import_unless_skipped(tb_run: Path, tmp_path: 
     skipped = cli("import", "terminal-bench", "trials", "-o", "runs.jsonl", "--skip-bad", cwd=tmp_path)
     assert skipped.returncode == 0, skipped.stderr
     assert "skipped: trials/fix-git/results.json:1: invalid JSON" in skipped.stderr
-    assert [json.loads(line)["task_id"] for line in (tmp_path / "runs.jsonl").read_text().splitlines()] == ["hello-world"]
+    assert [json.loads(line)["task_id"] for line in (tmp_path / "runs.jsonl").read_text().splitlines()] == [
+        "hello-world"
+    ]
 
 
 def test_a_run_refused_by_the_submission_model_is_skipped_and_not_counted(tmp_path: Path) -> None:
@@ -452,7 +516,10 @@ def test_commands_detect_a_harnesss_output_and_say_what_they_leave_out(swebench_
     mixed = cli("leaderboard", "logs", "trajs", cwd=swebench_run)
     assert mixed.returncode == 2 and "give it with --from FORMAT" in mixed.stderr
     unknown = cli("leaderboard", "--from", "swe-bench", "logs", cwd=swebench_run)
-    assert unknown.returncode == 2 and "no importer named 'swe-bench' is registered; did you mean 'swebench'?" in unknown.stderr
+    assert (
+        unknown.returncode == 2
+        and "no importer named 'swe-bench' is registered; did you mean 'swebench'?" in unknown.stderr
+    )
 
 
 def test_the_aider_example_is_a_real_leaderboard(tmp_path: Path) -> None:
@@ -483,8 +550,18 @@ def test_leaderboards_rank_tool_and_model_pairs(arena: Arena) -> None:
 def test_import_names_the_tool_and_model_a_harness_does_not_record(tmp_path: Path) -> None:
     trial = TB / "tb.trial.droid-gpt-5.fix-git.results.json"  # a trial alone: no run_metadata.json
     assert "model" not in json.loads(trial.read_text()) and "model_name" not in json.loads(trial.read_text())
-    done = cli("import", "terminal-bench", str(trial), "-o", "runs.jsonl", "--tool", "orchestrator",
-               "--model", "qwen3-coder", cwd=tmp_path)
+    done = cli(
+        "import",
+        "terminal-bench",
+        str(trial),
+        "-o",
+        "runs.jsonl",
+        "--tool",
+        "orchestrator",
+        "--model",
+        "qwen3-coder",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     [run] = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
     assert (run["tool"], run["model"]) == ("orchestrator", "qwen3-coder")
@@ -530,19 +607,29 @@ def test_runs_stopped_at_the_harness_step_limit_are_flagged_and_counted_per_task
     data = json.loads((MINI / "django__django-16255.traj.json").read_text())
     assert data["info"]["config"]["agent"]["step_limit"] == 250
     (tmp_path / "trajs").mkdir()
-    for name, change in (("limits", {"exit_status": "LimitsExceeded"}), ("at-limit", {"model_stats": {**data["info"]["model_stats"], "api_calls": 250}})):
+    for name, change in (
+        ("limits", {"exit_status": "LimitsExceeded"}),
+        ("at-limit", {"model_stats": {**data["info"]["model_stats"], "api_calls": 250}}),
+    ):
         variant = {**data, "instance_id": f"django__django-16255-{name}", "info": {**data["info"], **change}}
         (tmp_path / "trajs" / f"{name}.traj.json").write_text(json.dumps(variant))
     runs = by_id(imported(arena, "mini-swe-agent", tmp_path / "trajs")[0])
     assert {i: "step_limit" in r["meta"]["flags"] for i, r in runs.items()} == {
-        "django__django-16255-limits": True, "django__django-16255-at-limit": True}
+        "django__django-16255-limits": True,
+        "django__django-16255-at-limit": True,
+    }
     assert {r["meta"]["step_limit"] for r in runs.values()} == {250}
     line = json.loads((OPENHANDS / "multi_swe_bench.output.first-line.jsonl").read_text().splitlines()[0])
-    stopped = {**line, "error": "RuntimeError: Agent reached maximum iteration in headless mode. Current iteration: 100"}
+    stopped = {
+        **line,
+        "error": "RuntimeError: Agent reached maximum iteration in headless mode. Current iteration: 100",
+    }
     (tmp_path / "output.jsonl").write_text(json.dumps(line) + "\n")
     assert "step_limit" not in imported(arena, "openhands", tmp_path / "output.jsonl")[0][0]["meta"]["flags"]
     (tmp_path / "output.jsonl").write_text(json.dumps(stopped) + "\n")
     assert "step_limit" in imported(arena, "openhands", tmp_path / "output.jsonl")[0][0]["meta"]["flags"]
-    done = cli("-p", "gated", "tasks", "--from", "mini-swe-agent", str(tmp_path / "trajs"), "--format", "json", cwd=tmp_path)
+    done = cli(
+        "-p", "gated", "tasks", "--from", "mini-swe-agent", str(tmp_path / "trajs"), "--format", "json", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert all("step_limit" in row["flags"] for row in json.loads(done.stdout))

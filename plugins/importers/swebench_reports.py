@@ -18,7 +18,7 @@ from attrs import define, field
 from arena_core.importing.runs import load_json, peek, value
 from arena_core.io.decoding import InputError
 
-__all__ = ["Verdict", "Verdicts", "is_report"]
+__all__ = ["Verdict", "Verdicts", "is_report", "model_from_name"]
 
 #: The id lists of a run report, and the flag each gives (resolved and unresolved give none).
 #: Listed by precedence: an id in several lists takes the first.
@@ -45,10 +45,20 @@ class Verdict:
     tests_passed: int | None = None
     tests_total: int | None = None
     """Over FAIL_TO_PASS and PASS_TO_PASS (per-instance reports only)."""
+    model: str | None = None
+    """The model, where only the report's file name says it (:func:`model_from_name`)."""
 
 
 #: SWE-bench Pro's files, by name: its verdicts and the instances it could not evaluate.
 PRO_RESULTS, PRO_INFRA_ERRORS = "eval_results.json", "infra_errors.json"
+
+
+def model_from_name(path: Path) -> str:
+    """The model a harness run report's name gives: SWE-bench names it
+    ``<model_name_or_path>.<run_id>.json`` with ``/`` written ``__``. A model name often holds a
+    dot (``gpt-4.1``) and a run id seldom does, so the run id is taken after the last dot."""
+    stem = path.name.removesuffix(".json")
+    return (stem.rsplit(".", 1)[0] if "." in stem else stem).replace("__", "/")
 
 
 def is_report(path: Path) -> bool:
@@ -112,6 +122,9 @@ class Verdicts:
                     raise InputError(f"{where}: {name}.{index}: expected an instance id, got {instance_id!r}")
         self.run_reports.append(path)
         self.resolved_published += value(data, "resolved_instances", where, int) or 0
+        # The harness's own report names the model only in its file name; sb-cli's (which has
+        # pending_instances) is named after the dataset and the run.
+        model = None if "pending_instances" in data else model_from_name(path)
         for instance_id in submitted:
             if not isinstance(instance_id, str):
                 raise InputError(f"{where}: submitted_ids: expected instance ids, got {instance_id!r}")
@@ -121,11 +134,11 @@ class Verdicts:
                     flag = given  # type: ignore[assignment]
                     break
             resolved = instance_id in lists["resolved_ids"]
-            self.by_instance[instance_id] = Verdict(resolved, where, [flag] if flag else [])
+            self.by_instance[instance_id] = Verdict(resolved, where, [flag] if flag else [], model=model)
             self.submitted.append(instance_id)
         for instance_id in lists["incomplete_ids"]:  # no prediction: SWE-bench counts it unresolved, over the dataset
             if instance_id not in submitted:
-                self.by_instance[instance_id] = Verdict(False, where, ["not_completed"])
+                self.by_instance[instance_id] = Verdict(False, where, ["not_completed"], model=model)
                 self.submitted.append(instance_id)
 
     def _pro(self, data: Mapping[str, Any], path: Path) -> None:
@@ -179,6 +192,9 @@ class Verdicts:
             flags.append("not_graded")
             return
         submission["success"] = verdict.resolved
+        if verdict.model is not None and not submission.get("model"):  # a joined log's own model comes first
+            submission["model"] = verdict.model
+            flags.append("model_from_name")
         if verdict.tests_total:
             submission["tests_passed"], submission["tests_total"] = verdict.tests_passed, verdict.tests_total
         flags.extend(f for f in verdict.flags if f not in flags)
