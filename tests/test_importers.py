@@ -81,6 +81,19 @@ def test_a_terminal_bench_run_is_every_trial_once_with_the_runs_metadata(arena: 
     assert sum("verdict_missing" in r["meta"]["flags"] for r in runs) == 3
 
 
+def test_a_terminal_bench_run_in_a_leaderboard_submission_folder_takes_the_model_from_its_name(
+    arena: Arena, tb_run: Path
+) -> None:
+    """The terminal-bench-leaderboard repository keeps a run under
+    ``results/<dataset>/<YYYYMMDD>_<agent>_<model>/<run_id>/``; its metadata's model_name is null."""
+    folder = tb_run.parent / "results" / "terminal-bench-core@0.1.1" / "20250924_droid_gpt-5"
+    folder.mkdir(parents=True)
+    shutil.move(tb_run, folder / tb_run.name)
+    runs, _ = imported(arena, "terminal-bench", folder.parent)
+    assert {(r["tool"], r["model"]) for r in runs} == {("Factory Droid", "gpt-5")}
+    assert all("model_from_name" in r["meta"]["flags"] for r in runs)
+
+
 def test_a_terminal_bench_run_scored_on_correctness_alone_is_its_published_accuracy(tb_run: Path) -> None:
     published = json.loads((tb_run / "results.json").read_text())["accuracy"]
     result = cli(

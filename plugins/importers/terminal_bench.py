@@ -66,6 +66,21 @@ class TerminalBench:
                 yield exc
 
 
+#: A Terminal-Bench leaderboard submission's folder: ``<YYYYMMDD>_<agent>_<model>``
+#: (``20250924_droid_gpt-5``), the agent's name without an underscore.
+_SUBMISSION_FOLDER = re.compile(r"^\d{8}_[^_]+_(?P<model>.+)$")
+
+
+def _model_of_folder(source: Path) -> str | None:
+    """The model the submission folder holding ``source`` is named for, where the run's metadata
+    leaves it null (agent-harness submissions do)."""
+    for folder in source.parents:
+        found = _SUBMISSION_FOLDER.match(folder.name)
+        if found:
+            return found.group("model")
+    return None
+
+
 def _is_results(path: Path) -> bool:
     """A trial's or a run's ``results.json`` (the name may carry a prefix, as in copies)."""
     return path.name.endswith("results.json") and b'"is_resolved"' in peek(path)
@@ -157,5 +172,8 @@ def _trial(trial: Any, where: str, metadata: Any, source: Path) -> ImportedRun:
         dataset = value(metadata, "dataset_name", run_where, str)
         if dataset:
             meta["dataset"] = f"{dataset}@{metadata.get('dataset_version')}"
+    if not submission.get("model") and (named := _model_of_folder(source)) is not None:
+        submission["model"] = named
+        flags.append("model_from_name")
     submission["meta"] = present(meta)
     return ImportedRun(where, submission, verdict_task(task_id, "Terminal-Bench"))
