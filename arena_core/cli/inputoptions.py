@@ -30,6 +30,10 @@ class InputFiles:
     """``--example NAME`` (``synthetic`` when given without a name)."""
     from_format: str | None
     """``--from FORMAT``: the importer that reads ``submissions``."""
+    tool: str | None = None
+    """``--tool NAME``: the tool of imported runs whose harness records none."""
+    model: str | None = None
+    """``--model NAME``: the model of imported runs whose harness records none."""
 
 
 def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -46,13 +50,16 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
             from_format: str | None,
             label_paths: tuple[Path, ...],
             vote_paths: tuple[Path, ...],
+            named_tool: str | None,
+            named_model: str | None,
             **kwargs: Any,
         ) -> Any:
             state = click.get_current_context().find_object(State)
             if state is not None:  # read when the Arena is built, with the command's error handling
                 state.label_paths = label_paths
                 state.vote_paths = vote_paths
-            return function(*args, inputs=InputFiles(submissions, tasks_path, example, from_format), **kwargs)
+            given = InputFiles(submissions, tasks_path, example, from_format, named_tool, named_model)
+            return function(*args, inputs=given, **kwargs)
 
         options = [
             click.argument("submissions", nargs=-1, type=_PathOrUrl()),
@@ -68,6 +75,18 @@ def inputs(*, tasks: str = "required") -> Callable[[Callable[..., Any]], Callabl
                 "from_format",
                 metavar="FORMAT",
                 help="Read SUBMISSIONS as this harness's output (see `arena import --help`); detected when left out.",
+            ),
+            click.option(
+                "--tool",
+                "named_tool",
+                metavar="NAME",
+                help="The tool of a harness's runs that do not record one (a recorded tool is kept), as arena import --tool.",
+            ),
+            click.option(
+                "--model",
+                "named_model",
+                metavar="NAME",
+                help="The model of a harness's runs that do not record one (a recorded model is kept), as arena import --model.",
             ),
             click.option(
                 "--example",

@@ -114,11 +114,18 @@ def _read(
         tasks = _tasks(state, given, None, {}, need_tasks, pick)
         located = read_records(paths[0], task_id=_only(pick))
     else:
-        located, derived = _import(state, name, paths)
+        located, derived = _import(state, name, paths, given)
         state.sources = Sources(None, _task_path(given), located)
         tasks = _tasks(state, given, name, derived, need_tasks, pick)
     pick.apply(located)
     return located, tasks
+
+
+def _own_files_name_their_runs(given: InputFiles, importer: str | None) -> None:
+    """:raises click.UsageError: ``--tool`` or ``--model`` given for arena-core's own files."""
+    if importer is None and (given.tool is not None or given.model is not None):
+        raise click.UsageError("--tool and --model name what a harness's output does not record; arena-core's "
+                               "files record each run's own (set them there)")  # fmt: skip
 
 
 def _only(pick: Pick) -> str | None:
@@ -126,15 +133,17 @@ def _only(pick: Pick) -> str | None:
     return next(iter(pick.kept_tasks)) if pick.kept_tasks is not None and len(pick.kept_tasks) == 1 else None
 
 
-def _import(state: State, name: str, paths: tuple[Path, ...]) -> tuple[Located, dict[str, Any]]:
+def _import(state: State, name: str, paths: tuple[Path, ...], given: InputFiles) -> tuple[Located, dict[str, Any]]:
     """The runs an importer reads, as records with where each came from, and the tasks they name;
-    the fields its format never records are left out of the overall score (unless configured)."""
+    the fields its format never records are left out of the overall score (unless configured).
+    ``--tool`` and ``--model`` name what a run's harness did not record."""
+    named = {key: value for key, value in (("tool", given.tool), ("model", given.model)) if value is not None}
     importer = state.arena.components.importers[name]
     session = ImportSession(importer, paths)
     located = Located(Path(name))
     located.places = []
     for run in session.runs():
-        located.records.append(dict(run.submission))
+        located.records.append({**named, **{k: v for k, v in run.submission.items() if v is not None}})
         located.places.append(run.where)
         state.judgements.extend(
             (run.where, kind, line) for kind in ("verdict", "label") for line in getattr(run, f"{kind}s")
@@ -161,6 +170,7 @@ def _read_inputs(
     state: State, given: InputFiles, need_tasks: bool, pick: Pick
 ) -> tuple[list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
+    _own_files_name_their_runs(given, name)
     if name is None and not pick.chooses and shard_files(paths) is None:
         state.sources = Sources(paths[0], _task_path(given))  # arena-core's own file, all of it:
         tasks = _tasks(state, given, None, {}, need_tasks, pick)  # structured while it is read
@@ -195,6 +205,7 @@ def read_columns(
 
 def _read_columns(state: State, given: InputFiles, pick: Pick) -> tuple[Columns | list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
+    _own_files_name_their_runs(given, name)
     shards = shard_files(paths) if name is None else None
     if shards is not None:
         return _shard_columns(state, given, shards, pick)
