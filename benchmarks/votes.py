@@ -138,10 +138,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tiny", action="store_true", help="small sizes: every section runs in seconds")
     tiny = parser.parse_args().tiny
-    fit_against_reference(20_000 if tiny else 140_000)
-    bootstrap_cost(10_000 if tiny else 140_000, 20 if tiny else 1000)
-    coverage(5_000 if tiny else 140_000, 3 if tiny else 100)
-    hygiene(500 if tiny else 5000, 20)
+    fit_against_reference(5_000 if tiny else 140_000)
+    bootstrap_cost(3_000 if tiny else 140_000, 10 if tiny else 1000)
+    coverage(3_000 if tiny else 140_000, 2 if tiny else 100)
+    hygiene(250 if tiny else 5000, 20)
     bootstrap_coverage(2_000 if tiny else 20_000, 2 if tiny else 20, 50 if tiny else 1000)
 
 

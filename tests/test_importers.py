@@ -97,29 +97,24 @@ def test_a_terminal_bench_run_in_a_leaderboard_submission_folder_takes_the_model
 def test_every_command_that_reads_harness_output_takes_tool_and_model(tb_run: Path, tmp_path: Path) -> None:
     """``--model`` names the model a harness did not record, on the board itself, not only in
     ``arena import``; arena-core's own files record theirs, so there it is refused."""
-    board = cli("-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--by", "tool,model",
-                "--model", "gpt-5", "--tool", "ignored", "--format", "json", cwd=tmp_path)  # fmt: skip
-    assert board.returncode == 0, board.stderr
-    assert [row["group"] for row in json.loads(board.stdout)] == ["Factory Droid / gpt-5"]  # the recorded tool kept
-    tasks = cli(
-        "-p",
-        "correctness-only",
-        "tasks",
-        "--from",
-        "terminal-bench",
-        str(tb_run),
-        "--by",
-        "model",
-        "--model",
-        "gpt-5",
-        "--format",
-        "json",
-        cwd=tmp_path,
-    )
-    assert tasks.returncode == 0, tasks.stderr
-    assert {tuple(row["group_solve_rates"]) for row in json.loads(tasks.stdout)} == {("gpt-5",)}
-    own = cli("leaderboard", "--example", "--model", "gpt-5", cwd=tmp_path)
-    assert own.returncode == 2 and "--tool and --model name what a harness's output does not record" in own.stderr
+    from click.testing import CliRunner
+
+    from arena_core.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        done = CliRunner().invoke(main, list(args))
+        return done.exit_code, done.stdout, done.stderr
+
+    code, out, err = run("-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--by",
+                         "tool,model", "--model", "gpt-5", "--tool", "ignored", "--format", "json")  # fmt: skip
+    assert code == 0, err
+    assert [row["group"] for row in json.loads(out)] == ["Factory Droid / gpt-5"]  # the recorded tool kept
+    code, out, err = run("-p", "correctness-only", "tasks", "--from", "terminal-bench", str(tb_run), "--by", "model",
+                         "--model", "gpt-5", "--format", "json")  # fmt: skip
+    assert code == 0, err
+    assert {tuple(row["group_solve_rates"]) for row in json.loads(out)} == {("gpt-5",)}
+    code, _, err = run("leaderboard", "--example", "--model", "gpt-5")
+    assert code == 2 and "--tool and --model name what a harness's output does not record" in err
 
 
 def test_a_terminal_bench_run_scored_on_correctness_alone_is_its_published_accuracy(tb_run: Path) -> None:

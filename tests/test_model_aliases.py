@@ -15,7 +15,7 @@ SPELLINGS = (
     "openai/neulab/claude-sonnet-4-20250514",
     "anthropic/claude-sonnet-4-0",
 )
-ALIASES = {spelling: "claude-sonnet-4" for spelling in SPELLINGS}
+ALIASES = dict.fromkeys(SPELLINGS, "claude-sonnet-4")
 
 
 def _runs() -> tuple[list[dict], dict]:
@@ -59,8 +59,10 @@ def test_an_alias_of_an_alias_or_an_empty_name_is_refused() -> None:
 
 def test_a_board_names_spellings_that_look_like_one_model_and_the_aliases_that_merge_them(tmp_path) -> None:
     import json
-    import subprocess
-    import sys
+
+    from click.testing import CliRunner, Result
+
+    from arena_core.cli import main
 
     spellings = ["anthropic/claude-sonnet-4-20250514", "openai/neulab/claude-sonnet-4-20250514",
                  "anthropic/claude-sonnet-4-0", "gpt-4.1", "gpt-4.1-mini"]  # fmt: skip
@@ -70,12 +72,13 @@ def test_a_board_names_spellings_that_look_like_one_model_and_the_aliases_that_m
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
     (tmp_path / "tasks.json").write_text(json.dumps([{"id": f"t{t}"} for t in range(4)]))
 
-    def board() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "arena_core", "leaderboard", "runs.jsonl", "--tasks", "tasks.json",
-                               "--by", "model"], cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+    def board() -> Result:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(tmp_path)  # arena.toml is read from here
+            return CliRunner().invoke(main, ["leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--by", "model"])
 
     first = board()
-    assert first.returncode == 0, first.stderr
+    assert first.exit_code == 0, first.stderr
     note = first.stderr[first.stderr.index("note: these spellings look like one model") :]
     assert "gpt-4.1" not in note  # gpt-4.1 and gpt-4.1-mini are two models
     suggested = note[note.index("[model_aliases]") :]
@@ -85,6 +88,6 @@ def test_a_board_names_spellings_that_look_like_one_model_and_the_aliases_that_m
     ]
     (tmp_path / "arena.toml").write_text(suggested)  # as the note says: the three rank as one
     merged = board()
-    assert merged.returncode == 0 and "look like one model" not in merged.stderr, merged.stderr
+    assert merged.exit_code == 0 and "look like one model" not in merged.stderr, merged.stderr
     groups = [line.split()[2] for line in merged.stdout.splitlines()[2:] if line[:4].strip().isdigit()]
     assert sorted(groups) == ["anthropic/claude-sonnet-4-20250514", "gpt-4.1", "gpt-4.1-mini"]

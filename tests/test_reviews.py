@@ -4,19 +4,15 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from servers import free_port, wait_until_serving
+from servers import KillableServer
 
 from arena_core.model.errors import ArenaError
 from arena_core.model.labels import Label
@@ -44,6 +40,7 @@ def test_the_queue_draws_each_group_in_random_order_and_sets_disagreements_apart
     sample), groups take turns, and items drawn for a disagreement count as random only once the
     random order reaches them."""
     store = LabelStore(tmp_path / "a.db", reviews_per_item=1)
+    store._random = random.Random(11)  # the keys and the streams' coin, seeded: the same draws every run
     assert store.queue(_items(3, 20, split_every=4)) == 60 and store.queue(_items(3, 20)) == 0
     rng = random.Random(7)
     for turn in range(45):
@@ -96,28 +93,6 @@ def test_labels_are_stored_all_or_none(tmp_path: Path) -> None:
     assert [(x.submission_id, x.label) for x in store.labels()] == [("r1", True)]
 
 
-class _Server:
-    """``arena serve`` over a SQLite file, started (and killed) as a process of its own."""
-
-    def __init__(self, root: Path) -> None:
-        self.root, self.port = root, free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena_core", "serve", "--store", "sqlite:///a.db", "--port", str(self.port),
-             "--rate", "1000"],
-            cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        )  # fmt: skip
-        wait_until_serving(self.port)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-
 def _token(root: Path, role: str, note: str = "") -> dict[str, str]:
     """A token made as ``arena serve token create --role ROLE`` makes it (in this process: the
     server reads the same file)."""
@@ -143,10 +118,14 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
                                          'provider = "recorded"\npath = "verdicts.jsonl"\n')  # fmt: skip
     operator = _token(tmp_path, "operator")
     reviewers = [_token(tmp_path, "reviewer", f"reviewer {n}") for n in range(8)]
-    server = _Server(tmp_path)
+    server = KillableServer(tmp_path, "--rate", "1000")
     server.start()
     url = f"http://127.0.0.1:{server.port}"
-    task = {"success_criteria": [{"type": "judge", "judge": "people", "requirements": REQUIREMENTS, "evidence": ["final_answer"]}]}
+    task = {
+        "success_criteria": [
+            {"type": "judge", "judge": "people", "requirements": REQUIREMENTS, "evidence": ["final_answer"]}
+        ]
+    }
     assert httpx.put(f"{url}/tasks/t", json=task, headers=operator).status_code == 200
     for i in range(8):
         run = {"id": f"run-{i}", "task_id": "t", "tool": ("aider", "openhands")[i % 2], "model": "gpt-5-mini",
@@ -166,7 +145,9 @@ def test_eight_reviewers_at_once_label_each_item_as_configured_through_a_kill_an
                     return
                 assert got.status_code == 200, got.text
                 label = rng.random() < 0.5
-                done = httpx.post(f"{url}/review/{got.json()['item']}", json={"label": label}, headers=reviewers[n], timeout=30)
+                done = httpx.post(
+                    f"{url}/review/{got.json()['item']}", json={"label": label}, headers=reviewers[n], timeout=30
+                )
                 assert done.status_code == 201, done.text
                 with lock:
                     seen.append(got.text)
@@ -223,7 +204,11 @@ def test_a_reviewer_may_only_review_and_calibration_is_read_from_what_is_stored(
     operator = {"Authorization": f"Bearer {tokens.create('operator')[1]}"}
     reviewer = {"Authorization": f"Bearer {tokens.create('reviewer')[1]}"}
     submitter = {"Authorization": f"Bearer {tokens.create('submitter', ['aider'], models=['m'])[1]}"}
-    client.put("/tasks/t", json={"success_criteria": [{"type": "judge", "judge": "people", "requirements": REQUIREMENTS}]}, headers=operator)
+    client.put(
+        "/tasks/t",
+        json={"success_criteria": [{"type": "judge", "judge": "people", "requirements": REQUIREMENTS}]},
+        headers=operator,
+    )
     for i in range(4):
         assert client.post("/submissions", json={"id": f"run-{i}", "task_id": "t", "tool": "aider", "model": "m",
                                                  "total_tokens": 10 + i, "tool_calls": 2}, headers=operator).status_code == 201  # fmt: skip
@@ -241,13 +226,17 @@ def test_a_reviewer_may_only_review_and_calibration_is_read_from_what_is_stored(
     assert client.post(f"/review/{item['item']}", json={"label": True}, headers=reviewer).status_code == 201
     assert client.post(f"/review/{item['item']}", json={"label": True}, headers=reviewer).status_code == 409
     other = client.get("/review/next", headers=reviewer).json()["item"]
-    assert client.post(f"/review/{other}", json={"label": False}, headers=operator).status_code == 403  # not handed to it
+    assert (
+        client.post(f"/review/{other}", json={"label": False}, headers=operator).status_code == 403
+    )  # not handed to it
     assert client.post("/review/0000", json={"label": False}, headers=reviewer).status_code == 404
     rows = {r["group"]: r for r in client.get("/calibration", headers=operator).json()}
     assert rows["aider"]["items"] == 12 and rows["aider"]["n"] == 1 and rows["(all)"]["n"] == 1
 
 
-def test_labels_ingested_are_what_calibrate_reads_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_labels_ingested_are_what_calibrate_reads_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """DevAI's runs stored, scored by a recorded judge over its verdicts, its labels stored apart:
     ``arena calibrate --store`` reads both back and agrees with the files."""
     from click.testing import CliRunner

@@ -5,18 +5,14 @@ voters at once through a kill -9 and a restart."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from servers import free_port, wait_until_serving
+from servers import KillableServer
 
 from arena_core.model.votes import Vote
 from arena_core.store.votes import VoteStore
@@ -98,12 +94,12 @@ def test_battles_favour_close_groups_with_few_votes_between_them(tmp_path: Path)
     )  # aider-openhands
     voter = bearer("voter")
     pairs = Counter()
-    for _ in range(150):
+    for _ in range(90):
         assert client.get("/battles/next", headers=voter).status_code == 200
         pairs[frozenset(_groups_of_last_battle(tmp_path))] += 1  # the store keeps the battle's runs
     # The pair with 300 votes weighs 1/301 of a fresh pair's (their ratings are equal): about once in 600.
-    assert pairs[frozenset({"aider", "openhands"})] <= 3, pairs
-    assert min(pairs[frozenset({"aider", "claude-code"})], pairs[frozenset({"openhands", "claude-code"})]) >= 50, pairs
+    assert pairs[frozenset({"aider", "openhands"})] <= 2, pairs
+    assert min(pairs[frozenset({"aider", "claude-code"})], pairs[frozenset({"openhands", "claude-code"})]) >= 28, pairs
 
 
 def _groups_of_last_battle(tmp_path: Path) -> tuple[str, str]:
@@ -130,7 +126,7 @@ def test_the_vote_board_and_learned_profiles_kept_as_versions(tmp_path: Path) ->
     voters = [bearer("voter") for _ in range(6)]
     assert client.get("/votes/leaderboard", headers=operator).status_code == 404  # no votes yet
     rng = random.Random(3)
-    for n in range(90):  # people prefer aider's runs, seven times in ten
+    for n in range(60):  # people prefer aider's runs, seven times in ten
         battle = client.get("/battles/next", headers=voters[n % 6])
         a, b = _groups_of_last_battle(tmp_path)
         prefer_a = rng.random() < (0.7 if a == "aider" else 0.3 if b == "aider" else 0.5)
@@ -141,7 +137,7 @@ def test_the_vote_board_and_learned_profiles_kept_as_versions(tmp_path: Path) ->
     counted = board.json()
     hygiene = counted["hygiene"]
     assert counted["rows"][0]["group"] == "aider"
-    assert counted["used"] + hygiene["repeated"] + hygiene["near_duplicates"] + hygiene["removed"] == 90
+    assert counted["used"] + hygiene["repeated"] + hygiene["near_duplicates"] + hygiene["removed"] == 60
     assert client.get("/leaderboard", headers=operator).headers["Arena-Profile"] == board.headers["Arena-Profile"]
     assert client.post("/weights/fit", json={"resamples": 20}, headers=voters[0]).status_code == 403
     assert client.post("/weights/fit", json={"resamples": 3}, headers=operator).status_code == 422
@@ -157,28 +153,6 @@ def test_the_vote_board_and_learned_profiles_kept_as_versions(tmp_path: Path) ->
     assert client.get("/tasks/t/rankings", headers=operator).json() == before  # nothing rescored silently
 
 
-class _Server:
-    """``arena serve`` over a SQLite file, started (and killed) as a process of its own."""
-
-    def __init__(self, root: Path) -> None:
-        self.root, self.port = root, free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena_core", "serve", "--store", "sqlite:///a.db", "--port", str(self.port),
-             "--rate", "1000", "--vote-rate", "1000"],
-            cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        )  # fmt: skip
-        wait_until_serving(self.port)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-
 def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vote(tmp_path: Path) -> None:
     import httpx
     from test_serve import _sandboxed
@@ -190,7 +164,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
     tokens = TokenStore(tmp_path / "a.db")
     operator = {"Authorization": f"Bearer {tokens.create('operator')[1]}"}
     voters = [{"Authorization": f"Bearer {tokens.create('voter', note=f'voter {n}')[1]}"} for n in range(8)]
-    server = _Server(tmp_path)
+    server = KillableServer(tmp_path, "--rate", "1000", "--vote-rate", "1000")
     server.start()
     url = f"http://127.0.0.1:{server.port}"
     assert httpx.put(f"{url}/tasks/t", json={"success_criteria": []}, headers=operator).status_code == 200
@@ -205,7 +179,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
         rng = random.Random(n)
         mine = 0
         for _ in range(200):
-            if mine == 12:
+            if mine == 6:
                 return
             try:
                 got = httpx.get(f"{url}/battles/next", headers=voters[n], timeout=30)
@@ -233,7 +207,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
     threads = [threading.Thread(target=vote, args=(n,)) for n in range(8)]
     for thread in threads:
         thread.start()
-    while len(acknowledged) < 30:
+    while len(acknowledged) < 15:
         time.sleep(0.05)
     server.kill()
     server.start()
@@ -242,7 +216,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
     server.kill()
     stored = VoteStore(tmp_path / "a.db").votes()
     assert not failures, failures
-    assert len(acknowledged) == 96
+    assert len(acknowledged) == 48
     assert set(acknowledged) <= {v.at for v in stored}  # nothing a voter was told was stored is lost
     assert len({v.id for v in stored}) == len(stored)  # one vote per battle
     assert Counter(v.voter for v in stored).keys() == {t.id for t in tokens.tokens() if t.role == "voter"}
