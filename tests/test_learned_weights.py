@@ -72,7 +72,7 @@ def test_weights_behind_simulated_votes_are_recovered_within_their_intervals() -
 
 def test_votes_from_the_spec_weights_learn_a_profile_that_ranks_as_the_spec_does() -> None:
     runs, evaluations, profiles = _example_evaluations()
-    votes = _simulated_votes(evaluations, lambda e: profiles[e.weight_profile], 12_000, sharpness=8.0, seed=3)
+    votes = _simulated_votes(evaluations, lambda e: profiles[e.weight_profile], 8_000, sharpness=8.0, seed=3)
     found = fit_from_votes(votes, evaluations, profiles, "tie", resamples=50, seed=4)
     learned = dict(zip(found.dimensions, found.weights, strict=True))
     tool_of = {r["id"]: r["tool"] for r in runs}

@@ -179,7 +179,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
         rng = random.Random(n)
         mine = 0
         for _ in range(200):
-            if mine == 6:
+            if mine == 4:
                 return
             try:
                 got = httpx.get(f"{url}/battles/next", headers=voters[n], timeout=30)
@@ -207,7 +207,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
     threads = [threading.Thread(target=vote, args=(n,)) for n in range(8)]
     for thread in threads:
         thread.start()
-    while len(acknowledged) < 15:
+    while len(acknowledged) < 10:
         time.sleep(0.05)
     server.kill()
     server.start()
@@ -216,7 +216,7 @@ def test_eight_voters_at_once_through_a_kill_and_restart_lose_no_acknowledged_vo
     server.kill()
     stored = VoteStore(tmp_path / "a.db").votes()
     assert not failures, failures
-    assert len(acknowledged) == 48
+    assert len(acknowledged) == 32
     assert set(acknowledged) <= {v.at for v in stored}  # nothing a voter was told was stored is lost
     assert len({v.id for v in stored}) == len(stored)  # one vote per battle
     assert Counter(v.voter for v in stored).keys() == {t.id for t in tokens.tokens() if t.role == "voter"}
