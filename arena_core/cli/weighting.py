@@ -8,15 +8,13 @@ from pathlib import Path
 
 import click
 
-from arena_core.cli.app import State, command, main, quiet_option
+from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.picking import Pick
-from arena_core.cli.selection import evaluations_of
 from arena_core.compare import group_labels
 from arena_core.io.output import atomic_output
 from arena_core.io.table import render
 from arena_core.stats.learnedweights import fit_from_votes, learned_profile
-from arena_core.stats.voteboard import cleaned, figure_reader
+from arena_core.stats.voteboard import figure_reader, flagged_voters
 
 
 @main.group(name="weights")
@@ -70,15 +68,14 @@ def fit_command(
     state.profile = base or state.profile
     if not state.vote_paths:
         raise click.UsageError("give --votes FILE: people's votes between runs (see docs/community.md)")
-    evaluations, _, _ = evaluations_of(state, inputs, None, Pick(), False, quiet)
+    runs, tasks = read_inputs(state, inputs)  # read once: scored, and grouped for the hygiene test
+    evaluations = score_all(state, runs, tasks, quiet)
     profiles = state.arena.scorer.profiles
     votes = state.votes
     if not keep_flagged:
-        runs, _ = read_inputs(state, inputs, need_tasks=False)
         names = group_labels(runs, by, state.arena.config.model_aliases)
         group_of = {run.id: name for run, name in zip(runs, names, strict=True)}
-        _, _, hygiene = cleaned(votes, group_of, figure_reader(runs, ()), both_bad=both_bad)
-        flagged = {c.voter for c in hygiene.voters if c.flagged}
+        flagged = flagged_voters(votes, group_of, figure_reader(runs, ()), both_bad)
         votes = [v for v in votes if v.voter not in flagged]
         if flagged:
             click.echo(f"left out {len(state.votes) - len(votes)} votes of {len(flagged)} voter{'s' if len(flagged) != 1 else ''} "

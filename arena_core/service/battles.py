@@ -38,7 +38,7 @@ from arena_core.service.problems import Problem
 from arena_core.service.state import Service
 from arena_core.stats.battles import ELO_SCALE, Battles, fit
 from arena_core.stats.learnedweights import fit_from_votes, learned_profile
-from arena_core.stats.voteboard import cleaned, figure_reader, vote_board
+from arena_core.stats.voteboard import figure_reader, flagged_voters, vote_board
 from arena_core.store.votes import VoteStore
 
 __all__ = ["BattleDesk", "routes"]
@@ -224,7 +224,7 @@ def routes(service: Service, desk: BattleDesk) -> APIRouter:
         group_of = {run.id: name for pairs in by_task.values() for run, name in pairs}
         votes = [v for v in desk.votes.votes() if v.a in group_of and v.b in group_of]
         try:
-            flagged = {c.voter for c in cleaned(votes, group_of, figure_reader(runs, ()))[2].voters if c.flagged}
+            flagged = flagged_voters(votes, group_of, figure_reader(runs, ()))
             votes = [v for v in votes if v.voter not in flagged]  # the hygiene of the vote board first
             found = fit_from_votes(votes, evaluations, profiles, "tie", resamples=resamples, seed=20240601)
         except (ArenaError, ValidationError) as error:

@@ -23,7 +23,17 @@ from arena_core.stats.battles import ELO_SCALE, Battles, Fit, bootstrap, fit, ra
 from arena_core.stats.rankranges import leader_tiers, paired_ranges
 from arena_core.stats.votehygiene import MIN_VOTES, WINDOW, VoterCheck, near_duplicates, rule_scores, threshold
 
-__all__ = ["BOTH_BAD", "Hygiene", "StyleRow", "VoteBoard", "VoteRow", "cleaned", "figure_reader", "vote_board"]
+__all__ = [
+    "BOTH_BAD",
+    "Hygiene",
+    "StyleRow",
+    "VoteBoard",
+    "VoteRow",
+    "cleaned",
+    "figure_reader",
+    "flagged_voters",
+    "vote_board",
+]
 
 #: What ``both_bad`` votes do: count as a tie, or be left out.
 BOTH_BAD = ("tie", "drop")
@@ -163,6 +173,16 @@ def cleaned(
         kept = [v for v, k in zip(kept, keep, strict=True) if k]
         battles = Battles(groups, first[keep], second[keep], outcome[keep], columns[keep], tuple(style))
     return kept, battles, Hygiene(len(votes), repeated, near, len(same), dropped_bad, without, checks, removed)
+
+
+def flagged_voters(
+    votes: Sequence[Vote],
+    group_of: Mapping[str, str],
+    figure_of: Callable[[str, str], float | None],
+    both_bad: str = "tie",
+) -> set[str]:
+    """The voters the hygiene test of :func:`cleaned` flags: what a weights fit leaves out, as the board does."""
+    return {c.voter for c in cleaned(votes, group_of, figure_of, both_bad=both_bad)[2].voters if c.flagged}
 
 
 def figure_reader(runs: Sequence[Submission], figures: Sequence[str]) -> Callable[[str, str], float | None]:
