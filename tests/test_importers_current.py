@@ -148,6 +148,23 @@ def test_mini_swe_agent_2_native_tool_calls_times_and_tokens(arena: Arena) -> No
     assert "total_tokens" not in limited  # the text-based test model reported no usage: absent, not 0
 
 
+def test_a_refused_reply_is_billed_and_the_wall_time_is_the_harness_clock(arena: Arena) -> None:
+    """mini-swe-agent keeps a reply it could not parse (``FormatError``) as a ``user`` message
+    with the billed response: its tokens count, and its provider ``created`` stamp (whole
+    seconds, another clock) does not stretch the wall time."""
+    path = MINI / "format-error.traj.json"
+    [run] = imported(arena, "mini-swe-agent", path).values()
+    messages = json.loads(path.read_text())["messages"]
+    assert [m["role"] for m in messages].count("assistant") == 5
+    assert run["iterations"] == 6 and run["tool_calls"] == 5  # six calls billed, five turns ran a command
+    assert run["total_tokens"] == 2080 + 2350 + 2640 + 2940 + 3130 + 3320
+    assert (run["input_tokens"], run["output_tokens"], run["cache_read_tokens"]) == (16_200, 260, 12_900)
+    stamps = [m["extra"]["timestamp"] for m in messages if "timestamp" in m.get("extra", {})]
+    assert run["execution_time"] == pytest.approx(max(stamps) - min(stamps)) and run["execution_time"] < 1
+    assert run["meta"]["format_errors"] == 1
+    assert run["estimated_cost"] == pytest.approx(json.loads(path.read_text())["info"]["model_stats"]["instance_cost"])
+
+
 def test_mini_swe_agent_1_trajectories_still_import_as_before(arena: Arena) -> None:
     runs = imported(arena, "mini-swe-agent", FORMATS / "mini-swe-agent")
     old = runs["django__django-16255"]

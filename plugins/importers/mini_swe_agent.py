@@ -108,14 +108,18 @@ def trajectory_run(path: Path) -> ImportedRun:
         if isinstance(m, Mapping) and (m.get("role") == "assistant" or m.get("object") == "response")
     ]
     submission["tool_calls"] = sum(_commands(turn, f"{where}: messages") for turn in turns)
+    # A reply the harness could not parse is kept as a ``user`` message (``interrupt_type:
+    # FormatError``) carrying the billed response: its tokens were spent like any turn's.
+    refused = [m for m in messages if isinstance(m, Mapping) and _interrupt(m) == "FormatError"]
     usages = [_usage(turn, f"{where}: messages") for turn in turns]
+    usages += [u for m in refused if (u := _usage(m, f"{where}: messages")) is not None]
     if usages and all(u is not None for u in usages):
         submission["total_tokens"] = sum(u["total"] for u in usages if u is not None)
         if all(u is not None and "input" in u for u in usages):
             submission.update(_breakdown([u for u in usages if u is not None]))
     elif any(u is not None for u in usages):
         flags.append("token_usage_incomplete")
-    stamps = [t for m in messages if (t := _stamp(m, f"{where}: messages")) is not None]
+    stamps = _stamps(messages, f"{where}: messages")
     if len(stamps) >= 2:
         submission["execution_time"] = float(max(stamps) - min(stamps))
     if stamps:  # Unix times
@@ -135,6 +139,7 @@ def trajectory_run(path: Path) -> ImportedRun:
         "format_version": version,
         "exit_status": exit_status,
         "step_limit": int(limit) if limit is not None else None,
+        "format_errors": len(refused) or None,
         "agent_type": value(info, "config.agent_type", where, str),
         "flags": flags + ([] if patch.strip() else ["empty_patch"]),
         "final_answer": patch or None,  # what a judge criterion is shown of the run
@@ -165,36 +170,31 @@ def _commands(turn: Mapping[str, Any], where: str) -> int:
 
 
 def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
-    """A turn's tokens: the chat completion's usage under ``extra.response`` (prompt tokens,
-    cached ones included), or a Responses-API turn's own ``usage``; ``None`` without one."""
-    chat = value(turn, "extra.response.usage", where, dict)
-    if chat is not None:
-        total = count(chat, "total_tokens", where)
-        if total is None:
-            return None
-        found = {"total": total}
-        prompt, completion = count(chat, "prompt_tokens", where), count(chat, "completion_tokens", where)
-        if prompt is not None and completion is not None:
-            found |= {
-                "input": prompt,
-                "output": completion,
-                "cache_read": count(chat, "prompt_tokens_details.cached_tokens", where) or 0,
-                "cache_write": count(chat, "cache_creation_input_tokens", where) or 0,
-            }
-        return found
-    response = value(turn, "usage", where, dict) if turn.get("object") == "response" else None
-    if response is None:
+    """A turn's tokens: the provider's usage under ``extra.response`` (chat completions), or a
+    Responses-API turn's own ``usage``; ``None`` without one. Either shape is read wherever it
+    sits (a refused Responses-API reply keeps its response under ``extra.response``)."""
+    usage = value(turn, "extra.response.usage", where, dict)
+    if usage is None and turn.get("object") == "response":
+        usage = value(turn, "usage", where, dict)
+    if usage is None:
         return None
-    total, given, made = (count(response, key, where) for key in ("total_tokens", "input_tokens", "output_tokens"))
+    if "input_tokens" in usage:  # the Responses API: prompt = input, completion = output
+        given, made = count(usage, "input_tokens", where), count(usage, "output_tokens", where)
+        cached = count(usage, "input_tokens_details.cached_tokens", where) or 0
+        written = 0
+    else:  # chat completions: prompt tokens include the cached ones
+        given, made = count(usage, "prompt_tokens", where), count(usage, "completion_tokens", where)
+        cached = count(usage, "prompt_tokens_details.cached_tokens", where) or 0
+        written = count(usage, "cache_creation_input_tokens", where) or 0
+    total = count(usage, "total_tokens", where)
     if given is None or made is None:
-        return None
-    cached = count(response, "input_tokens_details.cached_tokens", where) or 0
+        return {"total": total} if total is not None else None
     return {
         "total": total if total is not None else given + made,
         "input": given,
         "output": made,
         "cache_read": cached,
-        "cache_write": 0,
+        "cache_write": written,
     }
 
 
@@ -207,11 +207,23 @@ def _breakdown(usages: list[dict[str, int]]) -> dict[str, int]:
     }
 
 
-def _stamp(message: Any, where: str) -> float | None:
-    """When a message was written: ``extra.timestamp`` (2.x), else the model's ``created`` (1.x)."""
-    if not isinstance(message, Mapping):
-        return None
-    stamp = value(message, "extra.timestamp", where, (int, float))
-    if stamp is None:
-        stamp = value(message, "extra.response.created", where, (int, float))
-    return float(stamp) if stamp is not None else None
+def _interrupt(message: Mapping[str, Any]) -> Any:
+    extra = message.get("extra")
+    return extra.get("interrupt_type") if isinstance(extra, Mapping) else None
+
+
+def _stamps(messages: list[Any], where: str) -> list[float]:
+    """When the messages were written: their ``extra.timestamp`` (2.x stamps every message it
+    makes itself), else, in a 1.x trajectory that has none, the model's ``created`` times. The
+    two are never mixed: ``created`` is the provider's clock in whole seconds, and a 2.x
+    format-error message carries one without a timestamp."""
+    found = _times(messages, "extra.timestamp", where)
+    return found or _times(messages, "extra.response.created", where)
+
+
+def _times(messages: list[Any], key: str, where: str) -> list[float]:
+    return [
+        float(stamp)
+        for m in messages
+        if isinstance(m, Mapping) and (stamp := value(m, key, where, (int, float))) is not None
+    ]

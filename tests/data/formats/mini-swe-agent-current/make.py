@@ -9,20 +9,28 @@ scratch directory, the commands really run) driven by its deterministic test mod
 return the messages given here in the shapes its real model classes write: chat completions
 with native tool calls (``LitellmModel``: the provider's response, usage included, under
 ``extra.response``), the Responses API (``LitellmResponseModel``: the response itself, with no
-``role`` and its usage at the top), and text-based turns. The trajectory is written by
+``role`` and its usage at the top), and text-based turns. The format-error run goes through
+``LitellmModel`` itself, with only ``litellm.completion`` replaced by replies a provider would
+give, so the refused reply is kept exactly as the real model class keeps it. The trajectory is written by
 ``DefaultAgent.save``, with the ``instance_id`` the SWE-bench runner adds.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
+from unittest import mock
 
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm's bundled prices, no download
+
+import litellm
 import yaml
 from minisweagent.agents.default import DefaultAgent
 from minisweagent.config import builtin_config_dir
 from minisweagent.environments.local import LocalEnvironment
+from minisweagent.models.litellm_model import LitellmModel
 from minisweagent.models.test_models import (
     DeterministicModel,
     DeterministicResponseAPIToolcallModel,
@@ -79,6 +87,31 @@ def text_outputs(turns: int) -> list[dict]:
                         cost=0.004) for k in range(turns)]
 
 
+def provider_response(turn: int, commands: list[str], prompt: int, cached: int, completion: int,
+                      content: str | None = None) -> litellm.ModelResponse:
+    """What a provider returns through litellm: a ``ModelResponse`` with its usage."""
+    calls = [{"id": f"call_{turn}_{k}", "type": "function",
+              "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+             for k, command in enumerate(commands)]
+    return litellm.ModelResponse(
+        id=f"chatcmpl-{turn}", model="claude-sonnet-4-5",
+        choices=[{"index": 0, "finish_reason": "tool_calls" if calls else "stop",
+                  "message": {"role": "assistant", "content": content, "tool_calls": calls or None}}],
+        usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+               "prompt_tokens_details": {"cached_tokens": cached}})
+
+
+def format_error_responses() -> list[litellm.ModelResponse]:
+    """Six calls: the second reply has no tool call, so ``LitellmModel`` raises ``FormatError``
+    and the agent keeps it as a ``user`` message with the billed response; five turns remain."""
+    return [provider_response(1, ["ls"], 2000, 0, 80, "Look around first."),
+            provider_response(2, [], 2300, 2000, 50, "The fix is obvious."),
+            provider_response(3, ["cat README.md"], 2600, 2300, 40),
+            provider_response(4, ["echo fixed > fix.txt"], 2900, 2600, 40),
+            provider_response(5, ["ls"], 3100, 2900, 30),
+            provider_response(6, [SUBMIT], 3300, 3100, 20)]
+
+
 def run(name: str, model, config: str, instance: str, **agent_options) -> None:
     agent_config = yaml.safe_load((builtin_config_dir / config).read_text())["agent"]
     with tempfile.TemporaryDirectory() as scratch:
@@ -95,6 +128,10 @@ def main() -> None:
         "mini.yaml", "django__django-11133", step_limit=250)
     run("step-limit", DeterministicModel(outputs=text_outputs(4), model_name="openai/gpt-5-mini"),
         "mini_textbased.yaml", "sympy__sympy-20590", step_limit=3)
+    replies = iter(format_error_responses())
+    with mock.patch("litellm.completion", lambda **_: next(replies)):  # the provider, offline
+        run("format-error", LitellmModel(model_name="anthropic/claude-sonnet-4-5"), "mini.yaml",
+            "astropy__astropy-12907", step_limit=250)
 
 
 if __name__ == "__main__":
