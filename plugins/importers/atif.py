@@ -4,7 +4,9 @@ trajectory says of its tool calls, model calls, tokens, cost and time.
 Read as ATIF v1.0 to v1.8 define them: a trajectory may continue in another file of the same
 folder (``continued_trajectory_ref``, v1.5 on), whose steps copied from before for context
 (``is_copied_context``) are not counted again; it may embed its subagents' trajectories
-(``subagent_trajectories``), whose calls, tokens and cost are the run's too; an agent step's
+(``subagent_trajectories``), whose tool calls and model calls are the run's too, and whose tokens
+and cost the root's ``final_metrics`` already include (ATIF's ``total_cost_usd`` is "including
+cost for subagents", and Harbor's converters fold the subagents' tokens in likewise); an agent step's
 ``llm_call_count`` (v1.7 on) says how many model calls it stands for (0: a dispatch without a
 model). ``session_id`` is optional. A later 1.x version is read and flagged; a 2.x is refused.
 """
@@ -81,12 +83,13 @@ def _add(
     data: Any,
     where: str,
     figures: dict[str, Any],
-    totals: dict[str, Any],
+    totals: dict[str, Any] | None,
     measured: dict[str, bool],
     stamps: list[str],
     flags: list[str],
 ) -> None:
-    """Add one trajectory (and, recursively, its embedded subagents) to the running figures."""
+    """Add one trajectory's steps (and, recursively, its embedded subagents' steps) to the
+    running figures, and its totals when it is a root (``totals`` given)."""
     steps = value(data, "steps", where, list, required=True)
     for index, step in enumerate(steps):
         at = f"{where}: steps.{index}"
@@ -101,6 +104,10 @@ def _add(
         stamp = value(step, "timestamp", at, str)
         if stamp:
             stamps.append(stamp)
+    for index, sub in enumerate(value(data, "subagent_trajectories", where, list) or []):
+        _add(sub, f"{where}: subagent_trajectories.{index}", figures, None, measured, stamps, flags)
+    if totals is None:
+        return  # a subagent: its usage is in its root's final_metrics
     prompt = count(data, "final_metrics.total_prompt_tokens", where)
     completion = count(data, "final_metrics.total_completion_tokens", where)
     if prompt is None or completion is None:
@@ -114,8 +121,6 @@ def _add(
         measured["cost"] = False
     else:
         totals["cost"] += cost
-    for index, sub in enumerate(value(data, "subagent_trajectories", where, list) or []):
-        _add(sub, f"{where}: subagent_trajectories.{index}", figures, totals, measured, stamps, flags)
 
 
 def continuation_of(path: Path) -> Path | None:

@@ -89,8 +89,8 @@ class Harbor:
         results = [p for p in files if kind(p) == "trial"]
         notes = JobNotes()
         yield from notes.read(jobs, analyses, results, _trial_usage)
-        trial_agents = {p.parent / "agent" for p in results}
-        lone = [p for p in files if kind(p) == "atif" and p.parent not in trial_agents]
+        trials = {p.parent for p in results}
+        lone = [p for p in files if kind(p) == "atif" and _trial_of(p) not in trials]
         segments: set[Path] = set()
         for path in lone:  # a file another one continues in is part of that run, not a run
             try:
@@ -119,6 +119,17 @@ def _kind(path: Path) -> str | None:
     if path.name == "analysis.json" and b'"results"' in head and b'"checks"' in head:
         return "analysis"
     return "atif" if b'"ATIF-' in head else None
+
+
+def _trial_of(trajectory: Path) -> Path | None:
+    """The trial folder whose agent wrote ``trajectory``: ``TRIAL/agent/FILE``, or a multi-step
+    trial's ``TRIAL/steps/STEP/agent/FILE`` (Harbor moves each step's agent logs there)."""
+    agent = trajectory.parent
+    if agent.name != "agent":
+        return None
+    if agent.parent.parent.name == "steps":
+        return agent.parent.parent.parent
+    return agent.parent
 
 
 def _is_result(path: Path) -> bool:
@@ -171,16 +182,13 @@ def _trial(path: Path, reward_key: str | None, aggregate: str) -> ImportedRun:
     provider = value(data, "agent_info.model_info.provider", where, str)
     if provider and provider.strip():
         submission["provider"] = provider
-    trajectory = path.parent / "agent" / "trajectory.json"
-    version = None
-    if unlinked_file(trajectory, path.parent):  # never a link, file or folder, out of the trial's folder
-        figures, more, version = trajectory_figures(trajectory)
-        flags += more
-        for key, figure in figures.items():
-            if key not in submission:
-                submission[key] = figure
-            elif key in ("total_tokens", "estimated_cost") and not math.isclose(submission[key], figure):
-                flags.append(f"{key}_disagrees_with_trajectory")
+    figures, more, version = _trajectories(path, steps, where)
+    flags += more
+    for key, figure in figures.items():
+        if key not in submission:
+            submission[key] = figure
+        elif key in ("total_tokens", "estimated_cost") and not math.isclose(submission[key], figure):
+            flags.append(f"{key}_disagrees_with_trajectory")
     meta = {
         "source": where,
         "harness": HARNESS,
@@ -191,11 +199,51 @@ def _trial(path: Path, reward_key: str | None, aggregate: str) -> ImportedRun:
         "reward": reward,
         "rewards": rewards if rewards and set(rewards) != {"reward"} else None,
         "steps": len(steps) or None,
+        "step_rewards": _step_rewards(steps, where, reward_key, aggregate),
         "format_version": version,
         "flags": flags,
     }
     submission["meta"] = present(meta)
     return ImportedRun(where, submission, verdict_task(task_id, "Harbor"))
+
+
+def _trajectories(path: Path, steps: list[Mapping[str, Any]], where: str) -> tuple[dict[str, Any], list[str], Any]:
+    """(figures, flags, version) of the trial's trajectories: ``agent/trajectory.json``, or a
+    multi-step trial's one per step (``steps/NAME/agent/trajectory.json``), summed. A file is
+    read only where it really lies (never through a link); a step without one adds nothing."""
+    if not steps:
+        files = [path.parent / "agent" / "trajectory.json"]
+    else:
+        names = [value(st, "step_name", f"{where}: step_results", str, required=True) for st in steps]
+        for name in names:
+            if Path(name).name != name or name in (".", ".."):
+                raise InputError(f"{where}: step_results.step_name: expected a step's folder name, got {name!r}")
+        files = [path.parent / "steps" / name / "agent" / "trajectory.json" for name in names]
+    read = [trajectory_figures(f) for f in files if unlinked_file(f, path.parent)]
+    found: dict[str, Any] = {}
+    flags: list[str] = []
+    for figures, more, _ in read:
+        flags += [f for f in more if f not in flags]
+        for key, figure in figures.items():
+            found[key] = found.get(key, 0) + figure
+    if len(read) > 1:
+        found.pop("execution_time", None)  # the steps' spans leave out the gaps between them
+        for key in ("total_tokens", "input_tokens", "output_tokens", "cache_read_tokens", "estimated_cost"):
+            if any(key not in figures for figures, _, _ in read):
+                found.pop(key, None)  # a step did not record it: the sum would be short
+    return found, flags, read[-1][2] if read else None
+
+
+def _step_rewards(
+    steps: list[Mapping[str, Any]], where: str, key: str | None, aggregate: str
+) -> dict[str, float | None] | None:
+    """Each step's own verdict, by step name, read as a trial's is (``None``: not verified)."""
+    found: dict[str, float | None] = {}
+    for index, st in enumerate(steps):
+        at = f"{where}: step_results.{index}"
+        name = value(st, "step_name", at, str, required=True)
+        found[name] = _reward(st, [], at, [], key, aggregate)[0] if st.get("verifier_result") else None
+    return found or None
 
 
 def _lone_trajectory(path: Path) -> ImportedRun:

@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -181,6 +182,38 @@ def test_a_link_leaving_the_run_folder_is_not_imported(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     imported = (tmp_path / "runs.jsonl").read_text()
     assert "hello-world" in imported and "SECRET-TASK" not in imported
+
+
+def test_a_multi_step_trial_reads_only_its_own_step_folders(tmp_path: Path) -> None:
+    """A step name that climbs out of the trial, or a step folder linked to another trial's
+    agent, would count another run's tool calls as this trial's."""
+    from arena_core import Arena
+    from arena_core.importing.collect import ImportSession
+
+    harbor = Path(__file__).parent.parent / "data" / "formats" / "harbor-current"
+    job = tmp_path / "job"
+    shutil.copytree(harbor / "multi-step__a1", job / "multi-step__a1")
+    shutil.copytree(harbor / "continued__e1", job / "other")
+    trial = job / "multi-step__a1"
+    importer = Arena(autoload=False).components.importers["harbor"]
+
+    def runs() -> dict[str, dict]:
+        return {r.submission["id"]: r.submission for r in ImportSession(importer, [job]).runs()}
+
+    assert runs()["multi-step__a1"]["tool_calls"] == 3
+    shutil.rmtree(trial / "steps" / "fix" / "agent")
+    (trial / "steps" / "fix" / "agent").symlink_to(job / "other" / "agent")  # the other trial's 5 tool calls
+    assert (trial / "steps" / "fix" / "agent" / "trajectory.json").is_file()  # the link resolves: it would be read
+    linked = runs()["multi-step__a1"]
+    assert linked["tool_calls"] == 1 and linked["iterations"] == 2  # the setup step's own trajectory only
+    result = json.loads((trial / "result.json").read_text())
+    result["step_results"][1]["step_name"] = "../../other"
+    (trial / "result.json").write_text(json.dumps(result))
+    assert (trial / "steps" / result["step_results"][1]["step_name"] / "agent" / "trajectory.json").is_file()
+    session = ImportSession(importer, [job], skip_bad=True)
+    found = {r.submission["id"] for r in session.runs()}
+    assert "multi-step__a1" not in found and "continued__e1" in found  # refused alone: the rest of the job is read
+    assert "step_results.step_name: expected a step's folder name, got '../../other'" in " ".join(session.skipped)
 
 
 def test_deep_meta_is_one_line_in_ingest(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
+from types import SimpleNamespace
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from harbor.analyze.models import AnalyzeReport, AnalyzeReportResult
@@ -31,6 +31,7 @@ from harbor.models.trajectories.trajectory import Trajectory
 from harbor.models.trial.config import TaskConfig, TrialConfig
 from harbor.models.trial.result import AgentInfo, ExceptionInfo, ModelInfo, StepResult, TimingInfo, TrialResult
 from harbor.models.verifier.result import VerifierResult
+from harbor.trial.trial import Trial
 
 HERE = Path(__file__).parent
 START = datetime(2026, 10, 20, 12, 0, 0, tzinfo=timezone.utc)
@@ -70,17 +71,42 @@ def step(index: int, calls: int, seconds: float, **fields) -> Step:
                 tool_calls=tool_calls or None, **fields)
 
 
+def step_trajectory(steps: list[Step], usage: AgentContext) -> Trajectory:
+    """One step's ATIF trajectory, its totals those the step's ``agent_result`` recorded."""
+    return Trajectory(schema_version="ATIF-v1.8", agent=Agent(name="terminus-2", version="2.0.0",
+                                                              model_name="claude-sonnet-4-5"),
+                      steps=steps, final_metrics=FinalMetrics(total_prompt_tokens=usage.n_input_tokens,
+                                                              total_completion_tokens=usage.n_output_tokens,
+                                                              total_cached_tokens=usage.n_cache_tokens,
+                                                              total_cost_usd=usage.cost_usd))
+
+
 def main() -> None:
-    # Two steps of one task (a multi-step trial): usage on each step, none at the trial level.
-    write(trial("multi-step__a1", "build-cache", step_results=[
+    # Two steps of one task (a multi-step trial): usage on each step, none at the trial level; each
+    # step's agent logs moved to steps/<name>/agent/ and verified on its own; the trial's reward is
+    # Harbor's own aggregate of the steps' (the mean, its default strategy).
+    steps = [
         StepResult(step_name="setup", agent_result=AgentContext(n_input_tokens=50_000, n_cache_tokens=40_000,
                                                                 n_output_tokens=1_000, cost_usd=0.10),
+                   verifier_result=VerifierResult(rewards={"reward": 1.0}),
                    agent_execution=TimingInfo(started_at=_at(5), finished_at=_at(50))),
         StepResult(step_name="fix", agent_result=AgentContext(n_input_tokens=60_000, n_cache_tokens=55_000,
                                                               n_output_tokens=2_000, cost_usd=0.12),
-                   verifier_result=VerifierResult(rewards={"reward": 1.0}),
+                   verifier_result=VerifierResult(rewards={"reward": 0.5}),
                    agent_execution=TimingInfo(started_at=_at(50), finished_at=_at(110))),
-    ], verifier_result=VerifierResult(rewards={"reward": 1.0})))
+    ]
+    multi = trial("multi-step__a1", "build-cache", step_results=steps)
+    multi.verifier_result = Trial._aggregate_step_rewards(SimpleNamespace(result=multi))
+    write(multi)
+    step_trajectories = {
+        "setup": step_trajectory([step(1, 1, 5, llm_call_count=2)], steps[0].agent_result),
+        "fix": step_trajectory([step(1, 0, 50, llm_call_count=1), step(2, 2, 80, llm_call_count=2)],
+                               steps[1].agent_result),
+    }
+    for name, steps_trajectory in step_trajectories.items():
+        folder = HERE / "multi-step__a1" / "steps" / name / "agent"
+        folder.mkdir(parents=True)
+        (folder / "trajectory.json").write_text(steps_trajectory.model_dump_json(indent=2, exclude_none=True))
     # A reward of several keys: no "reward" key.
     write(trial("multi-key__b1", "lint-and-test",
                 agent_result=AgentContext(n_input_tokens=97_938, n_cache_tokens=97_845, n_output_tokens=1_200,
@@ -110,8 +136,10 @@ def main() -> None:
                                                                model_name="claude-sonnet-4-5"),
                        steps=[step(1, 1, 0, llm_call_count=1), step(2, 0, 5, llm_call_count=0)],
                        subagent_trajectories=[sub], continued_trajectory_ref="trajectory.cont-1.json",
-                       final_metrics=FinalMetrics(total_prompt_tokens=10_000, total_completion_tokens=300,
-                                                  total_cached_tokens=8_000, total_cost_usd=0.03))
+                       # The root's totals include its subagent's, as Harbor's converters fold them
+                       # (ATIF: total_cost_usd "including cost for subagents"): 10,000 + 1,000 prompt.
+                       final_metrics=FinalMetrics(total_prompt_tokens=11_000, total_completion_tokens=350,
+                                                  total_cached_tokens=8_000, total_cost_usd=0.031))
     second = Trajectory(schema_version="ATIF-v1.8", agent=Agent(name="terminus-2", version="2.0.0",
                                                                 model_name="claude-sonnet-4-5"),
                         steps=[step(1, 1, 0, is_copied_context=True, llm_call_count=1),
