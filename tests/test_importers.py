@@ -301,6 +301,44 @@ def test_swebench_joins_verdicts_with_the_agents_trajectories(arena: Arena, sweb
     assert again["django__django-16667"]["tests_passed"] == 25
 
 
+def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path: Path) -> None:
+    """Trajectories without the report that grades them would rank as failures (0.00); the board
+    sets them aside, names them and says what would grade them."""
+    from click.testing import CliRunner
+
+    from arena_core.cli import main
+
+    shutil.rmtree(swebench_run / "logs" / "django__django-16667")  # this one's verdict is gone
+    current = Path(__file__).parent / "data" / "formats" / "mini-swe-agent-current" / "toolcall.traj.json"
+    shutil.copy(current, swebench_run / "trajs" / "other.traj.json")  # another model's run, ungraded
+    runner = CliRunner()
+    done = runner.invoke(main, ["leaderboard", "--from", "mini-swe-agent", str(swebench_run), "--by", "model",
+                                "--format", "json"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)
+    assert [row["group"] for row in rows] == ["google/gemini-3-pro-preview"]  # the ungraded model is not on it
+    assert rows[0]["n_runs"] == 1 and rows[0]["means"]["correctness"] == 100.0  # only the graded run counts
+    assert "note: 2 runs have no verdict (flagged not_graded) and are not ranked" in done.stderr
+    assert "mini-swe-agent / anthropic/claude-sonnet-4-5: 1" in done.stderr and "REPORT.json" in done.stderr
+    runs, tasks = str(tmp_path / "runs.jsonl"), str(tmp_path / "tasks.json")  # imported first: the same board
+    assert runner.invoke(main, ["import", "mini-swe-agent", str(swebench_run), "-o", runs, "--tasks-out", tasks]).exit_code == 0
+    again = runner.invoke(main, ["leaderboard", runs, "--tasks", tasks, "--by", "model", "--format", "json"])
+    assert [row["group"] for row in json.loads(again.stdout)] == ["google/gemini-3-pro-preview"]
+    assert "note: 2 runs have no verdict" in again.stderr
+    only_ungraded = tmp_path / "alone"
+    only_ungraded.mkdir()
+    shutil.copy(current, only_ungraded / "x.traj.json")
+    refused = runner.invoke(main, ["leaderboard", "--from", "mini-swe-agent", str(only_ungraded)])
+    assert refused.exit_code != 0 and "no run has a verdict: grade them by giving the harness's report" in refused.output
+    graded_by_judge = tmp_path / "tasks.json"  # a task whose criterion checks the run grades it: it stays
+    graded_by_judge.write_text(json.dumps([{"id": "django__django-11099", "success_criteria": [
+        {"type": "file_exists", "file_path": "fix.txt"}]}]))
+    kept = runner.invoke(main, ["leaderboard", "--from", "mini-swe-agent", str(only_ungraded), "--tasks",
+                                str(graded_by_judge), "--format", "json"])
+    assert kept.exit_code == 0, kept.output
+    assert "not_graded" not in kept.stderr
+
+
 def test_a_trajectory_without_a_report_is_flagged_not_graded(arena: Arena) -> None:
     runs = by_id(imported(arena, "mini-swe-agent", MINI)[0])
     rfc = runs["harbor-rfc.mini-swe-agent-trajectory"]  # no instance_id: named after its file

@@ -466,3 +466,64 @@ def test_a_file_given_by_name_that_is_no_harbor_file_is_read_and_refused(arena: 
     (tmp_path / "result.json").write_text('{"hello": 1}')
     with pytest.raises(InputError, match=r"result\.json: task_name"):
         imported(arena, "harbor", tmp_path / "result.json")
+
+
+OPENHANDS_INDEX = FORMATS / "openhands-index"
+
+
+def test_the_openhands_index_boards_give_back_each_published_score(arena: Arena) -> None:
+    """One board per benchmark (``--where meta.benchmark=...``, correctness alone) reproduces
+    every ``scores.json`` accuracy whose instance file agrees with it; the one that does not is
+    flagged, and SWE-bench Multimodal's solvable-subset metric is named, not reproduced."""
+    from click.testing import CliRunner
+
+    from arena_core.cli import main
+
+    runs = imported(arena, "openhands-index", OPENHANDS_INDEX)
+    glm_swt = [r for r in runs.values() if r["model"] == "GLM-5" and r["meta"]["benchmark"] == "swt-bench"]
+    assert len(glm_swt) == 433 and sum("missing_from_results" in r["meta"]["flags"] for r in glm_swt) == 99
+    published: dict[tuple[str, str], float] = {}
+    for run in runs.values():
+        if run["meta"]["published_metric"] == "accuracy":
+            published[(run["meta"]["benchmark"], f"{run['tool']} / {run['model']}")] = run["meta"]["published_score"]
+    assert len(published) == 12 and ("swt-bench", "Claude Code v1.25.0 / claude-opus-4-6") in published
+    disagreeing = {(r["meta"]["benchmark"], r["model"]) for r in runs.values()
+                   if "published_score_disagrees" in r["meta"]["flags"]}  # fmt: skip
+    assert disagreeing == {("commit0", "claude-opus-4-6")}
+    reproduced = 0
+    for benchmark in ("swe-bench", "swt-bench", "commit0", "gaia"):
+        done = CliRunner().invoke(main, ["-p", "correctness-only", "leaderboard", "--from", "openhands-index",
+                                         str(OPENHANDS_INDEX), "--by", "tool,model", "--where",
+                                         f"meta.benchmark={benchmark}", "--format", "json"])
+        assert done.exit_code == 0, done.output
+        for row in json.loads(done.stdout):
+            score = published[(benchmark, row["group"])]
+            if (benchmark, row["group"].rsplit(" / ", 1)[1]) in disagreeing:
+                assert round(row["means"]["correctness"], 1) == 50.0 != score
+                continue
+            assert round(row["means"]["correctness"], 1) == pytest.approx(score), (benchmark, row["group"])
+            reproduced += 1
+    assert reproduced == 11
+    assert {r["meta"]["published_metric"] for r in runs.values() if r["meta"]["benchmark"] == "swe-bench-multimodal"} == {
+        "solveable_accuracy"
+    }
+    opus = runs["Claude Code/claude-opus-4-6/swe-bench/astropy__astropy-12907"]
+    assert opus["success"] is True and opus["estimated_cost"] == pytest.approx(0.3331345)
+    assert opus["meta"]["model_release_date"] == "2026-02-05" and opus["task_id"] == "swe-bench/astropy__astropy-12907"
+
+
+def test_a_damaged_openhands_index_file_is_named_and_the_other_folders_still_read(arena: Arena, tmp_path: Path) -> None:
+    copy = tmp_path / "index"
+    shutil.copytree(OPENHANDS_INDEX, copy)
+    gaia = copy / "results" / "GLM-5" / "instance_results" / "gaia.json"
+    gaia.write_text(gaia.read_text()[: len(gaia.read_text()) // 2])
+    with pytest.raises(InputError, match=r"GLM-5/instance_results/gaia\.json"):
+        imported(arena, "openhands-index", copy)
+    session = ImportSession(arena.components.importers["openhands-index"], [copy], skip_bad=True)
+    assert {r.submission["model"] for r in session.runs()} == {"claude-sonnet-4-5", "claude-opus-4-6"}
+    shutil.copy(OPENHANDS_INDEX / "results" / "GLM-5" / "instance_results" / "gaia.json", gaia)
+    swe = copy / "results" / "GLM-5" / "instance_results" / "swe-bench.json"
+    swe.write_text(swe.read_text().replace('"resolved":true', '"resolved":"yes"', 1))
+    with pytest.raises(InputError, match=r"swe-bench\.json: [^:]+: resolved: expected true, false or null, got 'yes'"):
+        imported(arena, "openhands-index", copy)
+

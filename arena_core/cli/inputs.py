@@ -13,7 +13,7 @@ import click
 from arena_core import examples
 from arena_core.cli.app import State
 from arena_core.cli.inputoptions import InputFiles, inputs
-from arena_core.cli.picking import Pick
+from arena_core.cli.picking import Pick, mentions_ungraded
 from arena_core.engine.ahead import needs_whole_runs
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records
@@ -118,6 +118,7 @@ def _read(
         state.sources = Sources(None, _task_path(given), located)
         tasks = _tasks(state, given, name, derived, need_tasks, pick)
     pick.apply(located)
+    pick.set_aside_ungraded(located, tasks)
     return located, tasks
 
 
@@ -171,7 +172,7 @@ def _read_inputs(
 ) -> tuple[list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
     _own_files_name_their_runs(given, name)
-    if name is None and not pick.chooses and shard_files(paths) is None:
+    if name is None and not pick.chooses and shard_files(paths) is None and not mentions_ungraded(paths[0]):
         state.sources = Sources(paths[0], _task_path(given))  # arena-core's own file, all of it:
         tasks = _tasks(state, given, None, {}, need_tasks, pick)  # structured while it is read
         subs = list(iter_submissions(paths[0], state.arena.structure_submission))
@@ -214,12 +215,13 @@ def _read_columns(state: State, given: InputFiles, pick: Pick) -> tuple[Columns 
     state.sources = Sources(paths[0], _task_path(given))
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    straight = whole and not pick.narrows_runs and not _as_objects(state, tasks)
+    straight = whole and not pick.narrows_runs and not _as_objects(state, tasks) and not mentions_ungraded(paths[0])
     columns = _table_columns(state, paths[0], _only(pick)) if straight else None
     if columns is not None:
         return columns, tasks
     located = read_records(paths[0], task_id=_only(pick))
     pick.apply(located)
+    pick.set_aside_ungraded(located, tasks)
     return _checked_columns(state, located, tasks)
 
 

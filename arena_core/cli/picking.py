@@ -10,17 +10,21 @@ the decoded records, and only the tasks and runs it keeps are validated and scor
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
 from attrs import define, field
 
+from arena_core.importing.runs import VERDICT_CRITERION
+from arena_core.io.decoding import InputError, open_binary
+from arena_core.io.locations import is_url
 from arena_core.io.readers import Located
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Submission, Task
-from arena_core.stats.runs import harness_error, meta_matches
+from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches
 
-__all__ = ["Pick"]
+__all__ = ["Pick", "mentions_ungraded"]
 
 #: A record's keys that are submission fields; any other key is kept under its meta.
 _FIELDS = frozenset(a.name for a in attrs.fields(Submission))
@@ -38,6 +42,8 @@ class Pick:
     """The tasks kept, once :meth:`tasks_of` has seen the tasks (``None``: all of them)."""
     excluded: int = 0
     """Runs left out as harness errors."""
+    ungraded: dict[str, int] = field(factory=dict)
+    """Runs set aside for want of a verdict, by tool and model (:meth:`set_aside_ungraded`)."""
 
     @property
     def chooses(self) -> bool:
@@ -105,17 +111,85 @@ class Pick:
         if located.places is not None:
             located.places = [located.places[i] for i in kept]
 
+    def set_aside_ungraded(self, located: Located, tasks: Mapping[str, Task]) -> None:
+        """Drop from ``located`` the runs no verdict grades: flagged ``not_graded`` by their
+        importer (a trajectory without the report that grades it) while their task's only
+        criterion is that verdict. Scored, they would rank as failures; a task with another
+        criterion (a ``judge``, a command) grades them, and they stay."""
+        kept = []
+        for index, record in enumerate(located.records):
+            if isinstance(record, dict) and _ungraded(record, tasks):
+                group = " / ".join(str(record.get(key) or UNKNOWN) for key in ("tool", "model"))
+                self.ungraded[group] = self.ungraded.get(group, 0) + 1
+            else:
+                kept.append(index)
+        if len(kept) == len(located.records):
+            return
+        if not kept:
+            raise ArenaError(f"{located.path}: no run has a verdict: {UNGRADED_HELP}")
+        located.records = [located.records[i] for i in kept]
+        if located.lines:
+            located.lines = [located.lines[i] for i in kept]
+        if located.places is not None:
+            located.places = [located.places[i] for i in kept]
+
     def _described(self) -> str:
         parts = [f"--task {t}" for t in self.task_ids] + [f"--category {c}" for c in self.categories]
         parts += [f"--where meta.{k}={v}" for k, v in self.where.items()]
         return " ".join(parts + (["infra_failures = exclude"] if self.exclude_harness_errors else []))
 
     def note(self) -> str | None:
-        """What the command says of the runs it left out as harness errors."""
-        if not self.excluded:
-            return None
-        runs = "run" if self.excluded == 1 else "runs"
-        return f"note: {self.excluded} {runs} flagged as harness errors left out (infra_failures = exclude)"
+        """What the command says of the runs it left out: harness errors, ungraded runs."""
+        notes = []
+        if self.excluded:
+            runs = "run" if self.excluded == 1 else "runs"
+            notes.append(f"note: {self.excluded} {runs} flagged as harness errors left out (infra_failures = exclude)")
+        if self.ungraded:
+            total = sum(self.ungraded.values())
+            groups = ", ".join(f"{group}: {n}" for group, n in sorted(self.ungraded.items()))
+            notes.append(
+                f"note: {total} {'run has' if total == 1 else 'runs have'} no verdict (flagged not_graded) "
+                f"and {'is' if total == 1 else 'are'} not ranked ({groups}); {UNGRADED_HELP}"
+            )
+        return "\n".join(notes) or None
+
+
+#: What grades a run its harness left ungraded: said wherever such runs are set aside.
+UNGRADED_HELP = (
+    "grade them by giving the harness's report with them (SWE-bench: the run report, e.g. "
+    "`arena leaderboard --from mini-swe-agent TRAJECTORIES REPORT.json`) or with --tasks whose "
+    "criteria check the run (a `judge` criterion, a command)"
+)
+
+
+def mentions_ungraded(path: Path) -> bool:
+    """Whether a file of runs may hold one flagged ``not_graded`` (its bytes name the flag), so
+    that its runs are read as records, where ungraded ones are set aside, rather than straight
+    into columns, which do not read the flags. A scan at disk speed; a URL or a file that
+    cannot be read is not scanned (its reader reports it)."""
+    if is_url(str(path)):
+        return False
+    tail = b""
+    try:
+        with open_binary(path) as fh:
+            while chunk := fh.read(1 << 22):
+                if b'"not_graded"' in tail + chunk[:16] or b'"not_graded"' in chunk:
+                    return True
+                tail = chunk[-16:]
+    except (InputError, OSError):
+        return False
+    return False
+
+
+def _ungraded(record: dict[str, Any], tasks: Mapping[str, Task]) -> bool:
+    """Whether a record is flagged ``not_graded`` and nothing but that missing verdict would grade it."""
+    flags = _meta_of(record).get("flags")
+    if not isinstance(flags, (list, tuple)) or "not_graded" not in flags:
+        return False
+    task = tasks.get(str(record.get("task_id")))
+    if task is None:
+        return record.get("task_id") is None  # no task at all: nothing can grade it
+    return bool(task.success_criteria) and all(c.type == VERDICT_CRITERION for c in task.success_criteria)
 
 
 def _meta_of(record: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from arena_plugins.importers.harbor import AGGREGATES, Harbor
 from arena_plugins.importers.inspect_logs import InspectLogs
 from arena_plugins.importers.mini_swe_agent import MiniSweAgent
 from arena_plugins.importers.openhands import OpenHands
+from arena_plugins.importers.openhands_index import OpenHandsIndex
 from arena_plugins.importers.swebench import SweBench
 from arena_plugins.importers.terminal_bench import TerminalBench
 
@@ -47,4 +48,14 @@ def arena_plugin_options() -> type:
 def arena_register_importers(config: ScoringConfig, options: Any) -> list[Importer]:
     chosen = options if isinstance(options, ImporterOptions) else ImporterOptions()
     harbor = Harbor(chosen.harbor_reward_key, chosen.harbor_reward_aggregate)
-    return [InspectLogs(), harbor, TerminalBench(), SweBench(), OpenHands(), MiniSweAgent(), Aider(), DevAI()]
+    return [
+        InspectLogs(),
+        harbor,
+        TerminalBench(),
+        SweBench(),
+        OpenHands(),
+        OpenHandsIndex(),
+        MiniSweAgent(),
+        Aider(),
+        DevAI(),
+    ]
