@@ -319,7 +319,7 @@ def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path
     assert [row["group"] for row in rows] == ["google/gemini-3-pro-preview"]  # the ungraded model is not on it
     assert rows[0]["n_runs"] == 1 and rows[0]["means"]["correctness"] == 100.0  # only the graded run counts
     assert "note: 2 runs have no verdict (flagged not_graded) and are not ranked" in done.stderr
-    assert "mini-swe-agent / anthropic/claude-sonnet-4-5: 1" in done.stderr and "REPORT.json" in done.stderr
+    assert "mini-swe-agent / anthropic/claude-sonnet-4-5: 1" in done.stderr and "SWE-bench run report" in done.stderr
     runs, tasks = str(tmp_path / "runs.jsonl"), str(tmp_path / "tasks.json")  # imported first: the same board
     assert runner.invoke(main, ["import", "mini-swe-agent", str(swebench_run), "-o", runs, "--tasks-out", tasks]).exit_code == 0
     again = runner.invoke(main, ["leaderboard", runs, "--tasks", tasks, "--by", "model", "--format", "json"])
@@ -329,7 +329,7 @@ def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path
     only_ungraded.mkdir()
     shutil.copy(current, only_ungraded / "x.traj.json")
     refused = runner.invoke(main, ["leaderboard", "--from", "mini-swe-agent", str(only_ungraded)])
-    assert refused.exit_code != 0 and "no run has a verdict: grade them by giving the harness's report" in refused.output
+    assert refused.exit_code != 0 and "no run has a verdict: grade them by giving the report that grades them" in refused.output
     graded_by_judge = tmp_path / "tasks.json"  # a task whose criterion checks the run grades it: it stays
     graded_by_judge.write_text(json.dumps([{"id": "django__django-11099", "success_criteria": [
         {"type": "file_exists", "file_path": "fix.txt"}]}]))

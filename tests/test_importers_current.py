@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,39 @@ def test_openhands_v1_events_model_and_token_breakdown(arena: Arena) -> None:
     assert (run["cache_read_tokens"], run["cache_write_tokens"]) == (90_000, 2_000)
     assert run["estimated_cost"] == pytest.approx(0.31) and run["meta"]["format_version"] == "openhands-v1"
     assert run["success"] is False and "not_graded" in run["meta"]["flags"]
+
+
+OPENHANDS_SDK = FORMATS / "openhands-sdk-current"
+
+
+def test_an_openhands_sdk_conversation_is_one_ungraded_run_with_its_calls_and_usage(arena: Arena) -> None:
+    """The SDK's persisted conversation: usage per call in base_state.json, tool calls from the
+    action events (the finish tool's is not one), the time from the first event to the last."""
+    [run] = imported(arena, "openhands", OPENHANDS_SDK).values()
+    [folder] = (OPENHANDS_SDK / "conversations").iterdir()
+    state = json.loads((folder / "base_state.json").read_text())
+    assert run["id"] == state["id"] and run["model"] == "anthropic/claude-sonnet-4-5-20250929"
+    assert (run["tool_calls"], run["iterations"]) == (2, 3)
+    assert (run["input_tokens"], run["output_tokens"], run["total_tokens"]) == (10_100, 240, 10_340)
+    assert (run["cache_read_tokens"], run["cache_write_tokens"]) == (5_400, 2_900)
+    assert run["estimated_cost"] == pytest.approx(state["stats"]["usage_to_metrics"]["agent"]["accumulated_cost"])
+    events = sorted((folder / "events").glob("event-*.json"))
+    first, last = (json.loads(events[i].read_text())["timestamp"] for i in (0, -1))
+    assert run["execution_time"] == pytest.approx(
+        (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
+    )
+    assert run["meta"]["flags"] == ["not_graded"] and run["success"] is False and "task_id" not in run
+    assert run["meta"]["format_version"] == "openhands-sdk-conversation"
+
+
+def test_a_damaged_sdk_conversation_names_the_file(arena: Arena, tmp_path: Path) -> None:
+    for number, damaged in enumerate(("/base_state.json", "/events/event-00003")):
+        copy = tmp_path / str(number)
+        shutil.copytree(OPENHANDS_SDK, copy)
+        [path] = [p for p in copy.rglob("*.json") if damaged in p.as_posix()]
+        path.write_text(path.read_text()[: len(path.read_text()) // 2])
+        with pytest.raises(InputError, match=path.name):
+            imported(arena, "openhands", copy)
 
 
 def test_critic_attempts_give_one_run_per_instance_with_what_every_attempt_spent(arena: Arena, tmp_path: Path) -> None:
@@ -402,6 +436,7 @@ def test_a_figure_the_version_always_records_but_the_file_lacks_is_flagged(arena
         ("inspect", INSPECT),
         ("mini-swe-agent", MINI),
         ("openhands", OPENHANDS_V1),
+        ("openhands", OPENHANDS_SDK),
         ("harbor", HARBOR),
         ("swebench", FORMATS / "swe-bench-pro"),
     ],

@@ -156,9 +156,9 @@ class Pick:
 
 #: What grades a run its harness left ungraded: said wherever such runs are set aside.
 UNGRADED_HELP = (
-    "grade them by giving the harness's report with them (SWE-bench: the run report, e.g. "
-    "`arena leaderboard --from mini-swe-agent TRAJECTORIES REPORT.json`) or with --tasks whose "
-    "criteria check the run (a `judge` criterion, a command)"
+    "grade them by giving the report that grades them with them (a SWE-bench run report beside "
+    "the trajectories or output.jsonl), or with --tasks whose criteria check the run (a `judge` "
+    "criterion, a command)"
 )
 
 

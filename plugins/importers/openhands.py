@@ -3,7 +3,8 @@ issue resolver's ``output.jsonl`` (``ResolverOutput``), with verdicts from
 ``test_result.report`` (after ``eval_infer.py``), the resolver's ``success``, or SWE-bench
 reports given beside them.
 
-Two generations: V0 (the ``openhands-ai`` evaluation harness: ``metadata.llm_config``, history
+Also the Software Agent SDK's persisted conversations (``base_state.json`` and ``events/``:
+``openhands_conversations.py``). Two generations of ``output.jsonl``: V0 (the ``openhands-ai`` evaluation harness: ``metadata.llm_config``, history
 actions as strings) and V1 (the Software Agent SDK's benchmarks: ``metadata.llm``, history
 events with a ``kind``, actions as tables). In V1's critic mode every attempt is kept in
 ``output.critic_attempt_N.jsonl`` and the chosen one in ``output.jsonl``: a run is the chosen
@@ -39,6 +40,7 @@ from arena_core.importing.runs import (
     verdict_task,
 )
 from arena_core.io.decoding import InputError, bounded_lines, decode_line, line_too_long, loads
+from arena_plugins.importers.openhands_conversations import FINISH_V1, conversation_run, is_conversation
 from arena_plugins.importers.swebench_reports import Verdicts, is_report
 
 __all__ = ["OpenHands", "is_output", "output_runs"]
@@ -46,8 +48,6 @@ __all__ = ["OpenHands", "is_output", "output_runs"]
 HARNESS = "openhands"
 #: V0 history actions that are not tool calls: messages, the system prompt, memory recall, the end.
 NOT_TOOL_CALLS = {"message", "system", "recall", "finish"}
-#: V1: the action of the finish tool, which ends the run rather than acting.
-FINISH_V1 = "FinishAction"
 #: A critic attempt's file: ``output.critic_attempt_N.jsonl``.
 _ATTEMPT = re.compile(r"\.critic_attempt_(\d+)\.jsonl$")
 #: OpenHands' error when a run is stopped at ``max_iterations`` ("Agent reached maximum iteration").
@@ -63,11 +63,15 @@ class OpenHands:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(is_output(p) for p in path.rglob("*.jsonl"))
-        return is_output(path)
+            return any(is_output(p) for p in path.rglob("*.jsonl")) or bool(_conversations(path))
+        return is_output(path) or (path.name == "base_state.json" and is_conversation(path.parent))
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
+        for folder in sorted({f for p in paths for f in _conversations(p)}):
+            yield from conversation_run(folder)
         files = list(files_under(paths, lambda p: is_output(p) or is_report(p)))
+        if not files:
+            return
         verdicts = Verdicts()
         yield from verdicts.read_reports(files)
         attempts = [p for p in files if _ATTEMPT.search(p.name)]
@@ -82,6 +86,17 @@ class OpenHands:
             if not any(p.parent == folder for p in outputs):
                 for _, path, number in sorted(chosen.values(), key=lambda c: (str(c[1]), c[2])):
                     yield from output_runs(path, verdicts, spent[folder], only=number)
+
+
+def _conversations(path: Path) -> list[Path]:
+    """The SDK conversation folders at or under ``path`` (``base_state.json`` given: its folder)."""
+    if path.name == "base_state.json":
+        path = path.parent
+    if is_conversation(path):
+        return [path]
+    if not path.is_dir():
+        return []
+    return [p.parent for p in path.rglob("base_state.json") if is_conversation(p.parent) and not p.parent.is_symlink()]
 
 
 def is_output(path: Path) -> bool:
