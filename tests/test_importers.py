@@ -584,9 +584,8 @@ def test_a_run_refused_by_the_submission_model_is_skipped_and_not_counted(tmp_pa
 
 def test_commands_detect_a_harnesss_output_and_say_what_they_leave_out(swebench_run: Path) -> None:
     result = cli("leaderboard", "trajs", "--by", "model", "--format", "json", cwd=swebench_run)
-    assert result.returncode == 0, result.stderr  # detected: mini-swe-agent, ungraded without the reports
-    [group] = json.loads(result.stdout)
-    assert (group["group"], group["n_runs"], group["means"]["correctness"]) == ("google/gemini-3-pro-preview", 2, 0.0)
+    # detected: mini-swe-agent; without the reports nothing grades the runs: no board of 0.00
+    assert result.returncode == 2 and result.stderr.startswith("Error: mini-swe-agent: no run has a verdict")
     mixed = cli("leaderboard", "logs", "trajs", cwd=swebench_run)
     assert mixed.returncode == 2 and "give it with --from FORMAT" in mixed.stderr
     unknown = cli("leaderboard", "--from", "swe-bench", "logs", cwd=swebench_run)
@@ -702,8 +701,11 @@ def test_runs_stopped_at_the_harness_step_limit_are_flagged_and_counted_per_task
     assert "step_limit" not in imported(arena, "openhands", tmp_path / "output.jsonl")[0][0]["meta"]["flags"]
     (tmp_path / "output.jsonl").write_text(json.dumps(stopped) + "\n")
     assert "step_limit" in imported(arena, "openhands", tmp_path / "output.jsonl")[0][0]["meta"]["flags"]
+    checked = [{"id": i, "success_criteria": [{"type": "no_errors"}]} for i in runs]  # graded: not set aside
+    (tmp_path / "tasks.json").write_text(json.dumps(checked))
     done = cli(
-        "-p", "gated", "tasks", "--from", "mini-swe-agent", str(tmp_path / "trajs"), "--format", "json", cwd=tmp_path
-    )
+        "-p", "gated", "tasks", "--from", "mini-swe-agent", str(tmp_path / "trajs"), "--tasks", "tasks.json",
+        "--format", "json", cwd=tmp_path,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert all("step_limit" in row["flags"] for row in json.loads(done.stdout))

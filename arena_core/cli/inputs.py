@@ -172,7 +172,7 @@ def _read_inputs(
 ) -> tuple[list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
     _own_files_name_their_runs(given, name)
-    if name is None and not pick.chooses and shard_files(paths) is None and not mentions_ungraded(paths[0]):
+    if name is None and not pick.chooses and shard_files(paths) is None and not (pick.ranks and mentions_ungraded(paths[0])):
         state.sources = Sources(paths[0], _task_path(given))  # arena-core's own file, all of it:
         tasks = _tasks(state, given, None, {}, need_tasks, pick)  # structured while it is read
         subs = list(iter_submissions(paths[0], state.arena.structure_submission))
@@ -215,7 +215,8 @@ def _read_columns(state: State, given: InputFiles, pick: Pick) -> tuple[Columns 
     state.sources = Sources(paths[0], _task_path(given))
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    straight = whole and not pick.narrows_runs and not _as_objects(state, tasks) and not mentions_ungraded(paths[0])
+    straight = whole and not pick.narrows_runs and not _as_objects(state, tasks)
+    straight = straight and not (pick.ranks and mentions_ungraded(paths[0]))
     columns = _table_columns(state, paths[0], _only(pick)) if straight else None
     if columns is not None:
         return columns, tasks

@@ -42,6 +42,9 @@ class Pick:
     """The tasks kept, once :meth:`tasks_of` has seen the tasks (``None``: all of them)."""
     excluded: int = 0
     """Runs left out as harness errors."""
+    ranks: bool = True
+    """Whether the command ranks runs (a board): then the runs no verdict grades are set aside
+    (:meth:`set_aside_ungraded`); ``arena score`` evaluates each run as it is."""
     ungraded: dict[str, int] = field(factory=dict)
     """Runs set aside for want of a verdict, by tool and model (:meth:`set_aside_ungraded`)."""
 
@@ -116,6 +119,8 @@ class Pick:
         importer (a trajectory without the report that grades it) while their task's only
         criterion is that verdict. Scored, they would rank as failures; a task with another
         criterion (a ``judge``, a command) grades them, and they stay."""
+        if not self.ranks:
+            return
         kept = []
         for index, record in enumerate(located.records):
             if isinstance(record, dict) and _ungraded(record, tasks):
