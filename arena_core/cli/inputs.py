@@ -172,7 +172,12 @@ def _read_inputs(
 ) -> tuple[list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
     _own_files_name_their_runs(given, name)
-    if name is None and not pick.chooses and shard_files(paths) is None and not (pick.ranks and mentions_ungraded(paths[0])):
+    if (
+        name is None
+        and not pick.chooses
+        and shard_files(paths) is None
+        and not (pick.ranks and mentions_ungraded(paths[0]))
+    ):
         state.sources = Sources(paths[0], _task_path(given))  # arena-core's own file, all of it:
         tasks = _tasks(state, given, None, {}, need_tasks, pick)  # structured while it is read
         subs = list(iter_submissions(paths[0], state.arena.structure_submission))
