@@ -325,6 +325,9 @@ def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path
     again = runner.invoke(main, ["leaderboard", runs, "--tasks", tasks, "--by", "model", "--format", "json"])
     assert [row["group"] for row in json.loads(again.stdout)] == ["google/gemini-3-pro-preview"]
     assert "note: 2 runs have no verdict" in again.stderr
+    stored = runner.invoke(main, ["ingest", runs, "--tasks", tasks, "--store", str(tmp_path / "a.db")])
+    assert stored.exit_code == 0 and "Stored 1 evaluations" in stored.stdout  # the store ranks what it holds
+    assert "note: 2 runs have no verdict (flagged not_graded) and are not stored" in stored.stderr
     only_ungraded = tmp_path / "alone"
     only_ungraded.mkdir()
     shutil.copy(current, only_ungraded / "x.traj.json")

@@ -10,6 +10,7 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.picking import Pick
 from arena_core.cli.stores import STORE_ENV, StoreLocation, open_store, stored_arena_option
 from arena_core.io.table import printable, render
 from arena_core.io.votes import check_votes
@@ -78,7 +79,10 @@ def ingest(
             check_votes(votes, _stored_runs(store_path, lock_timeout))
             click.echo(_stored_votes(store_path, votes))
         return
-    subs, tasks = read_inputs(state, inputs, need_tasks=False, votes_on_these=False)
+    pick = Pick()  # the store's board ranks what is stored: runs no verdict grades are not stored
+    subs, tasks = read_inputs(state, inputs, need_tasks=False, pick=pick, votes_on_these=False)
+    if note := pick.note():
+        click.echo(note.replace("are not ranked", "are not stored").replace("is not ranked", "is not stored"), err=True)
     store = open_store(store_path, timeout=lock_timeout)
     if labels:
         LabelStore(store_path).refuse_stored(labels)  # before the runs are stored: all of it, or nothing
