@@ -139,7 +139,10 @@ def test_ids_are_immutable_and_only_their_own_tool_replaces_them(service: Servic
     assert service.client.post("/submissions", json=first, headers=service.aider).status_code == 201
     moved = _is_problem(service.client.post("/submissions", json={**first, "task_id": "t2"}, headers=service.aider), 409)
     assert moved["error"]["code"] == "duplicate_id" and "stored for task 't1'" in moved["detail"]
-    _is_problem(service.client.post("/submissions", json=first, headers=service.aider), 409)
+    again = _is_problem(service.client.post("/submissions", json=first, headers=service.aider), 409)
+    for refusal in (moved, again):  # written for the HTTP client: what it can send, not a CLI flag
+        assert "?replace=true" in refusal["detail"] and "?replace=true" in refusal["error"]["expected"]
+        assert "arena ingest" not in json.dumps(refusal) and "replace=True" not in json.dumps(refusal)
     _is_problem(service.client.post("/submissions?replace=true", json={**first, "tool": "other"},
                                     headers=service.other), 403)
     assert service.client.post("/submissions?replace=true", json=first, headers=service.aider).status_code == 201
@@ -242,6 +245,9 @@ def test_arena_serve_runs_from_the_command_with_tokens_made_by_the_command(tmp_p
     finally:
         server.terminate()
         server.wait(timeout=20)
+    stopped = server.stderr.read().decode() if server.stderr else ""
+    assert server.returncode == 0 and "arena serve stopped cleanly (SIGTERM)" in stopped, stopped
+    assert "Error" not in stopped
     (tmp_path / "arena.toml").unlink()  # the default runner, local: refused
     refused = subprocess.run([*arena, "serve", "--store", "sqlite:///a.db"], cwd=tmp_path, capture_output=True,
                              text=True, timeout=60)

@@ -200,9 +200,13 @@ class Stopped(BaseException):
     is, and libraries' ``except Exception`` blocks (cattrs has some) must not swallow it.
     """
 
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(f"stopped by {signal_name}; nothing was written")
+        self.signal_name = signal_name
+
 
 def _stop(signum: int, frame: object) -> None:
-    raise Stopped(f"stopped by {signal.Signals(signum).name}; nothing was written")
+    raise Stopped(signal.Signals(signum).name)
 
 
 def _message(state: State, exc: BaseException) -> str:

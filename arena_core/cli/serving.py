@@ -13,7 +13,7 @@ import attrs
 import click
 
 from arena_core.arena import Arena
-from arena_core.cli.app import State, command, main
+from arena_core.cli.app import State, Stopped, command, main
 from arena_core.cli.stores import STORE_ENV, no_password_in_arguments, open_store
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
@@ -196,7 +196,11 @@ def _run(
     )
     import uvicorn  # the service extra
 
-    uvicorn.run(service, host=host, port=port, log_level="info", **_connections().connection_limits(header_timeout))
+    try:
+        uvicorn.run(service, host=host, port=port, log_level="info", **_connections().connection_limits(header_timeout))
+    except (Stopped, KeyboardInterrupt) as stop:  # uvicorn shut down gracefully, then passed the signal on
+        signal_name = stop.signal_name if isinstance(stop, Stopped) else "SIGINT"
+        click.echo(f"arena serve stopped cleanly ({signal_name}): requests in flight were answered first", err=True)
 
 
 @serve.group()

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from arena_core.model.errors import ValidationError
+from arena_core.store.pipeline import REPLACE_HINT
 
 __all__ = ["Problem", "install", "problem"]
 
@@ -54,8 +55,12 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ValidationError)
     def _invalid(request: Request, error: ValidationError) -> JSONResponse:
-        status = 409 if error.code == "duplicate_id" else 400
-        return problem(status, str(error), error=error.as_dict())
+        if error.code != "duplicate_id":
+            return problem(400, str(error), error=error.as_dict())
+        detail = str(error).replace(REPLACE_HINT, "?replace=true")  # what an HTTP client can do
+        fields = {k: v.replace(REPLACE_HINT, "?replace=true") if isinstance(v, str) else v
+                  for k, v in error.as_dict().items()}  # fmt: skip
+        return problem(409, detail, error=fields)
 
     @app.exception_handler(RequestValidationError)
     def _parameters(request: Request, error: RequestValidationError) -> JSONResponse:

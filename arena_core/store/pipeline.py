@@ -38,7 +38,11 @@ if TYPE_CHECKING:
     from arena_core.arena import Arena
     from arena_core.store import Store, Transaction
 
-__all__ = ["BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
+__all__ = ["REPLACE_HINT", "BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
+
+#: How a caller replaces stored runs, as a refusal of a stored id says it; the service says it
+#: in its own terms (``?replace=true``) for the HTTP client that receives it.
+REPLACE_HINT = "replace=True, or arena ingest --replace"
 
 
 @frozen
@@ -217,7 +221,7 @@ def _run_task(
             f"submission {already[0]!r}",
             "id",
             f"an id not yet stored for task {task.id!r} (stored already: {shown}; "
-            "replace them with replace=True, or arena ingest --replace)",
+            f"replace them with {REPLACE_HINT})",
             code="duplicate_id",
         )
     kept = np.array([i not in batch_ids for i in on_record.ids], dtype=bool)  # re-submissions replace
@@ -361,7 +365,7 @@ class _StoredIds:
             f"submission {submission.id!r}",
             "id",
             f"an id not yet stored (it is stored for task {where!r}; ids are never reused for another task: "
-            "give the run a new id, or move it on purpose with replace=True, arena ingest --replace)",
+            f"give the run a new id, or move it on purpose with {REPLACE_HINT})",
             submission.task_id,
             code="duplicate_id",
         )
