@@ -220,8 +220,7 @@ def _run_task(
         raise ValidationError(
             f"submission {already[0]!r}",
             "id",
-            f"an id not yet stored for task {task.id!r} (stored already: {shown}; "
-            f"replace them with {REPLACE_HINT})",
+            f"an id not yet stored for task {task.id!r} (stored already: {shown}; replace them with {REPLACE_HINT})",
             code="duplicate_id",
         )
     kept = np.array([i not in batch_ids for i in on_record.ids], dtype=bool)  # re-submissions replace
