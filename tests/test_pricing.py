@@ -344,6 +344,13 @@ def test_arena_reprice_at_a_date_and_again_keeps_every_version(tmp_path: Path) -
         return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=tmp_path, capture_output=True, text=True, env=env)
 
     assert arena("ingest", "runs.jsonl", "--tasks", "tasks.json", "--store", "arena.db").returncode == 0
+    preview = arena("reprice", "--store", "arena.db", "--date", "2026-01-15", "--dry-run", "--format", "json")
+    assert preview.returncode == 0, preview.stderr
+    planned = json.loads(preview.stdout)
+    assert (planned["dry_run"], planned["repriced"], planned["sources"]) == (True, 6, {"priced": 6})
+    assert planned["superseded_at"] is None and planned["comparison"]["by"] == "tool"
+    told = arena("reprice", "--store", "arena.db", "--dry-run")
+    assert told.stdout.startswith("Would reprice 6 stored runs") and "Dry run: nothing was written" in told.stdout
     first = arena("reprice", "--store", "arena.db", "--date", "2026-01-15")
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("Repriced 6 stored runs at 2026-01-15 (6 priced); prices: genai-prices")
@@ -356,6 +363,7 @@ def test_arena_reprice_at_a_date_and_again_keeps_every_version(tmp_path: Path) -
     with SQLiteStore(tmp_path / "arena.db").transaction(write=False) as tx:
         versions = tx.evaluation_versions("run-0")
         run = next(s for s in tx.submissions("t") if s.id == "run-0")
+    # the two real runs only: the dry runs before them left no version behind
     assert [reason.split(" (")[0] for _, reason, _ in versions] == ["reprice at 2026-01-15", "reprice at 2026-04-01"]
     # The table's band for long prompts ended on 2026-03-13: this run's one 170k call was under it
     # either way, so the dates price it alike; the reported figure is kept throughout.

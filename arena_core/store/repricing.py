@@ -44,6 +44,8 @@ class Repricing:
     superseded_at: str
     refused: tuple[str, ...] = ()
     """Per run that could not be priced, the error naming it and what was missing."""
+    dry_run: bool = False
+    """Whether it was only computed: the store was left as it was."""
 
 
 def _keeper(tx: Any) -> Any:
@@ -55,10 +57,16 @@ def _keeper(tx: Any) -> Any:
     return tx
 
 
-def reprice(arena: Arena, store: Store, *, reason: str) -> Repricing:
+class _DryRun(Exception):
+    """Raised at the end of a dry run's transaction, so that the store rolls all of it back."""
+
+
+def reprice(arena: Arena, store: Store, *, reason: str, dry_run: bool = False) -> Repricing:
     """Price every stored run with ``arena``'s pricing and re-derive the stored scores.
 
     :param reason: recorded with every superseded evaluation (e.g. ``"reprice at 2025-10-01"``).
+    :param dry_run: compute everything in the transaction, then roll it back: the store is
+        left as it was, and the result says what a re-pricing would change.
     :raises ArenaError: the arena does not price (``cost_source = "reported"``), or the store
         keeps no evaluation versions.
     """
@@ -69,32 +77,51 @@ def reprice(arena: Arena, store: Store, *, reason: str) -> Repricing:
     after: list[Evaluation] = []
     sources: dict[str, int] = {}
     refused: list[str] = []
-    with store.transaction() as tx:
-        keeper = _keeper(tx)
-        for task_id in tx.task_ids():
-            task = tx.get_task(task_id)
-            runs = tx.submissions(task_id)
-            if task is None or not runs:
-                continue
-            priced = []
-            for run in runs:
-                try:
-                    run = arena.pricer.price(run)
-                    source = run.meta["pricing"]["source"]
-                except ValidationError as error:  # this run alone keeps its stored cost
-                    refused.append(str(error))
-                    source = "refused"
-                sources[source] = sources.get(source, 0) + 1
-                priced.append(run)
-            old = {e.submission_id: e for e in tx.evaluations(task_id)}
-            unscored = [s.id for s in runs if s.id not in old]
-            if unscored:
-                raise ArenaError(
-                    f"task {task_id!r}: stored runs without a stored evaluation: {', '.join(unscored[:5])}"
-                )
-            for e in old.values():
-                keeper.keep_evaluation_version(e, reason, stamp)
-            fresh = rederive(arena, tx, task, priced, stamp)
-            after += fresh
-            before += [old[e.submission_id] for e in fresh]
-    return Repricing(tuple(before), tuple(after), sources, reason, stamp, tuple(refused))
+    try:
+        with store.transaction() as tx:
+            _reprice_in(arena, tx, reason, stamp, before, after, sources, refused)
+            if dry_run:
+                raise _DryRun
+    except _DryRun:
+        pass
+    return Repricing(tuple(before), tuple(after), sources, reason, stamp, tuple(refused), dry_run)
+
+
+def _reprice_in(
+    arena: Arena,
+    tx: Any,
+    reason: str,
+    stamp: str,
+    before: list[Evaluation],
+    after: list[Evaluation],
+    sources: dict[str, int],
+    refused: list[str],
+) -> None:
+    """Re-price and re-derive every task of the transaction ``tx``, filling the lists given."""
+    pricer = arena.pricer
+    assert pricer is not None  # reprice() checked it
+    keeper = _keeper(tx)
+    for task_id in tx.task_ids():
+        task = tx.get_task(task_id)
+        runs = tx.submissions(task_id)
+        if task is None or not runs:
+            continue
+        priced = []
+        for run in runs:
+            try:
+                run = pricer.price(run)
+                source = run.meta["pricing"]["source"]
+            except ValidationError as error:  # this run alone keeps its stored cost
+                refused.append(str(error))
+                source = "refused"
+            sources[source] = sources.get(source, 0) + 1
+            priced.append(run)
+        old = {e.submission_id: e for e in tx.evaluations(task_id)}
+        unscored = [s.id for s in runs if s.id not in old]
+        if unscored:
+            raise ArenaError(f"task {task_id!r}: stored runs without a stored evaluation: {', '.join(unscored[:5])}")
+        for e in old.values():
+            keeper.keep_evaluation_version(e, reason, stamp)
+        fresh = rederive(arena, tx, task, priced, stamp)
+        after += fresh
+        before += [old[e.submission_id] for e in fresh]
