@@ -85,7 +85,7 @@ def _is_problem(response, status: int) -> dict:
 
 def test_no_endpoint_is_open_without_a_token_unless_reads_are_public(service: Service, tmp_path: Path) -> None:
     for method, path in (("get", "/leaderboard"), ("get", "/tasks/t1/rankings"), ("post", "/submissions"),
-                         ("put", "/tasks/x")):
+                         ("put", "/tasks/x"), ("get", "/tasks"), ("get", "/tasks/t1"), ("get", "/submissions/run-0")):
         _is_problem(service.client.request(method, path, json={}), 401)
         _is_problem(service.client.request(method, path, json={}, headers={"Authorization": "Bearer arena_x.y"}), 401)
     assert service.client.get("/health").json() == {"status": "ok"}
@@ -148,6 +148,41 @@ def test_ids_are_immutable_and_only_their_own_tool_replaces_them(service: Servic
     assert service.client.post("/submissions?replace=true", json=first, headers=service.aider).status_code == 201
     with service.store.transaction(write=False) as tx:
         assert tx.task_of("run-0") == "t1" and [e.submission_id for e in tx.evaluations("t1")] == ["run-0"]
+
+
+def test_a_client_reads_back_tasks_and_runs_and_only_the_runs_own_submitter_reads_the_run_itself(
+    service: Service,
+) -> None:
+    rng = random.Random(2)
+    for i in range(4):
+        assert service.client.post("/submissions", json=_run(i, rng), headers=service.aider).status_code == 201
+    page = service.client.get("/tasks?offset=1&limit=1", headers=service.other).json()
+    assert page == {"total": 3, "offset": 1, "limit": 1, "tasks": [{"id": "t2", "category": "debugging",
+                                                                    "difficulty": None}]}
+    task = service.client.get("/tasks/t1", headers=service.other).json()
+    assert task["task"]["id"] == "t1" and task["runs"] == 2 and task["baseline"]["task_id"] == "t1"
+    _is_problem(service.client.get("/tasks/nope", headers=service.other), 404)
+    first = _run(0, random.Random(2))
+    assert service.client.post("/submissions?replace=true", json={**first, "meta": {"note": "second try"}},
+                               headers=service.aider).status_code == 201
+    own = service.client.get("/submissions/run-0", headers=service.aider).json()
+    assert own["task_id"] == "t1" and own["evaluation"]["submission_id"] == "run-0"
+    assert own["verdicts"] == own["evaluation"]["criteria"] and own["verdicts"][0]["type"] == "no_errors"
+    assert own["submission"]["meta"] == {"note": "second try"}
+    assert own["history"] == []  # nothing superseded yet: a replaced run is scored afresh
+    from arena_core.store.repricing import reprice
+
+    reprice(Arena({"cost_source": "priced"}, autoload=False), service.store, reason="reprice for the test")
+    now = service.client.get("/submissions/run-0", headers=service.aider).json()
+    assert [h["reason"] for h in now["history"]] == ["reprice for the test"]
+    assert now["history"][0]["evaluation"] == own["evaluation"]  # the evaluation read before, kept as a version
+    seen = service.client.get("/submissions/run-0", headers=service.other).json()  # scores, not the run's meta
+    assert "submission" not in seen and seen["evaluation"] == now["evaluation"]
+    for blind in ("reviewer", "voter"):  # they judge runs without knowing whose: they read none of this
+        _is_problem(service.client.get("/submissions/run-0", headers=service.bearer(blind)), 403)
+        _is_problem(service.client.get("/tasks/t1", headers=service.bearer(blind)), 403)
+    assert "submission" in service.client.get("/submissions/run-0", headers=service.operator).json()
+    _is_problem(service.client.get("/submissions/nope", headers=service.aider), 404)
 
 
 def test_bodies_too_large_or_too_deep_and_bad_parameters_get_one_problem_shape(service: Service) -> None:
@@ -261,4 +296,5 @@ def test_the_documented_openapi_schema_is_the_apps(tmp_path: Path) -> None:
     assert documented == json.loads(json.dumps(app.openapi()))
     assert set(documented["paths"]) == {"/health", "/tasks/{task_id}", "/submissions", "/tasks/{task_id}/rankings",
                                         "/leaderboard", "/review/next", "/review/{item}", "/calibration", "/battles/next",
-                                        "/votes", "/votes/leaderboard", "/weights/fit", "/weights", "/weights/{version}"}
+                                        "/votes", "/votes/leaderboard", "/weights/fit", "/weights", "/weights/{version}",
+                                        "/tasks", "/submissions/{submission_id}"}

@@ -23,7 +23,7 @@ from fastapi import FastAPI
 from arena_core.arena import Arena
 from arena_core.config.settings import owner_rule
 from arena_core.model.errors import ArenaError
-from arena_core.service import battles, boards, reviews, submissions, tasks
+from arena_core.service import battles, boards, reading, reviews, submissions, tasks
 from arena_core.service.guards import BodyLimit, Gate, RateLimiter
 from arena_core.service.problems import install
 from arena_core.service.state import Service
@@ -107,7 +107,7 @@ def create_app(
     def health() -> dict[str, str]:
         return {"status": "ok"}
 
-    for module in (tasks, submissions, boards):
+    for module in (tasks, submissions, boards, reading):
         app.include_router(module.routes(service))
     queue = reviews.ReviewQueue(labels or LabelStore(tokens.where), review_by, disagreement_share)
     app.include_router(reviews.routes(service, queue))
