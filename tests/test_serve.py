@@ -289,6 +289,21 @@ def test_arena_serve_runs_from_the_command_with_tokens_made_by_the_command(tmp_p
     assert refused.returncode == 2 and "runs task commands unconfined" in refused.stderr
 
 
+def test_the_api_pages_load_nothing_from_another_host(tmp_path: Path) -> None:
+    """/docs and /redoc on a machine without internet: every script, style and icon they name is
+    served by the app itself (fastapi-offline's assets), none from a CDN."""
+    import re
+
+    client = Service(tmp_path).client
+    for page in ("/docs", "/redoc"):
+        html = client.get(page)
+        assert html.status_code == 200 and "http://" not in html.text and "https://" not in html.text
+        assets = re.findall(r'(?:src|href)="([^"]+)"', html.text)
+        assert any(a.endswith(".js") for a in assets)
+        for asset in assets:
+            assert asset.startswith("/") and client.get(asset).status_code == 200, asset
+
+
 def test_the_documented_openapi_schema_is_the_apps(tmp_path: Path) -> None:
     app = create_app(Arena({**_sandboxed(), "workspace_root": str(tmp_path)}, autoload=False),
                      SQLiteStore(tmp_path / "a.db"), TokenStore(tmp_path / "a.db"))

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 from arena_core.arena import Arena
 from arena_core.config.settings import owner_rule
@@ -94,7 +95,7 @@ def create_app(
         yield
         service.close()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc served from the package's own assets: they work offline
         title="arena-core",
         summary="Scores and ranks the runs of AI coding agents.",
         description="Authenticated with API tokens (`arena serve token create`); every error is an RFC 9457 problem.",
