@@ -3,7 +3,8 @@
 What a command sees and may do (``command_runner = "sandbox"``):
 
 - **files**: an empty root with read-only binds of what programs need (``/usr`` and the
-  ``/bin``, ``/lib`` links, a few files of ``/etc``, the scoring environment's Python prefixes);
+  ``/bin``, ``/lib`` links, a few files of ``/etc``, the scoring environment's Python prefixes,
+  and the installation of a command's program found elsewhere on ``PATH``: sandbox_tools.py);
   nothing else of the host (no home directories, no ``/root``, no host ``/tmp``). The workspace
   is a fresh copy made for this command and bound where the workspace is, writable, thrown away
   after: no check changes what the next check or the next submission sees. The copy leaves out
@@ -47,6 +48,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.workspace.confined import CommandResult
 from arena_core.workspace.processes import run_collecting
 from arena_core.workspace.quota import bounded_directory
+from arena_plugins.sandbox_tools import ToolRefused, tool_bind
 
 if sys.platform != "win32":
     import resource
@@ -120,6 +122,10 @@ class SandboxRunner:
         if binary is None:
             return CommandResult(None, "", 0.0, error="the sandbox runner cannot find bubblewrap")
         home = Path(env["HOME"]) if "HOME" in env and Path(env["HOME"]).is_dir() else None
+        try:
+            tools = tool_bind(argv[0], env.get("PATH", os.defpath), ["/usr", *_SYSTEM_LINKS, *_python_prefixes()])
+        except ToolRefused as exc:
+            return CommandResult(None, "", 0.0, error=str(exc))
         start = time.monotonic()
         with bounded_directory("arena-sandbox-", self.max_bytes, self.max_files) as scratch:
             copy = Path(scratch, "workspace")
@@ -133,7 +139,7 @@ class SandboxRunner:
             limits = _Limits(self.memory_limit, self.max_processes, self.max_file_size)
             try:
                 return run_collecting(
-                    [binary, *self._arguments(copy, cwd, home), "--", *argv],
+                    [binary, *self._arguments(copy, cwd, home, tools), "--", *argv],
                     cwd=Path(scratch),
                     env=env,
                     timeout=left,
@@ -145,7 +151,7 @@ class SandboxRunner:
             finally:
                 limits.remove()
 
-    def _arguments(self, copy: Path, workspace: Path, home: Path | None) -> list[str]:
+    def _arguments(self, copy: Path, workspace: Path, home: Path | None, tools: Sequence[str] = ()) -> list[str]:
         args = [
             "--unshare-all",
             "--unshare-user",
@@ -168,7 +174,7 @@ class SandboxRunner:
                 args += ["--ro-bind", link, link]
         binds: list[tuple[str, str, str]] = [("--ro-bind", "/usr", "/usr")]
         binds += [("--ro-bind-try", f"/etc/{name}", f"/etc/{name}") for name in _ETC]
-        for prefix in _python_prefixes():
+        for prefix in [*_python_prefixes(), *tools]:  # tools: where the command's own program lies
             binds.append(("--ro-bind", prefix, prefix))
         binds.append(("--bind", str(copy), str(workspace)))
         if home is not None:

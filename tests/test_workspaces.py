@@ -505,3 +505,13 @@ def test_the_checkers_world_is_what_the_guide_says(arena: Arena, workspace: Path
         assert head == "HEAD"  # detached at the ref
         assert not ws.is_file("later.txt") and not ws.is_file("untracked.txt")
         assert ws.read_text("README.md") == "# Demo\nLicense: MIT\n"
+
+
+def test_a_failed_commands_reason_keeps_its_last_lines_bounded() -> None:
+    """A test runner prints the failure above its summary: the last line alone (`1 failed`) is
+    not enough to act on; the reason keeps the last lines, within a bound."""
+    output = "\n".join(f"line {i}" for i in range(20)) + "\n\n"
+    assert CommandResult(1, output, 0.1).describe(5) == "exit code 1: " + " | ".join(f"line {i}" for i in range(12, 20))
+    long = CommandResult(1, "\n".join("x" * 500 for _ in range(8)), 0.1).describe(5)
+    assert long.startswith("exit code 1: ...") and len(long) == len("exit code 1: ...") + 800
+    assert CommandResult(None, "line", 5.0, timed_out=True).describe(5) == "timed out after 5 s (killed): line"

@@ -57,6 +57,10 @@ class FileTooLarge(WorkspaceError):
 
 #: The most of one workspace file a check reads.
 FILE_LIMIT = 10_000_000
+#: How many of a failed command's last output lines its verdict's reason keeps, and at most
+#: how many characters of them.
+REASON_LINES = 8
+REASON_CHARS = 800
 
 
 @frozen
@@ -80,15 +84,20 @@ class CommandResult:
         return self.exit_code == 0 and not self.timed_out
 
     def describe(self, timeout: float) -> str:
-        """One line for an evaluation's reason: what happened, and the output's last line."""
+        """One line for an evaluation's reason: what happened, and the output's last lines
+        (:data:`REASON_LINES` of them, joined by `` | ``, at most :data:`REASON_CHARS`), enough to
+        act on: a test runner's summary sits below the failure it summarises."""
         if self.error:
             return self.error
         if self.timed_out:
             status = f"timed out after {timeout:g} s (killed)"
         else:
             status = f"exit code {self.exit_code}"
-        tail = next((line.strip() for line in reversed(self.output.splitlines()) if line.strip()), "")
-        return f"{status}: {tail[:200]}" if tail else status
+        lines = [line.strip() for line in self.output.splitlines() if line.strip()][-REASON_LINES:]
+        tail = " | ".join(lines)
+        if len(tail) > REASON_CHARS:
+            tail = "..." + tail[-REASON_CHARS:]
+        return f"{status}: {tail}" if tail else status
 
 
 @runtime_checkable

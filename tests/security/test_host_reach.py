@@ -223,3 +223,49 @@ def test_a_git_bomb_is_refused_before_it_is_checked_out(tmp_path: Path) -> None:
                                          "workspace": "bomb", "workspace_ref": "main"}], {"t": task})
     verdict = evaluation.criteria[0]
     assert verdict.status == "error" and "more than 50,000 files" in verdict.reason  # ...of a million files
+
+
+def test_a_program_found_outside_usr_runs_sandboxed_with_its_own_folder_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A criterion's program on the host's PATH outside /usr (an /opt-style installation) runs in
+    the sandbox with its installation bound read-only, and nothing beside it; one under a home
+    directory, or not on the PATH, does not start, and the reason says what to do."""
+    from arena_core.workspace.confined import scrubbed_environment
+    from arena_plugins.sandbox import SandboxRunner
+
+    try:
+        Arena({"command_runner": "sandbox"}, autoload=False)
+    except ArenaError as exc:
+        pytest.skip(f"the sandbox cannot run here: {exc}")
+    opt = tmp_path / "opt"
+    (opt / "tool" / "bin").mkdir(parents=True)
+    (opt / "tool" / "share").mkdir()
+    (opt / "tool" / "share" / "data").write_text("the tool's own data\n")
+    secret = _secret(opt, "SECRET" + secrets.token_hex(6))  # beside the installation, not in it
+    program = opt / "tool" / "bin" / "checktool"
+    program.write_text(f"#!/bin/sh\ncat {opt}/tool/share/data\ncat {secret} || echo no secret\n")
+    program.chmod(0o755)
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "bin" / "hometool").write_text("#!/bin/sh\necho ran\n")
+    (home / ".local" / "bin" / "hometool").chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    workspace, scratch = tmp_path / "ws", tmp_path / "scratch"
+    workspace.mkdir()
+    scratch.mkdir()
+    env = scrubbed_environment(scratch)
+    env["PATH"] = f"{opt / 'tool' / 'bin'}:{home / '.local' / 'bin'}:{env['PATH']}"
+    assert subprocess.run(["checktool"], env=env, capture_output=True, text=True).stdout.count("SECRET") == 1  # on the host
+
+    def run(name: str):
+        return SandboxRunner(256 << 20, 16 << 20, 32).run([name], cwd=workspace, env=env, timeout=30, output_limit=10_000)
+
+    ran = run("checktool")
+    assert ran.exit_code == 0 and "the tool's own data" in ran.output
+    assert "no secret" in ran.output and "SECRET" not in ran.output
+    refused = run("hometool")
+    assert refused.exit_code is None and "under a folder the sandbox never exposes" in refused.error
+    assert "install it under /usr or /opt" in refused.error
+    missing = run("no-such-tool")
+    assert missing.exit_code is None and "is not on the PATH the checks run with" in missing.error
