@@ -9,6 +9,7 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.picking import Pick
 from arena_core.compare import compare as compare_profiles
 from arena_core.io.output import atomic_output
 from arena_core.report.comparison import render_html, render_text
@@ -78,7 +79,10 @@ def compare(
     """
 
     a, b = state.loaded.profile(profile_a), state.loaded.profile(profile_b)
-    subs, tasks = read_inputs(state, inputs)
+    pick = Pick(ranks=True)  # two boards of the same runs: the runs no verdict grades are on neither
+    subs, tasks = read_inputs(state, inputs, pick=pick)
+    if note := pick.note():
+        click.echo(note, err=True)
     report = compare_profiles(
         subs,
         tasks,

@@ -42,9 +42,11 @@ class Pick:
     """The tasks kept, once :meth:`tasks_of` has seen the tasks (``None``: all of them)."""
     excluded: int = 0
     """Runs left out as harness errors."""
-    ranks: bool = True
-    """Whether the command ranks runs (a board): then the runs no verdict grades are set aside
-    (:meth:`set_aside_ungraded`); ``arena score`` evaluates each run as it is."""
+    ranks: bool = False
+    """Whether the command ranks runs (a board, a comparison of boards, a store's board, a fit
+    to votes): then the runs no verdict grades are set aside (:meth:`set_aside_ungraded`) and
+    :meth:`note` says so. Commands that evaluate, explain or judge runs one by one take each
+    as it is."""
     ungraded: dict[str, int] = field(factory=dict)
     """Runs set aside for want of a verdict, by tool and model (:meth:`set_aside_ungraded`)."""
 

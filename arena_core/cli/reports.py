@@ -10,6 +10,7 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.picking import Pick
 from arena_core.cli.selection import stored_arena
 from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.errors import ArenaError, closest
@@ -108,6 +109,9 @@ def report(state: State, inputs: InputFiles, output: Path, by: str, store_path: 
         _, subs, tasks = stored_arena(store_path)
         store = open_store(store_path)
     else:
-        subs, tasks = read_inputs(state, inputs)
+        pick = Pick(ranks=True)
+        subs, tasks = read_inputs(state, inputs, pick=pick)
+        if note := pick.note():
+            click.echo(note, err=True)
     pages = write_site(state.arena, subs, tasks, output, by=by, store=store)
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

@@ -71,7 +71,7 @@ def score(
         return
     if folder:
         raise click.UsageError(f"{output}: a folder; only streamed runs are written as one file per partition")
-    subs, tasks = read_columns(state, inputs, pick=Pick(ranks=False))  # each run evaluated, graded or not
+    subs, tasks = read_columns(state, inputs)  # each run evaluated as it is, graded or not
     evaluations = score_all(state, subs, tasks, quiet)
     with atomic_output(target) as out:
         write_evaluations(evaluations, fmt, out)

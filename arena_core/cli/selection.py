@@ -67,7 +67,7 @@ def where_of(conditions: tuple[str, ...]) -> dict[str, str]:
 def pick_of(state: State, task_ids: tuple[str, ...], categories: tuple[str, ...], conditions: tuple[str, ...]) -> Pick:
     """The runs the command's --task, --category and --where keep, and ``infra_failures``."""
     exclude = state.arena.config.infra_failures == "exclude"
-    return Pick(task_ids, categories, where_of(conditions), exclude)
+    return Pick(task_ids, categories, where_of(conditions), exclude, ranks=True)
 
 
 def evaluations_of(

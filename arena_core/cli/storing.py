@@ -79,7 +79,7 @@ def ingest(
             check_votes(votes, _stored_runs(store_path, lock_timeout))
             click.echo(_stored_votes(store_path, votes))
         return
-    pick = Pick()  # the store's board ranks what is stored: runs no verdict grades are not stored
+    pick = Pick(ranks=True)  # the store's board ranks what is stored: runs no verdict grades are not stored
     subs, tasks = read_inputs(state, inputs, need_tasks=False, pick=pick, votes_on_these=False)
     if note := pick.note():
         click.echo(note.replace("are not ranked", "are not stored").replace("is not ranked", "is not stored"), err=True)

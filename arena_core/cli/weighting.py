@@ -10,6 +10,7 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.picking import Pick
 from arena_core.compare import group_labels
 from arena_core.io.output import atomic_output
 from arena_core.io.table import render
@@ -68,7 +69,10 @@ def fit_command(
     state.profile = base or state.profile
     if not state.vote_paths:
         raise click.UsageError("give --votes FILE: people's votes between runs (see docs/community.md)")
-    runs, tasks = read_inputs(state, inputs)  # read once: scored, and grouped for the hygiene test
+    pick = Pick(ranks=True)  # weights fit to scores: a run no verdict grades has no correctness to fit
+    runs, tasks = read_inputs(state, inputs, pick=pick)  # read once: scored, and grouped for the hygiene test
+    if note := pick.note():
+        click.echo(note, err=True)
     evaluations = score_all(state, runs, tasks, quiet)
     profiles = state.arena.scorer.profiles
     votes = state.votes
