@@ -3,6 +3,7 @@ rendered by a real browser (headless Chromium) into a page that is not blank."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import struct
@@ -11,6 +12,7 @@ import sys
 import zlib
 from pathlib import Path
 
+import attrs
 import pytest
 
 from arena_core import Arena
@@ -143,3 +145,102 @@ def test_the_report_command(tmp_path: Path) -> None:
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "Wrote 194 pages to site/" in done.stderr and (tmp_path / "site" / "index.html").is_file()
+
+
+def _crowd(groups: int, seed: int = 5) -> list:
+    """``groups`` groups crowded into a narrow band, as a real board of similar models is."""
+    import random
+
+    from arena_core.stats.pareto import ParetoPoint
+
+    rng = random.Random(seed)
+    points = [ParetoPoint(f"model-{k:03d}-2025{k % 12 + 1:02d}01", 500, rng.uniform(0.2, 3.0), None, None,
+                          rng.uniform(55, 75), None, None, False, []) for k in range(groups)]  # fmt: skip
+    return [p if k % 9 else attrs.evolve(p, on_front=True) for k, p in enumerate(points)]
+
+
+def test_chart_labels_never_overlap_and_every_group_is_labelled_or_listed() -> None:
+    from arena_core.report.charts import pareto_svg
+
+    for groups in (25, 200):
+        svg = pareto_svg(_crowd(groups), "mean cost per run", "$")
+        labels = re.findall(r'<text class="label" x="([\d.]+)" y="([\d.]+)">([^<]+)</text>', svg)
+        listed = re.search(r'Not labelled \(no room\): ([^<]*)\.</p>', svg)
+        rest = listed[1].split(", ") if listed else []
+        assert sorted([name for _, _, name in labels] + rest) == sorted(p.group for p in _crowd(groups))
+        boxes = [(float(x), float(y) - 10, float(x) + 7.0 * len(n), float(y) + 2) for x, y, n in labels]
+        for i, a in enumerate(boxes):
+            assert not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3] for b in boxes[i + 1:])
+        assert svg.count('class="tick"') >= 8 and "(%)" in svg and "mean cost per run ($)" in svg
+
+
+def test_the_pairs_matrix_reads_each_difference_from_its_row_and_prints_small_p_as_such() -> None:
+    from arena_core.report.charts import MATRIX_GROUPS, p_text, pairs_matrix
+    from arena_core.stats.pairwise import PairRow
+
+    assert (p_text(0.0004), p_text(0.0123), p_text(float("nan"))) == ("<0.001", "0.012", "-")
+    pair = PairRow("a", "b", 40, 3.25, 1.0, 5.5, 0.0001, 0.0002, True, 2.0)
+    html = pairs_matrix(["a", "b"], [pair])
+    cells = re.findall(r'<td class="n (up|down|same)" title="([^"]+)">([^<]+)</td>', html)
+    assert [(c[0], c[2]) for c in cells] == [("up", "+3.2"), ("down", "-3.2")]  # a minus b, then b minus a
+    assert "[+1.00, +5.50]" in cells[0][1] and "[-5.50, -1.00]" in cells[1][1] and "p adjusted &lt;0.001" in cells[0][1]
+    many = [f"g{k}" for k in range(MATRIX_GROUPS + 1)]
+    listed = pairs_matrix(many, [PairRow("g0", "g1", 40, 3.0, 1.0, 5.0, 0.01, 0.04, True, 2.0),
+                                 PairRow("g1", "g2", 40, 1.0, -1.0, 3.0, 0.3, 0.9, False, 2.0)])  # fmt: skip
+    assert "<table" not in listed and "g0 above g1: +3.00 on 40 tasks (p adjusted 0.040)" in listed
+    assert "g1 above g2" not in listed
+
+
+def test_a_task_page_shows_each_runs_verdict_and_no_baseline_for_a_figure_no_run_has(tmp_path: Path) -> None:
+    runs = [{"id": f"r{k}", "task_id": "t", "tool": f"tool{k % 2}", "total_tokens": 1000 + k, "tool_calls": 3 + k,
+             "execution_time": 10.0 + k, "success": k % 2 == 0} for k in range(4)]  # fmt: skip
+    tasks = {"t": {"id": "t", "success_criteria": [{"type": "no_errors"}]}}
+    arena = Arena({"missing": {"estimated_cost": "reweight"}}, autoload=False)
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    subs = [arena.structure_submission(r) for r in runs]
+    write_site(arena, subs, {"t": structure(tasks["t"], Task)}, tmp_path / "site")
+    page = (tmp_path / "site" / "tasks" / "t.html").read_text()
+    verdicts = re.findall(r"<td>(passed|failed \(\d/\d\))</td>", page)
+    assert "<th>Verdict</th>" in page and sorted(verdicts) == ["failed (0/1)", "failed (0/1)", "passed", "passed"]
+    assert "<td>total_tokens" in page and "<td>estimated_cost" not in page  # no run reported a cost
+
+
+def test_report_pages_fit_a_phone_and_labels_do_not_collide_in_a_browser(site: Path, tmp_path: Path) -> None:
+    """Measured by Chromium, not estimated: in a frame 390 and 1,366 px wide the pages do not
+    scroll sideways (tables and charts scroll inside their boxes), and no two drawn labels of a
+    200-group chart overlap. (Headless Chromium's window is at least 500 px wide: the page is
+    measured in a frame of the width, and posts what it measured to the page around it.)"""
+    from arena_core.report.charts import pareto_svg
+    from arena_core.report.site import _write
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no Chromium on this machine (.ci/run installs Debian's chromium)")
+    measure = (
+        "<script>var b=[].map.call(document.querySelectorAll('svg text.label'),function(t){"
+        "var r=t.getBoundingClientRect();return [r.left,r.top,r.right,r.bottom];});var o=0;"
+        "for(var i=0;i<b.length;i++)for(var j=i+1;j<b.length;j++)if(b[i][0]<b[j][2]&&b[j][0]<b[i][2]&&"
+        "b[i][1]<b[j][3]&&b[j][1]<b[i][3])o++;parent.postMessage(JSON.stringify({labels:b.length,overlaps:o,"
+        "scroll:document.documentElement.scrollWidth,inner:window.innerWidth}),'*');</script>"
+    )
+    crowded = _write(tmp_path / "crowded.html", "200 groups", pareto_svg(_crowd(200), "mean cost per run", "$"))
+    pages = [crowded, site / "index.html", site / "tasks" / "frontend-001.html", site / "cards" / "frontend-001_2F000.html"]
+    for page in pages:
+        probe = page.parent / f".probe-{page.name}"  # beside the page: its links resolve
+        probe.write_text(page.read_text().replace("</body>", measure + "</body>"))
+        for width in (390, 1366):
+            outer = page.parent / f".outer-{width}.html"
+            outer.write_text("<!DOCTYPE html><html><body><script>addEventListener('message',function(e){"
+                             "document.body.insertAdjacentHTML('beforeend','<pre id=m>'+e.data+'</pre>');});</script>"
+                             f"<iframe src='{probe.name}' width='{width}' height='900'></iframe></body></html>")  # fmt: skip
+            dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=3000",
+                                  "--dump-dom", outer.as_uri()], capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+            outer.unlink()
+            found = json.loads(re.findall(r'<pre id="m">([^<]*)</pre>', dom)[-1])
+            assert found["inner"] == width and found["overlaps"] == 0, (page.name, width, found)
+            assert found["scroll"] <= found["inner"], (page.name, width, found)
+            if page == crowded:
+                assert found["labels"] >= 1
+        probe.unlink()

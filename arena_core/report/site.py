@@ -12,7 +12,6 @@ library, and SVG text stays searchable. Everything comes from the Python API:
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 from arena_core.arena import Arena
 from arena_core.model.records import Submission, Task
 from arena_core.report.card import cards_for, recompute, render_card
+from arena_core.report.charts import pairs_matrix, pareto_svg, whisker
 from arena_core.report.html import slug, table
 from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import PairRow
@@ -38,7 +38,9 @@ _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1rem auto;max-width:72rem;padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}th,td{padding:.25rem .5rem;border-bottom:1px solid #ddd}
 td.n{text-align:right;font-variant-numeric:tabular-nums}tr.provisional{color:#888}
-.scroll{overflow-x:auto}svg text{font-size:11px}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}
+.scroll{overflow-x:auto;max-width:100%}svg text{font-size:11px}pre{background:#f6f6f6;padding:.5rem;overflow-x:auto}
+td,th{white-space:nowrap}h1{overflow-wrap:anywhere}td.up{background:#d4f4dd}td.down{background:#f8d7da}td.same{color:#888}
+table.matrix td{padding:.15rem .35rem}svg.pareto{max-width:none}
 th{cursor:pointer;user-select:none}th[data-order=asc]::after{content:" \\25B2"}th[data-order=desc]::after{content:" \\25BC"}
 """
 #: Sorts a table by the column whose header is clicked (numbers as numbers, "-" last); a page
@@ -151,19 +153,6 @@ def _write(path: Path, title: str, body: str) -> Path:
     return path
 
 
-def _whisker(row: GroupRow) -> str:
-    """The score and its interval on a 0-100 axis."""
-
-    def x(v: float) -> float:
-        return 5 + 190 * max(0.0, min(100.0, v)) / 100
-
-    return (
-        f'<svg width="200" height="14" role="img" aria-label="{row.ci_low:.1f} to {row.ci_high:.1f}">'
-        f'<line x1="{x(row.ci_low):.1f}" x2="{x(row.ci_high):.1f}" y1="7" y2="7" stroke="#555"/>'
-        f'<circle cx="{x(row.score):.1f}" cy="7" r="3.5" fill="#1f6feb"/></svg>'
-    )
-
-
 def _index(
     board: Sequence[GroupRow],
     pairs: Sequence[PairRow],
@@ -183,7 +172,7 @@ def _index(
             g.n_runs,
             g.n_tasks,
             g.score,
-            _whisker(g),
+            whisker(g),
             "-" if g.rank_low is None else f"{g.rank_low}-{g.rank_high}",
             g.coverage,
             *(g.means.get(d) for d in dims),
@@ -192,10 +181,7 @@ def _index(
     ]
     classes = ["provisional" if g.provisional or g.apart else "" for g in board]
     header = ["Rank", "Tier", escape(by), "Runs", "Tasks", "Score", "95% CI", "Ranks", "Coverage", *dims]
-    matrix = table(
-        ["Pair", "Tasks", "Difference", "p (adjusted)", "Detectable"],
-        [[f"{escape(p.a)} vs {escape(p.b)}", p.n_tasks, p.difference, p.p_adjusted, p.min_detectable] for p in pairs],
-    )
+    matrix = pairs_matrix([g.group for g in board], pairs)
     task_links = "".join(f'<li><a href="tasks/{slug(t)}.html">{escape(t)}</a></li>' for t in tasks)
     inverted = "".join(
         f"<li>{escape(g.group)} ranked above {escape(', '.join(g.inverts))}</li>" for g in board if g.inverts
@@ -212,53 +198,14 @@ def _index(
         )
         + "<p>Click a column's header to sort by it.</p>"
         + "<h2>Correctness against cost</h2>"
-        + _pareto_svg(charts["cost"], "mean cost per run ($)")
+        + pareto_svg(charts["cost"], "mean cost per run", "$")
         + "<h2>Correctness against time</h2>"
-        + _pareto_svg(charts["time"], "mean time per run (s)")
+        + pareto_svg(charts["time"], "mean time per run", "s")
         + "<h2>Paired differences</h2>"
         + matrix
         + ('<p><a href="history.html">History: the leaderboard after each stored batch</a></p>' if history else "")
         + f"<h2>Tasks</h2><ul>{task_links}</ul>"
         + '<p><a href="task-health.html">Task health: which tasks are unsolved, saturated, flaky or undiscriminating</a></p>'
-    )
-
-
-def _pareto_svg(points: Sequence[ParetoPoint], axis: str) -> str:
-    """Mean correctness against a mean figure per run (``axis`` names it), one labelled point
-    per placed group, the front joined by a line."""
-    placed = [p for p in points if p.x is not None]
-    if not placed:
-        return f"<p>No group measured the {escape(axis)}.</p>"
-    width, height, pad = 640, 360, 50
-    costs = [p.x for p in placed if p.x is not None]
-    top = max(costs) or 1.0
-
-    def sx(v: float) -> float:  # room on the right for the labels
-        return pad + (width - 2 * pad - 120) * v / top
-
-    # The correctness axis starts at the tens below the lowest point, so close groups stay apart.
-    bottom = max(0.0, math.floor((min(p.y for p in placed) - 5) / 10) * 10)
-
-    def sy(v: float) -> float:
-        return height - pad - (height - 2 * pad) * (v - bottom) / (100 - bottom)
-
-    front = sorted((p for p in placed if p.on_front), key=lambda p: p.x or 0.0)
-    line = " ".join(f"{sx(p.x or 0.0):.1f},{sy(p.y):.1f}" for p in front)
-    dots = "".join(
-        f'<g class="point"><circle cx="{sx(p.x or 0.0):.1f}" cy="{sy(p.y):.1f}" r="4" '
-        f'fill="{"#1f6feb" if p.on_front else "#999"}"/><text x="{sx(p.x or 0.0) + 6:.1f}" y="{sy(p.y) - 4:.1f}">'
-        f"{escape(p.group)}</text></g>"
-        for p in placed
-    )
-    return (
-        f'<svg class="pareto" width="{width}" height="{height}" role="img" aria-label="Pareto front">'
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#333"/>'
-        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#333"/>'
-        f'<text x="{width / 2}" y="{height - 10}">{escape(axis)}</text>'
-        f'<text x="{pad - 28}" y="{height - pad + 4}">{bottom:g}</text>'
-        f'<text x="{pad}" y="{height - pad + 14}">0</text><text x="{sx(top):.1f}" y="{height - pad + 14}">{top:.2f}</text>'
-        f'<text x="5" y="{pad - 10}">correctness</text><text x="{pad - 28}" y="{sy(100) + 4:.1f}">100</text>'
-        f'<polyline points="{line}" fill="none" stroke="#1f6feb"/>{dots}</svg>'
     )
 
 
@@ -325,6 +272,7 @@ def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
         return "<p>No runs.</p>"
     baseline = cards[0]["baseline"]
     defaulted = set(baseline["defaulted"])
+    reported = {f for c in cards for f, v in c["figures"].items() if v is not None}
     figures = table(
         ["Figure", "Baseline (min / median / max)"],
         [
@@ -333,18 +281,19 @@ def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
                 " / ".join(f"{v:g}" for v in values.values()),
             ]
             for figure, values in baseline.items()
-            if isinstance(values, dict)
+            if isinstance(values, dict) and figure in reported  # no baseline for a figure no run has
         ],
     )
     ranked = sorted(cards, key=lambda c: (c["rank"] or 0, c["submission_id"]))
     runs = table(
-        ["Rank", "Run", "Tool", "Model", "Overall", "Coverage"],
+        ["Rank", "Run", "Tool", "Model", "Verdict", "Overall", "Coverage"],
         [
             [
                 c["rank"],
                 f'<a href="../cards/{slug(c["submission_id"])}.html">{escape(c["submission_id"])}</a>',
                 escape(str(c["tool"])),
                 escape(str(c["model"])),
+                _verdict(c["criteria"]),
                 c["overall_score"],
                 c["coverage"],
             ]
@@ -367,6 +316,17 @@ def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
         + "<h2>Criteria</h2>"
         + rates
     )
+
+
+def _verdict(criteria: Sequence[Mapping[str, Any]]) -> str:
+    """A run's verdict in a word: passed, failed with how many criteria it met, or unscored."""
+    scored = [c for c in criteria if c["status"] != "unscored"]
+    if not criteria:
+        return "no criteria"
+    if not scored:
+        return "unscored"
+    met = sum(c["status"] == "passed" for c in scored)
+    return "passed" if met == len(scored) else f"failed ({met}/{len(scored)})"
 
 
 def _card_page(card: Mapping[str, Any]) -> str:
