@@ -244,3 +244,36 @@ def test_report_pages_fit_a_phone_and_labels_do_not_collide_in_a_browser(site: P
             if page == crowded:
                 assert found["labels"] >= 1
         probe.unlink()
+
+
+def test_report_takes_the_boards_options(tmp_path: Path) -> None:
+    """--where, --method, --cluster and --pass-k on the site's leaderboard, as arena leaderboard
+    takes them: each checked against the Python API's board of the same selection."""
+    from click.testing import CliRunner
+
+    from arena_core.cli import main
+
+    runs = [json.loads(line) for line in SUBMISSIONS.read_text().splitlines() if line.strip()]
+    for k, run in enumerate(runs):
+        run["meta"] = {**(run.get("meta") or {}), "half": "a" if k % 2 else "b", "family": run["task_id"][:3]}
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    done = CliRunner().invoke(main, ["report", str(tmp_path / "runs.jsonl"), "--tasks", str(TASKS), "--where",
+                                     "meta.half=a", "--cluster", "meta.family", "--pass-k", "1", "--method", "pooled",
+                                     "-o", str(tmp_path / "site")])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    index = (tmp_path / "site" / "index.html").read_text()
+    arena = Arena(autoload=False)
+    kept = [r for r in runs if r["meta"]["half"] == "a"]
+    evaluations = arena.evaluate_many(kept, read_tasks(TASKS))
+    meta = {r["id"]: r["meta"] for r in kept}
+    expected = arena.leaderboard(evaluations, method="pooled", cluster="meta.family", meta=meta)
+    board = index.split("</table>")[0]
+    rows = re.findall(r'<tr class="[^"]*">(.*?)</tr>', board)
+    assert len(rows) == len(expected) and "<th>pass@1</th>" in board
+    for row, group in zip(rows, expected, strict=True):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        assert group.group in cells[2] and int(cells[3]) == group.n_runs and float(cells[5]) == round(group.score, 2)
+        assert re.search(rf'aria-label="{group.ci_low:.1f} to {group.ci_high:.1f}"', cells[6])
+    assert sum(int(re.findall(r"<td[^>]*>(.*?)</td>", r)[3]) for r in rows) == len(kept)
+    refused = CliRunner().invoke(main, ["report", "--example", "--method", "no-such", "-o", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and "--method 'no-such': expected one of" in refused.output

@@ -10,8 +10,8 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.picking import Pick
-from arena_core.cli.selection import stored_arena
+from arena_core.cli.repeated import parse_ks
+from arena_core.cli.selection import pick_of, selection_options, stored_arena
 from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card, score_card
@@ -82,8 +82,24 @@ def _stored_card(state: State, store: Store, where: Path | str, submission_id: s
     type=StoreLocation(),
     help="Report what an arena database holds (see `arena ingest`), with its history, instead of files.",
 )
+@selection_options
+@click.option("--method", help="Aggregator scoring each group (default: leaderboard_method, task_mean).")
+@click.option("--cluster", metavar="meta.KEY", help="Tasks come in families named by this key (e.g. meta.repo).")
+@click.option("--pass-k", "pass_k", metavar="K,K,...", help="Add pass@k columns over repeated attempts, e.g. 1,2,5.")
 @command
-def report(state: State, inputs: InputFiles, output: Path, by: str, store_path: Path | str | None) -> None:
+def report(
+    state: State,
+    inputs: InputFiles,
+    output: Path,
+    by: str,
+    store_path: Path | str | None,
+    task_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    conditions: tuple[str, ...],
+    method: str | None,
+    cluster: str | None,
+    pass_k: str | None,
+) -> None:
     """Write the leaderboard as a static site: an index (groups with intervals, sortable columns,
     Pareto charts of correctness against cost and time, paired differences), a page per task
     and a score card per submission; with --store, a history page as well. Self-contained: it
@@ -97,21 +113,34 @@ def report(state: State, inputs: InputFiles, output: Path, by: str, store_path: 
       arena report --example -o site/
       arena -p robust report --example aider --by model -o aider-site/
       arena report --store arena.db -o site/
+      arena report --from swebench report.json --by model --cluster meta.repo --where meta.benchmark=lite -o site/
     """
     if by not in ("tool", "model", "tool,model"):
         raise click.UsageError(f"--by {by!r}: expected tool, model or tool,model")
     if state.arena.config.baseline_scope != "task":
         raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
+    if cluster is not None and not (cluster.startswith("meta.") and len(cluster) > 5):
+        raise click.UsageError(f"--cluster {cluster!r}: expected meta.KEY")
+    if method is not None and method not in state.arena.components.aggregators:
+        known = ", ".join(state.arena.components.aggregators)
+        raise click.UsageError(
+            f"--method {method!r}: expected one of {known}{closest(method, state.arena.components.aggregators)}"
+        )
+    pick = pick_of(state, task_ids, categories, conditions)
     store = None
     if store_path is not None:
         if inputs.submissions or inputs.example or inputs.tasks:
             raise click.UsageError("give SUBMISSIONS (or --example) or --store, not both")
-        _, subs, tasks = stored_arena(store_path)
+        _, stored, tasks = stored_arena(store_path)
+        tasks = pick.tasks_of(tasks)
+        subs = [s for s in stored if pick.keeps_meta(s.task_id, s.meta)]
+        if not subs:
+            raise ArenaError(f"{store_path}: no stored run is kept by the options given")
         store = open_store(store_path)
     else:
-        pick = Pick(ranks=True)
         subs, tasks = read_inputs(state, inputs, pick=pick)
-        if note := pick.note():
-            click.echo(note, err=True)
-    pages = write_site(state.arena, subs, tasks, output, by=by, store=store)
+    if note := pick.note():
+        click.echo(note, err=True)
+    pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method,
+                       cluster=cluster, pass_k=parse_ks(pass_k))  # fmt: skip
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

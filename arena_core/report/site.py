@@ -82,15 +82,30 @@ def write_site(
     *,
     by: str = "tool",
     store: Store | None = None,
+    method: str | None = None,
+    cluster: str | None = None,
+    pass_k: Sequence[int] = (),
 ) -> list[Path]:
     """Write the site into ``folder`` (created); the paths of the pages written.
 
     :param store: the store the submissions come from: adds a history page (the leaderboard
         after each stored batch, and every baseline version).
+    :param method: the leaderboard's aggregator, ``cluster`` the ``meta.KEY`` naming each task's
+        family (intervals and rank ranges resample families), ``pass_k`` the k of the pass@k
+        columns over repeated attempts: as ``arena leaderboard`` takes them.
     """
     evaluations = arena.evaluate_many(list(submissions), tasks)
     meta = {s.id: s.meta for s in submissions}  # a run whose model is unknown is named by its harness run
-    board = arena.leaderboard(evaluations, by=by, meta=meta)
+    families = {"cluster": cluster, "task_meta": {t.id: t.meta for t in tasks.values()}} if cluster else {}
+    board = arena.leaderboard(evaluations, by=by, meta=meta, method=method, **families)
+    repeats = arena.repeats(evaluations, list(pass_k), by=by, meta=meta) if pass_k else {}
+    extra = (
+        [f"pass@{k}" for k in pass_k],
+        {
+            g: [e.value * 100 if (e := r.pass_at_k.get(k)) is not None else None for k in pass_k]
+            for g, r in repeats.items()
+        },
+    )
     pairs = arena.pairwise(evaluations, by=by, meta=meta)
     charts = {
         x: arena.pareto(evaluations, submissions, by=by, x=x, y="correctness", meta=meta) for x in ("cost", "time")
@@ -103,7 +118,12 @@ def write_site(
     for ident, _ in sorted(cards.items(), key=lambda kv: -kv[1]["overall_score"]):
         if ident in labels:
             best.setdefault(labels[ident], ident)
-    pages = [(Path("index.html"), "Leaderboard", _index(board, pairs, charts, best, tasks, by, store is not None))]
+    by_task: dict[str, list[Mapping[str, Any]]] = {}
+    for card in cards.values():
+        by_task.setdefault(card["task_id"], []).append(card)
+    shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
+    index = _index(board, pairs, charts, best, shown_tasks, by, store is not None, extra)
+    pages = [(Path("index.html"), "Leaderboard", index)]
     difficulty_labels = {t.id: t.difficulty for t in tasks.values()}
     health = task_health(runs, meta, labels=difficulty_labels)
     pages.append((Path("task-health.html"), "Task health", _health_page(health, tasks)))
@@ -111,8 +131,10 @@ def write_site(
         body = _history_page(group_history(arena, store, by=by), baseline_history(store))
         pages.append((Path("history.html"), "History", body))
     for task in tasks.values():
-        mine = [c for c in cards.values() if c["task_id"] == task.id]
-        pages.append((Path("tasks", f"{slug(task.id)}.html"), f"Task {task.id}", _task_page(task, mine)))
+        if task.id in by_task:  # a page per task with runs: a selection of 231 of 500 tasks writes 231
+            pages.append(
+                (Path("tasks", f"{slug(task.id)}.html"), f"Task {task.id}", _task_page(task, by_task[task.id]))
+            )
     for ident, card in cards.items():
         pages.append((Path("cards", f"{slug(ident)}.html"), f"Score card {ident}", _card_page(card)))
     return _publish(folder, pages)
@@ -161,8 +183,10 @@ def _index(
     tasks: Mapping[str, Task],
     by: str,
     history: bool,
+    extra: tuple[list[str], Mapping[str, list[Any]]] = ([], {}),
 ) -> str:
     dims = dimensions_of(board)
+    headers, cells = extra
     rows = [
         [
             g.rank,
@@ -176,11 +200,12 @@ def _index(
             "-" if g.rank_low is None else f"{g.rank_low}-{g.rank_high}",
             g.coverage,
             *(g.means.get(d) for d in dims),
+            *cells.get(g.group, [None] * len(headers)),
         ]
         for g in board
     ]
     classes = ["provisional" if g.provisional or g.apart else "" for g in board]
-    header = ["Rank", "Tier", escape(by), "Runs", "Tasks", "Score", "95% CI", "Ranks", "Coverage", *dims]
+    header = ["Rank", "Tier", escape(by), "Runs", "Tasks", "Score", "95% CI", "Ranks", "Coverage", *dims, *headers]
     matrix = pairs_matrix([g.group for g in board], pairs)
     task_links = "".join(f'<li><a href="tasks/{slug(t)}.html">{escape(t)}</a></li>' for t in tasks)
     inverted = "".join(
