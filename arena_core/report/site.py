@@ -96,7 +96,9 @@ def write_site(
     """
     evaluations = arena.evaluate_many(list(submissions), tasks)
     meta = {s.id: s.meta for s in submissions}  # a run whose model is unknown is named by its harness run
-    families = {"cluster": cluster, "task_meta": {t.id: t.meta for t in tasks.values()}} if cluster else {}
+    families: dict[str, Any] = (
+        {"cluster": cluster, "task_meta": {t.id: t.meta for t in tasks.values()}} if cluster else {}
+    )
     board = arena.leaderboard(evaluations, by=by, meta=meta, method=method, **families)
     repeats = arena.repeats(evaluations, list(pass_k), by=by, meta=meta) if pass_k else {}
     extra = (
