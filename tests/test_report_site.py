@@ -277,3 +277,21 @@ def test_report_takes_the_boards_options(tmp_path: Path) -> None:
     assert sum(int(re.findall(r"<td[^>]*>(.*?)</td>", r)[3]) for r in rows) == len(kept)
     refused = CliRunner().invoke(main, ["report", "--example", "--method", "no-such", "-o", str(tmp_path / "x")])
     assert refused.exit_code == 2 and "--method 'no-such': expected one of" in refused.output
+
+
+def test_a_large_site_writes_the_boards_cards_only_and_links_nothing_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above CARD_PAGES runs a card page per run made 99 MB of a 12,500-run site: only each
+    group's best run (the one the board links) gets one, and no page links a card not written."""
+    import arena_core.report.site as site_module
+
+    monkeypatch.setattr(site_module, "CARD_PAGES", 10)
+    pages = write_site(Arena(autoload=False), read_submissions(SUBMISSIONS), read_tasks(TASKS), tmp_path / "s")
+    cards = [p for p in pages if p.parent.name == "cards"]
+    assert len(cards) == 5  # the five groups' best runs, of 180
+    for page in pages:
+        for link in re.findall(r'href="([^"#]+)"', page.read_text()):
+            assert (page.parent / link).resolve().is_file(), (page, link)
+    task_page = (tmp_path / "s" / "tasks" / "frontend-001.html").read_text()
+    assert "<code>arena card ID</code>" in task_page

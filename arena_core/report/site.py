@@ -32,7 +32,10 @@ from arena_core.stats.taskhealth import TaskHealth, task_health
 from arena_core.store import Store
 from arena_core.store.history import Standing, baseline_history, group_history
 
-__all__ = ["write_site"]
+__all__ = ["CARD_PAGES", "write_site"]
+
+#: The most runs a site writes a score card page for each of; above, each group's best run only.
+CARD_PAGES = 1_000
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1rem auto;max-width:72rem;padding:0 1rem;color:#222}
@@ -124,6 +127,9 @@ def write_site(
     for card in cards.values():
         by_task.setdefault(card["task_id"], []).append(card)
     shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
+    # A card page per run while that stays small; above CARD_PAGES runs, the board's (each group's
+    # best run): 12,500 cards took 99 MB, and `arena card ID` shows any run's.
+    written = list(cards) if len(cards) <= CARD_PAGES else list(dict.fromkeys(best.values()))
     index = _index(board, pairs, charts, best, shown_tasks, by, store is not None, extra)
     pages = [(Path("index.html"), "Leaderboard", index)]
     difficulty_labels = {t.id: t.difficulty for t in tasks.values()}
@@ -132,13 +138,13 @@ def write_site(
     if store is not None:
         body = _history_page(group_history(arena, store, by=by), baseline_history(store))
         pages.append((Path("history.html"), "History", body))
+    linked = set(written)
     for task in tasks.values():
         if task.id in by_task:  # a page per task with runs: a selection of 231 of 500 tasks writes 231
-            pages.append(
-                (Path("tasks", f"{slug(task.id)}.html"), f"Task {task.id}", _task_page(task, by_task[task.id]))
-            )
-    for ident, card in cards.items():
-        pages.append((Path("cards", f"{slug(ident)}.html"), f"Score card {ident}", _card_page(card)))
+            page = _task_page(task, by_task[task.id], linked)
+            pages.append((Path("tasks", f"{slug(task.id)}.html"), f"Task {task.id}", page))
+    for ident in written:
+        pages.append((Path("cards", f"{slug(ident)}.html"), f"Score card {ident}", _card_page(cards[ident])))
     return _publish(folder, pages)
 
 
@@ -294,7 +300,7 @@ def _history_page(standings: Sequence[Standing], baselines: Mapping[str, Sequenc
     )
 
 
-def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
+def _task_page(task: Task, cards: Sequence[Mapping[str, Any]], written: set[str]) -> str:
     if not cards:
         return "<p>No runs.</p>"
     baseline = cards[0]["baseline"]
@@ -317,7 +323,9 @@ def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
         [
             [
                 c["rank"],
-                f'<a href="../cards/{slug(c["submission_id"])}.html">{escape(c["submission_id"])}</a>',
+                f'<a href="../cards/{slug(c["submission_id"])}.html">{escape(c["submission_id"])}</a>'
+                if c["submission_id"] in written
+                else escape(c["submission_id"]),
                 escape(str(c["tool"])),
                 escape(str(c["model"])),
                 _verdict(c["criteria"]),
@@ -340,6 +348,12 @@ def _task_page(task: Task, cards: Sequence[Mapping[str, Any]]) -> str:
         + figures
         + "<h2>Runs</h2>"
         + runs
+        + (
+            ""
+            if all(c["submission_id"] in written for c in cards)
+            else "<p>Runs without a link: their score cards are not written in a site this large; "
+            "<code>arena card ID</code> (with the same input) shows any run's.</p>"
+        )
         + "<h2>Criteria</h2>"
         + rates
     )
