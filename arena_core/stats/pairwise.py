@@ -93,9 +93,9 @@ def pairwise(
         found.append((i, j, means[i][shared] - means[j][shared]))
     p_values = np.array([paired_p_value(d, test) for _, _, d in found])
     adjusted = adjust(p_values, adjustment)
+    intervals = _bootstrap_all([d for _, _, d in found], confidence_level)
     rows = []
-    for (i, j, d), p, q in zip(found, p_values.tolist(), adjusted.tolist(), strict=True):
-        low, high = _bootstrap(d, confidence_level)
+    for (i, j, d), p, q, (low, high) in zip(found, p_values.tolist(), adjusted.tolist(), intervals, strict=True):
         rows.append(
             PairRow(
                 a=table.groups[i],
@@ -159,14 +159,26 @@ def t_test_p_value(differences: np.ndarray) -> float:
     return float(2 * stdtr(n - 1, -abs(statistic)))
 
 
-def _bootstrap(differences: np.ndarray, confidence_level: float) -> tuple[float, float]:
-    n = len(differences)
-    if n < 2:
-        return math.nan, math.nan
-    means = differences[_draws(n)].mean(axis=1)
+def _bootstrap_all(differences: Sequence[np.ndarray], confidence_level: float) -> list[tuple[float, float]]:
+    """Each pair's percentile interval of the mean difference over its shared tasks resampled.
+    Pairs that share as many tasks share the seeded draws (as they always did), so each such set
+    of pairs is one matrix product: how often each task is drawn in each resample, times the
+    pairs' differences. 300 pairs of 500 tasks took 5.5 s drawn pair by pair, gathering 5
+    million values each."""
     alpha = (1 - confidence_level) / 2
-    low, high = np.quantile(means, [alpha, 1 - alpha])
-    return float(low), float(high)
+    found = [(math.nan, math.nan)] * len(differences)
+    by_count: dict[int, list[int]] = {}
+    for index, d in enumerate(differences):
+        if len(d) >= 2:
+            by_count.setdefault(len(d), []).append(index)
+    for n, members in by_count.items():
+        draws = _draws(n)
+        counts = np.bincount((draws + n * np.arange(RESAMPLES)[:, None]).ravel(), minlength=RESAMPLES * n)
+        means = counts.reshape(RESAMPLES, n).astype(float) @ np.column_stack([differences[k] for k in members]) / n
+        lows, highs = np.quantile(means, [alpha, 1 - alpha], axis=0)
+        for k, low, high in zip(members, lows.tolist(), highs.tolist(), strict=True):
+            found[k] = (low, high)
+    return found
 
 
 @lru_cache(maxsize=4)
