@@ -226,7 +226,19 @@ def test_report_pages_fit_a_phone_and_labels_do_not_collide_in_a_browser(site: P
         "scroll:document.documentElement.scrollWidth,inner:window.innerWidth}),'*');</script>"
     )
     crowded = _write(tmp_path / "crowded.html", "200 groups", pareto_svg(_crowd(200), "mean cost per run", "$"))
-    pages = [crowded, site / "index.html", site / "tasks" / "frontend-001.html", site / "cards" / "frontend-001_2F000.html"]
+    rng = __import__("random").Random(4)
+    runs = [{"id": f"claude-sonnet-4-5-20250929-variant-{g:02d}/{t}", "task_id": f"t{t}", "tool": "agent",
+             "model": f"claude-sonnet-4-5-20250929-variant-{g:02d}", "total_tokens": rng.randint(1000, 9000),
+             "tool_calls": rng.randint(1, 30), "execution_time": rng.uniform(10, 600), "estimated_cost": rng.uniform(0.1, 2),
+             "success": rng.random() < 0.5} for g in range(25) for t in range(3)]  # fmt: skip
+    arena = Arena(autoload=False)
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    tasks = {f"t{t}": structure({"id": f"t{t}", "success_criteria": [{"type": "no_errors"}]}, Task) for t in range(3)}
+    write_site(arena, [arena.structure_submission(r) for r in runs], tasks, tmp_path / "wide", by="model")
+    pages = [crowded, tmp_path / "wide" / "index.html", site / "tasks" / "frontend-001.html",
+             site / "cards" / "frontend-001_2F000.html"]  # fmt: skip
     for page in pages:
         probe = page.parent / f".probe-{page.name}"  # beside the page: its links resolve
         probe.write_text(page.read_text().replace("</body>", measure + "</body>"))
