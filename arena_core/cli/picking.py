@@ -110,11 +110,7 @@ class Pick:
             return
         if not kept:
             raise ArenaError(f"{located.path}: no run is kept by {self._described()}")
-        located.records = [located.records[i] for i in kept]
-        if located.lines:
-            located.lines = [located.lines[i] for i in kept]
-        if located.places is not None:
-            located.places = [located.places[i] for i in kept]
+        _keep_only(located, kept)
 
     def set_aside_ungraded(self, located: Located, tasks: Mapping[str, Task]) -> None:
         """Drop from ``located`` the runs no verdict grades: flagged ``not_graded`` by their
@@ -134,11 +130,7 @@ class Pick:
             return
         if not kept:
             raise ArenaError(f"{located.path}: no run has a verdict: {UNGRADED_HELP}")
-        located.records = [located.records[i] for i in kept]
-        if located.lines:
-            located.lines = [located.lines[i] for i in kept]
-        if located.places is not None:
-            located.places = [located.places[i] for i in kept]
+        _keep_only(located, kept)
 
     def _described(self) -> str:
         parts = [f"--task {t}" for t in self.task_ids] + [f"--category {c}" for c in self.categories]
@@ -159,6 +151,15 @@ class Pick:
                 f"and {'is' if total == 1 else 'are'} not ranked ({groups}); {UNGRADED_HELP}"
             )
         return "\n".join(notes) or None
+
+
+def _keep_only(located: Located, kept: list[int]) -> None:
+    """Keep the records at the indices ``kept`` of ``located``, with their lines and places."""
+    located.records = [located.records[i] for i in kept]
+    if located.lines:
+        located.lines = [located.lines[i] for i in kept]
+    if located.places is not None:
+        located.places = [located.places[i] for i in kept]
 
 
 #: What grades a run its harness left ungraded: said wherever such runs are set aside.
