@@ -137,8 +137,9 @@ class Pick:
         parts += [f"--where meta.{k}={v}" for k, v in self.where.items()]
         return " ".join(parts + (["infra_failures = exclude"] if self.exclude_harness_errors else []))
 
-    def note(self) -> str | None:
-        """What the command says of the runs it left out: harness errors, ungraded runs."""
+    def note(self, outcome: str = "ranked") -> str | None:
+        """What the command says of the runs it left out: harness errors, and the ungraded runs
+        (not ``outcome``: not ranked, not stored)."""
         notes = []
         if self.excluded:
             runs = "run" if self.excluded == 1 else "runs"
@@ -148,7 +149,7 @@ class Pick:
             groups = ", ".join(f"{group}: {n}" for group, n in sorted(self.ungraded.items()))
             notes.append(
                 f"note: {total} {'run has' if total == 1 else 'runs have'} no verdict (flagged not_graded) "
-                f"and {'is' if total == 1 else 'are'} not ranked ({groups}); {UNGRADED_HELP}"
+                f"and {'is' if total == 1 else 'are'} not {outcome} ({groups}); {UNGRADED_HELP}"
             )
         return "\n".join(notes) or None
 

@@ -81,8 +81,8 @@ def ingest(
         return
     pick = Pick(ranks=True)  # the store's board ranks what is stored: runs no verdict grades are not stored
     subs, tasks = read_inputs(state, inputs, need_tasks=False, pick=pick, votes_on_these=False)
-    if note := pick.note():
-        click.echo(note.replace("are not ranked", "are not stored").replace("is not ranked", "is not stored"), err=True)
+    if note := pick.note("stored"):
+        click.echo(note, err=True)
     store = open_store(store_path, timeout=lock_timeout)
     if labels:
         LabelStore(store_path).refuse_stored(labels)  # before the runs are stored: all of it, or nothing
