@@ -26,7 +26,7 @@ from arena_core.model.display import shown
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import to_dict
 
-__all__ = ["FIGURE_BASELINE", "cards_for", "recompute", "render_card", "score_card"]
+__all__ = ["FIGURE_BASELINE", "baseline_view", "cards_for", "recompute", "render_card", "score_card", "task_baseline"]
 
 #: Each figure, with the baseline values its metrics normalise against.
 FIGURE_BASELINE = {
@@ -89,11 +89,7 @@ def score_card(
         "tool": submission.tool,
         "model": submission.model,
         "figures": {f: getattr(submission, f) for f in FIGURE_BASELINE},
-        "baseline": {
-            "submission_count": baseline.submission_count,
-            "defaulted": list(baseline.defaulted),
-            **{f: {k: getattr(baseline, k) for k in keys} for f, keys in FIGURE_BASELINE.items()},
-        },
+        "baseline": baseline_view(baseline),
         "weight_profile": profile.name,
         "gate": gate,
         "dimensions": dimensions,
@@ -106,6 +102,16 @@ def score_card(
         "rank": evaluation.overall_ranking,
         "pricing": _pricing(arena, submission),
         "provenance": to_dict(evaluation.provenance) if evaluation.provenance is not None else None,
+    }
+
+
+def baseline_view(baseline: Baseline) -> dict[str, Any]:
+    """A baseline as a card shows it: its run count, the figures defaulted, and per figure the
+    values its metrics normalise against."""
+    return {
+        "submission_count": baseline.submission_count,
+        "defaulted": list(baseline.defaulted),
+        **{f: {k: getattr(baseline, k) for k in keys} for f, keys in FIGURE_BASELINE.items()},
     }
 
 
@@ -251,19 +257,21 @@ def cards_for(
         evaluations = arena.evaluate_many(list(submissions), tasks)
     by_id = {e.submission_id: e for e in evaluations}
     submission_of = {s.id: s for s in submissions}
+    peers: dict[str, list[Submission]] = {}
+    for s in submissions:
+        peers.setdefault(str(s.task_id), []).append(s)
     baselines: dict[str, Baseline] = {}
     out = []
     for ident in ids:
         submission = submission_of[ident]
         task = tasks[str(submission.task_id)]
         if task.id not in baselines:
-            peers = [s for s in submissions if s.task_id == task.id]
-            baselines[task.id] = _baseline(arena, task, peers, by_id)
+            baselines[task.id] = task_baseline(arena, task, peers[task.id], by_id)
         out.append(score_card(arena, submission, task, baselines[task.id], by_id[ident]))
     return out
 
 
-def _baseline(arena: Arena, task: Task, peers: Sequence[Submission], by_id: Mapping[str, Evaluation]) -> Baseline:
+def task_baseline(arena: Arena, task: Task, peers: Sequence[Submission], by_id: Mapping[str, Evaluation]) -> Baseline:
     """The task's baseline as ``evaluate_many`` computed it: of every run, or under a gate of the
     runs that passed it (any number of them), with the figures some run lacks left out for all."""
     everyone = arena.compute_baseline(task.id, peers, task=task)

@@ -24,6 +24,7 @@ from arena_core.model.records import Submission, Task
 from arena_core.report.card import cards_for, recompute, render_card
 from arena_core.report.charts import pairs_matrix, pareto_svg, whisker
 from arena_core.report.html import slug, table
+from arena_core.report.taskpages import task_page, task_rows
 from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import PairRow
 from arena_core.stats.pareto import ParetoPoint
@@ -115,21 +116,20 @@ def write_site(
     charts = {
         x: arena.pareto(evaluations, submissions, by=by, x=x, y="correctness", meta=meta) for x in ("cost", "time")
     }
-    every = [s.id for s in submissions]
-    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, every, evaluations)}
     runs = gather_runs(arena.scorer, evaluations, None, by, meta=meta)
     labels = dict(zip(runs.ids, runs.groups, strict=True))  # each run's group as the board names it
     best: dict[str, str] = {}
-    for ident, _ in sorted(cards.items(), key=lambda kv: -kv[1]["overall_score"]):
-        if ident in labels:
-            best.setdefault(labels[ident], ident)
-    by_task: dict[str, list[Mapping[str, Any]]] = {}
-    for card in cards.values():
-        by_task.setdefault(card["task_id"], []).append(card)
-    shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
+    for evaluation in sorted(evaluations, key=lambda found: -found.overall_score):
+        if evaluation.submission_id in labels:
+            best.setdefault(labels[evaluation.submission_id], evaluation.submission_id)
     # A card page per run while that stays small; above CARD_PAGES runs, the board's (each group's
-    # best run): 12,500 cards took 99 MB, and `arena card ID` shows any run's.
-    written = list(cards) if len(cards) <= CARD_PAGES else list(dict.fromkeys(best.values()))
+    # best run): 12,500 cards took 99 MB, and `arena card ID` shows any run's. Task pages read
+    # the runs' evaluations, not their cards.
+    every = [s.id for s in submissions]
+    written = every if len(every) <= CARD_PAGES else list(dict.fromkeys(best.values()))
+    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, written, evaluations)}
+    by_task = task_rows(arena, submissions, tasks, evaluations)
+    shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
     index = _index(board, pairs, charts, best, shown_tasks, by, store is not None, extra)
     pages = [(Path("index.html"), "Leaderboard", index)]
     difficulty_labels = {t.id: t.difficulty for t in tasks.values()}
@@ -141,7 +141,7 @@ def write_site(
     linked = set(written)
     for task in tasks.values():
         if task.id in by_task:  # a page per task with runs: a selection of 231 of 500 tasks writes 231
-            page = _task_page(task, by_task[task.id], linked)
+            page = task_page(task, by_task[task.id], linked)
             pages.append((Path("tasks", f"{slug(task.id)}.html"), f"Task {task.id}", page))
     for ident in written:
         pages.append((Path("cards", f"{slug(ident)}.html"), f"Score card {ident}", _card_page(cards[ident])))
@@ -298,76 +298,6 @@ def _history_page(standings: Sequence[Standing], baselines: Mapping[str, Sequenc
             versions,
         )
     )
-
-
-def _task_page(task: Task, cards: Sequence[Mapping[str, Any]], written: set[str]) -> str:
-    if not cards:
-        return "<p>No runs.</p>"
-    baseline = cards[0]["baseline"]
-    defaulted = set(baseline["defaulted"])
-    reported = {f for c in cards for f, v in c["figures"].items() if v is not None}
-    figures = table(
-        ["Figure", "Baseline (min / median / max)"],
-        [
-            [
-                escape(figure) + (" (default)" if figure in defaulted else ""),
-                " / ".join(f"{v:g}" for v in values.values()),
-            ]
-            for figure, values in baseline.items()
-            if isinstance(values, dict) and figure in reported  # no baseline for a figure no run has
-        ],
-    )
-    ranked = sorted(cards, key=lambda c: (c["rank"] or 0, c["submission_id"]))
-    runs = table(
-        ["Rank", "Run", "Tool", "Model", "Verdict", "Overall", "Coverage"],
-        [
-            [
-                c["rank"],
-                f'<a href="../cards/{slug(c["submission_id"])}.html">{escape(c["submission_id"])}</a>'
-                if c["submission_id"] in written
-                else escape(c["submission_id"]),
-                escape(str(c["tool"])),
-                escape(str(c["model"])),
-                _verdict(c["criteria"]),
-                c["overall_score"],
-                c["coverage"],
-            ]
-            for c in ranked
-        ],
-    )
-    criteria: dict[str, list[int]] = {}
-    for card in cards:
-        for c in card["criteria"]:
-            tally = criteria.setdefault(c["type"], [0, 0])
-            tally[0] += c["status"] == "passed"
-            tally[1] += 1
-    rates = table(["Criterion", "Passed", "Runs"], [[escape(k), v[0], v[1]] for k, v in criteria.items()])
-    return (
-        f"<p>Category {escape(str(task.category))}, difficulty {escape(str(task.difficulty))}; baseline of "
-        f"{baseline['submission_count']} runs (figures marked default come from the default baseline).</p>"
-        + figures
-        + "<h2>Runs</h2>"
-        + runs
-        + (
-            ""
-            if all(c["submission_id"] in written for c in cards)
-            else "<p>Runs without a link: their score cards are not written in a site this large; "
-            "<code>arena card ID</code> (with the same input) shows any run's.</p>"
-        )
-        + "<h2>Criteria</h2>"
-        + rates
-    )
-
-
-def _verdict(criteria: Sequence[Mapping[str, Any]]) -> str:
-    """A run's verdict in a word: passed, failed with how many criteria it met, or unscored."""
-    scored = [c for c in criteria if c["status"] != "unscored"]
-    if not criteria:
-        return "no criteria"
-    if not scored:
-        return "unscored"
-    met = sum(c["status"] == "passed" for c in scored)
-    return "passed" if met == len(scored) else f"failed ({met}/{len(scored)})"
 
 
 def _card_page(card: Mapping[str, Any]) -> str:
