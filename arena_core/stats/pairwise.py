@@ -159,6 +159,10 @@ def t_test_p_value(differences: np.ndarray) -> float:
     return float(2 * stdtr(n - 1, -abs(statistic)))
 
 
+#: How many pairs' bootstrap means are held at once: 512 columns of the resamples, 40 MB.
+PAIRS_AT_ONCE = 512
+
+
 def _bootstrap_all(differences: Sequence[np.ndarray], confidence_level: float) -> list[tuple[float, float]]:
     """Each pair's percentile interval of the mean difference over its shared tasks resampled.
     Pairs that share as many tasks share the seeded draws (as they always did), so each such set
@@ -174,11 +178,40 @@ def _bootstrap_all(differences: Sequence[np.ndarray], confidence_level: float) -
     for n, members in by_count.items():
         draws = _draws(n)
         counts = np.bincount((draws + n * np.arange(RESAMPLES)[:, None]).ravel(), minlength=RESAMPLES * n)
-        means = counts.reshape(RESAMPLES, n).astype(float) @ np.column_stack([differences[k] for k in members]) / n
-        lows, highs = np.quantile(means, [alpha, 1 - alpha], axis=0)
-        for k, low, high in zip(members, lows.tolist(), highs.tolist(), strict=True):
-            found[k] = (low, high)
+        rows = counts.reshape(RESAMPLES, n)
+        times = np.ones(RESAMPLES, dtype=np.int64)
+        if math.comb(2 * n - 1, n) < RESAMPLES:  # few tasks: few distinct resamples, each counted once
+            rows, times = np.unique(rows, axis=0, return_counts=True)
+        weights = rows.astype(float) / n
+        for start in range(0, len(members), PAIRS_AT_ONCE):  # 20,000 pairs at once would be 1.6 GB of means
+            chunk = members[start : start + PAIRS_AT_ONCE]
+            means = weights @ np.column_stack([differences[k] for k in chunk])
+            lows, highs = _quantiles(means, times, alpha)
+            for k, low, high in zip(chunk, lows.tolist(), highs.tolist(), strict=True):
+                found[k] = (low, high)
     return found
+
+
+def _quantiles(values: np.ndarray, times: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``values``, the ``alpha`` and ``1 - alpha`` quantiles of the sample in which
+    row ``r`` occurs ``times[r]`` times: what ``np.quantile`` (linear) gives on the sample written
+    out, read from the sorted distinct values and their cumulative counts."""
+    if len(times) == RESAMPLES:  # every resample distinct: the sample as it is
+        low, high = np.quantile(values, [alpha, 1 - alpha], axis=0)
+        return low, high
+    order = np.argsort(values, axis=0, kind="stable")
+    ranked = np.take_along_axis(values, order, axis=0)
+    upto = np.cumsum(times[order], axis=0)  # the sample's sorted positions each value reaches
+    found = []
+    for q in (alpha, 1 - alpha):
+        h = (RESAMPLES - 1) * q
+        below, above = math.floor(h), math.ceil(h)
+        at_below = np.argmax(upto > below, axis=0)  # the value at sorted position `below`
+        at_above = np.argmax(upto > above, axis=0)
+        columns = np.arange(values.shape[1])
+        lo, hi = ranked[at_below, columns], ranked[at_above, columns]
+        found.append(lo + (h - below) * (hi - lo))
+    return found[0], found[1]
 
 
 @lru_cache(maxsize=4)
