@@ -133,6 +133,19 @@ def test_the_local_runner_is_refused_unless_allowed(tmp_path: Path) -> None:
                    allow_local_runner=True)
 
 
+def test_a_run_no_verdict_grades_is_refused_not_ranked_as_a_failure(service: Service) -> None:
+    rng = random.Random(3)
+    assert service.client.put("/tasks/hv", json={"success_criteria": [{"type": "harness_verdict"}]},
+                              headers=service.operator).status_code == 200  # fmt: skip
+    run = {**_run(0, rng), "id": "ungraded", "task_id": "hv", "meta": {"flags": ["not_graded"]}}
+    refused = _is_problem(service.client.post("/submissions", json=run, headers=service.aider), 400)
+    assert "has no verdict (meta.flags: not_graded)" in refused["detail"]
+    with service.store.transaction(write=False) as tx:
+        assert tx.task_of("ungraded") is None
+    graded = {**run, "task_id": "t1"}  # t1's criterion checks the run itself: it grades it
+    assert service.client.post("/submissions", json=graded, headers=service.aider).status_code == 201
+
+
 def test_ids_are_immutable_and_only_their_own_tool_replaces_them(service: Service) -> None:
     rng = random.Random(1)
     first = _run(0, rng)

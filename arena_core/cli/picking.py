@@ -16,13 +16,12 @@ from typing import Any
 import attrs
 from attrs import define, field
 
-from arena_core.importing.runs import VERDICT_CRITERION
 from arena_core.io.decoding import InputError, open_binary
 from arena_core.io.locations import is_url
 from arena_core.io.readers import Located
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Submission, Task
-from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches
+from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches, ungraded
 
 __all__ = ["Pick", "mentions_ungraded"]
 
@@ -191,14 +190,12 @@ def mentions_ungraded(path: Path) -> bool:
 
 
 def _ungraded(record: dict[str, Any], tasks: Mapping[str, Task]) -> bool:
-    """Whether a record is flagged ``not_graded`` and nothing but that missing verdict would grade it."""
-    flags = _meta_of(record).get("flags")
-    if not isinstance(flags, (list, tuple)) or "not_graded" not in flags:
-        return False
-    task = tasks.get(str(record.get("task_id")))
-    if task is None:
-        return record.get("task_id") is None  # no task at all: nothing can grade it
-    return bool(task.success_criteria) and all(c.type == VERDICT_CRITERION for c in task.success_criteria)
+    """:func:`~arena_core.stats.runs.ungraded` of a record: a record naming no task has none."""
+    task_id = record.get("task_id")
+    task = tasks.get(str(task_id)) if task_id is not None else None
+    if task_id is not None and task is None:
+        return False  # a task not given: its reader reports it
+    return ungraded(_meta_of(record), task)
 
 
 def _meta_of(record: dict[str, Any]) -> dict[str, Any]:

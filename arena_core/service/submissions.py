@@ -20,7 +20,7 @@ from arena_core.service.guards import parse_body
 from arena_core.service.problems import Problem
 from arena_core.service.state import Service
 from arena_core.service.tokens import Principal
-from arena_core.stats.runs import HARNESS_ERRORS, harness_error
+from arena_core.stats.runs import HARNESS_ERRORS, harness_error, ungraded
 from arena_core.store import Store
 from arena_core.store.pipeline import check_first, run_batch
 from arena_core.store.standings import submission_columns
@@ -47,6 +47,13 @@ def routes(service: Service) -> APIRouter:
         submission = arena.structure_submission(data)
         with store.transaction(write=False) as tx:
             task = tx.get_task(submission.task_id) if submission.task_id is not None else None
+        if task is not None and ungraded(submission.meta, task):
+            raise Problem(
+                400,
+                f"run {submission.id!r} has no verdict (meta.flags: not_graded) and task {task.id!r} is graded by "
+                "the harness's verdict alone: stored, it would rank as a failure; post it with its verdict "
+                "(success), or define the task with a criterion that checks the run",
+            )
         found: Verdicts = {}
         if task is not None and needs_checking(arena.scorer, submission, task):  # a workspace, a judge
             known = {task.id: task}

@@ -17,8 +17,9 @@ import numpy as np
 
 from arena_core.engine.columns import Coded, factorize
 from arena_core.engine.results import EvaluationBatch
+from arena_core.importing.runs import VERDICT_CRITERION
 from arena_core.model.errors import ValidationError
-from arena_core.model.records import Evaluation
+from arena_core.model.records import Evaluation, Task
 from arena_core.model.serde import structure
 from arena_core.stats.tasktable import Runs, TaskTable, dimension_order
 
@@ -38,6 +39,7 @@ __all__ = [
     "needs_meta",
     "runs_of",
     "task_table",
+    "ungraded",
 ]
 
 #: The label of a run whose tool, model or meta value is absent.
@@ -51,6 +53,19 @@ def harness_error(meta: Mapping[str, Any] | None) -> bool:
     """Whether a submission's meta flags it as a harness error."""
     flags = (meta or {}).get("flags") or ()
     return isinstance(flags, (list, tuple)) and not HARNESS_ERRORS.isdisjoint(flags)
+
+
+def ungraded(meta: Mapping[str, Any] | None, task: Task | None) -> bool:
+    """Whether nothing would grade a run: its importer flagged it ``not_graded`` (a trajectory
+    without the report that grades it) and its task's only criterion is that missing verdict.
+    Scored, it would rank as a failure; a task with another criterion (a judge, a command)
+    grades it."""
+    flags = (meta or {}).get("flags") or ()
+    if not isinstance(flags, (list, tuple)) or "not_graded" not in flags:
+        return False
+    if task is None:
+        return True
+    return bool(task.success_criteria) and all(c.type == VERDICT_CRITERION for c in task.success_criteria)
 
 
 def meta_matches(meta: Mapping[str, Any] | None, where: Mapping[str, str]) -> bool:
