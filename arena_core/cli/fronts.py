@@ -30,6 +30,8 @@ def pareto(
     task_ids: tuple[str, ...],
     categories: tuple[str, ...],
     conditions: tuple[str, ...],
+    since: str | None,
+    until: str | None,
     x: str,
     y: str,
     fmt: str,
@@ -45,7 +47,7 @@ def pareto(
     """
     if y != "overall":  # one dimension's scores, and the runs' own figures on the x axis
         state.reads_only((y,))
-    pick = pick_of(state, task_ids, categories, conditions)
+    pick = pick_of(state, task_ids, categories, conditions, since, until)
     subs: Columns | list[Submission]
     if pick.narrows_runs or needs_meta(by):
         objects, tasks = read_inputs(state, inputs, pick=pick)

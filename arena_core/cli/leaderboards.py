@@ -104,6 +104,8 @@ def leaderboard(
     task_ids: tuple[str, ...],
     categories: tuple[str, ...],
     conditions: tuple[str, ...],
+    since: str | None,
+    until: str | None,
     method: str | None,
     pool: str | None,
     interval: str | None,
@@ -145,7 +147,7 @@ def leaderboard(
         if method is not None:
             raise click.UsageError("give --method or --pool, not both")
         method = "pooled" if pool == "runs" else "task_mean"
-    pick = pick_of(state, task_ids, categories, conditions)
+    pick = pick_of(state, task_ids, categories, conditions, since, until)
     if by == "submission":
         _submission_board(state, inputs, store_path, task_ids, fmt, quiet)
         return

@@ -9,6 +9,7 @@ the decoded records, and only the tasks and runs it keeps are validated and scor
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from attrs import define, field
 from arena_core.io.decoding import InputError, open_binary
 from arena_core.io.locations import is_url
 from arena_core.io.readers import Located
+from arena_core.model.checks import moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Submission, Task
 from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches, ungraded
@@ -37,6 +39,12 @@ class Pick:
     categories: tuple[str, ...] = ()
     where: Mapping[str, str] = field(factory=dict)
     exclude_harness_errors: bool = False
+    since: str | None = None
+    """Only tasks created on or after this ISO-8601 date or time (``Task.created_at``)."""
+    until: str | None = None
+    """Only tasks created on or before it (a date covers its whole day)."""
+    undated: int = 0
+    """Tasks left out of a window for want of a ``created_at``."""
     kept_tasks: frozenset[str] | None = None
     """The tasks kept, once :meth:`tasks_of` has seen the tasks (``None``: all of them)."""
     excluded: int = 0
@@ -52,7 +60,7 @@ class Pick:
     @property
     def chooses(self) -> bool:
         """Whether anything is left out at all."""
-        return bool(self.task_ids or self.categories) or self.narrows_runs
+        return bool(self.task_ids or self.categories or self.since or self.until) or self.narrows_runs
 
     @property
     def narrows_runs(self) -> bool:
@@ -61,7 +69,7 @@ class Pick:
 
     def tasks_of(self, tasks: dict[str, Task]) -> dict[str, Task]:
         """The tasks ``--task`` and ``--category`` keep, each name checked against ``tasks``."""
-        if not self.task_ids and not self.categories:
+        if not self.task_ids and not self.categories and not self.since and not self.until:
             return tasks
         for task_id in self.task_ids:
             if task_id not in tasks:
@@ -77,8 +85,24 @@ class Pick:
             for t, task in tasks.items()
             if (not self.task_ids or t in self.task_ids) and (not self.categories or task.category in self.categories)
         }
+        if self.since or self.until:
+            self.undated = sum(1 for task in kept.values() if task.created_at is None)
+            kept = {
+                t: task for t, task in kept.items() if task.created_at is not None and self._in_window(task.created_at)
+            }
+            if not kept:
+                raise ArenaError(f"{self._window()}: no task was created in it (tasks' created_at)")
         self.kept_tasks = frozenset(kept)
         return kept
+
+    def _in_window(self, created_at: str) -> bool:
+        when = moment(created_at)
+        assert when is not None  # Task validated it
+        return (self.since is None or when >= _start(self.since)) and (self.until is None or when < _end(self.until))
+
+    def _window(self) -> str:
+        return " ".join(part for part in (f"--since {self.since}" if self.since else "",
+                                          f"--until {self.until}" if self.until else "") if part)  # fmt: skip
 
     def keeps(self, record: Any) -> bool:
         """Whether a decoded record is kept; a record that is not an object is kept, so that
@@ -140,6 +164,10 @@ class Pick:
         """What the command says of the runs it left out: harness errors, and the ungraded runs
         (not ``outcome``: not ranked, not stored)."""
         notes = []
+        if self.undated:
+            tasks = "task has" if self.undated == 1 else "tasks have"
+            notes.append(f"note: {self.undated} {tasks} no created_at and {'is' if self.undated == 1 else 'are'} "
+                         f"in no window ({self._window()}): left out")  # fmt: skip
         if self.excluded:
             runs = "run" if self.excluded == 1 else "runs"
             notes.append(f"note: {self.excluded} {runs} flagged as harness errors left out (infra_failures = exclude)")
@@ -168,6 +196,20 @@ UNGRADED_HELP = (
     "the trajectories or output.jsonl), or with --tasks whose criteria check the run (a `judge` "
     "criterion, a command)"
 )
+
+
+def _start(text: str) -> datetime.datetime:
+    """The first moment a ``--since`` covers."""
+    when = moment(text)
+    assert when is not None  # checked when given
+    return when
+
+
+def _end(text: str) -> datetime.datetime:
+    """The first moment after what an ``--until`` covers: the next day for a date alone."""
+    when = moment(text)
+    assert when is not None
+    return when + datetime.timedelta(days=1) if len(text.strip()) == 10 else when + datetime.timedelta(microseconds=1)
 
 
 def mentions_ungraded(path: Path) -> bool:

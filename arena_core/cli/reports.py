@@ -96,6 +96,8 @@ def report(
     task_ids: tuple[str, ...],
     categories: tuple[str, ...],
     conditions: tuple[str, ...],
+    since: str | None,
+    until: str | None,
     method: str | None,
     cluster: str | None,
     pass_k: str | None,
@@ -126,7 +128,7 @@ def report(
         raise click.UsageError(
             f"--method {method!r}: expected one of {known}{closest(method, state.arena.components.aggregators)}"
         )
-    pick = pick_of(state, task_ids, categories, conditions)
+    pick = pick_of(state, task_ids, categories, conditions, since, until)
     store = None
     if store_path is not None:
         if inputs.submissions or inputs.example or inputs.tasks:

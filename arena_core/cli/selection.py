@@ -16,6 +16,7 @@ from arena_core.cli.app import State, score_all
 from arena_core.cli.inputs import InputFiles, read_columns, read_inputs
 from arena_core.cli.picking import Pick
 from arena_core.cli.stores import StoreLocation, open_store
+from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.model.serde import to_dict
@@ -36,7 +37,7 @@ by_option = click.option(
 
 
 def selection_options(function: Any) -> Any:
-    """--task, --category and --where: which runs a leaderboard looks at."""
+    """--task, --category, --where, --since and --until: which runs a leaderboard looks at."""
     for option in reversed(
         [
             click.option("--task", "task_ids", multiple=True, help="Only this task. Repeatable."),
@@ -48,6 +49,8 @@ def selection_options(function: Any) -> Any:
                 metavar="meta.KEY=VALUE",
                 help="Only runs whose submission's meta has KEY equal to VALUE. Repeatable.",
             ),
+            click.option("--since", metavar="DATE", callback=_date, help="Only tasks created on or after DATE."),
+            click.option("--until", metavar="DATE", callback=_date, help="Only tasks created on or before DATE."),
         ]
     ):
         function = option(function)
@@ -64,10 +67,24 @@ def where_of(conditions: tuple[str, ...]) -> dict[str, str]:
     return where
 
 
-def pick_of(state: State, task_ids: tuple[str, ...], categories: tuple[str, ...], conditions: tuple[str, ...]) -> Pick:
-    """The runs the command's --task, --category and --where keep, and ``infra_failures``."""
+def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and moment(value) is None:
+        raise click.BadParameter(f"expected {TIMESTAMP_EXPECTED}, got {value!r}")
+    return value
+
+
+def pick_of(
+    state: State,
+    task_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    conditions: tuple[str, ...],
+    since: str | None = None,
+    until: str | None = None,
+) -> Pick:
+    """The runs the command's --task, --category, --where, --since and --until keep, and
+    ``infra_failures``."""
     exclude = state.arena.config.infra_failures == "exclude"
-    return Pick(task_ids, categories, where_of(conditions), exclude, ranks=True)
+    return Pick(task_ids, categories, where_of(conditions), exclude, ranks=True, since=since, until=until)
 
 
 def evaluations_of(

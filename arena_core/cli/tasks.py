@@ -46,6 +46,8 @@ def tasks(
     task_ids: tuple[str, ...],
     categories: tuple[str, ...],
     conditions: tuple[str, ...],
+    since: str | None,
+    until: str | None,
     model: str,
     size: int | None,
     fmt: str,
@@ -66,7 +68,7 @@ def tasks(
       arena tasks runs.jsonl --tasks tasks.json --by model --format json
       arena tasks --example --irt 2pl --select 4
     """
-    pick = pick_of(state, task_ids, categories, conditions)
+    pick = pick_of(state, task_ids, categories, conditions, since, until)
     evaluations, meta, known = evaluations_of(state, inputs, store_path, pick, True, quiet)
     labels = {t.id: t.difficulty for t in known.values()}
     mixed_models_note(evaluations, by, state.arena.config.model_aliases, attempts=True)

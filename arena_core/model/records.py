@@ -187,6 +187,9 @@ class Task:
     """Baseline to use while the task has too few submissions for a dynamic one."""
     meta: Mapping[str, Any] = field(factory=dict, converter=frozen_mapping)
     """Free-form data kept with the record."""
+    created_at: str | None = field(default=None, validator=timestamp)
+    """When the problem was published (ISO-8601 date or time): what ``--since`` and ``--until``
+    choose tasks by (docs/time.md)."""
 
 
 def _weights(instance: Any, attribute: attrs.Attribute[Any], value: Mapping[str, float]) -> None:
