@@ -6,7 +6,7 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
-from arena_core.cli.selection import by_option, echo_json, pick_of, selection_options
+from arena_core.cli.selection import Selection, by_option, echo_json, pick_of, selection_options
 from arena_core.engine.columns import Columns
 from arena_core.io.table import render
 from arena_core.model.records import Submission
@@ -27,11 +27,7 @@ def pareto(
     state: State,
     inputs: InputFiles,
     by: str,
-    task_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    conditions: tuple[str, ...],
-    since: str | None,
-    until: str | None,
+    selection: Selection,
     x: str,
     y: str,
     fmt: str,
@@ -47,7 +43,7 @@ def pareto(
     """
     if y != "overall":  # one dimension's scores, and the runs' own figures on the x axis
         state.reads_only((y,))
-    pick = pick_of(state, task_ids, categories, conditions, since, until)
+    pick = pick_of(state, selection)
     subs: Columns | list[Submission]
     if pick.narrows_runs or needs_meta(by):
         objects, tasks = read_inputs(state, inputs, pick=pick)

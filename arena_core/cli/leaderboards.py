@@ -16,6 +16,7 @@ from arena_core.cli.grouping import mixed_models_note, spellings_note
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.repeated import cap_note, parse_ks, repeat_cells, with_repeats
 from arena_core.cli.selection import (
+    Selection,
     echo_json,
     evaluations_of,
     pick_of,
@@ -101,11 +102,7 @@ def leaderboard(
     inputs: InputFiles,
     store_path: Path | str | None,
     by: str,
-    task_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    conditions: tuple[str, ...],
-    since: str | None,
-    until: str | None,
+    selection: Selection,
     method: str | None,
     pool: str | None,
     interval: str | None,
@@ -147,9 +144,9 @@ def leaderboard(
         if method is not None:
             raise click.UsageError("give --method or --pool, not both")
         method = "pooled" if pool == "runs" else "task_mean"
-    pick = pick_of(state, task_ids, categories, conditions, since, until)
+    pick = pick_of(state, selection)
     if by == "submission":
-        _submission_board(state, inputs, store_path, task_ids, fmt, quiet)
+        _submission_board(state, inputs, store_path, selection.task_ids, fmt, quiet)
         return
     reads = getattr(state.arena.components.aggregators[method or state.arena.config.leaderboard_method], "reads", None)
     if reads:  # an aggregator of some dimensions only (irt: the verdicts)

@@ -11,7 +11,7 @@ import click
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.repeated import parse_ks
-from arena_core.cli.selection import pick_of, selection_options, stored_arena
+from arena_core.cli.selection import Selection, pick_of, selection_options, stored_arena
 from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card, score_card
@@ -93,11 +93,7 @@ def report(
     output: Path,
     by: str,
     store_path: Path | str | None,
-    task_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    conditions: tuple[str, ...],
-    since: str | None,
-    until: str | None,
+    selection: Selection,
     method: str | None,
     cluster: str | None,
     pass_k: str | None,
@@ -128,7 +124,7 @@ def report(
         raise click.UsageError(
             f"--method {method!r}: expected one of {known}{closest(method, state.arena.components.aggregators)}"
         )
-    pick = pick_of(state, task_ids, categories, conditions, since, until)
+    pick = pick_of(state, selection)
     store = None
     if store_path is not None:
         if inputs.submissions or inputs.example or inputs.tasks:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
+from attrs import frozen
 
 from arena_core.cli.app import State, score_all
 from arena_core.cli.inputs import InputFiles, read_columns, read_inputs
@@ -36,8 +38,34 @@ by_option = click.option(
 )
 
 
+@frozen
+class Selection:
+    """What --task, --category, --where, --since and --until chose, handed to a board command
+    as ``selection`` (one argument where the options are five)."""
+
+    task_ids: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    conditions: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+
+
 def selection_options(function: Any) -> Any:
-    """--task, --category, --where, --since and --until: which runs a leaderboard looks at."""
+    """--task, --category, --where, --since and --until: which runs a leaderboard looks at,
+    handed to the command as ``selection``."""
+
+    @wraps(function)  # keeps the options declared below, in ``__click_params__``
+    def run(
+        *args: Any,
+        task_ids: tuple[str, ...],
+        categories: tuple[str, ...],
+        conditions: tuple[str, ...],
+        since: str | None,
+        until: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        return function(*args, selection=Selection(task_ids, categories, conditions, since, until), **kwargs)
+
     for option in reversed(
         [
             click.option("--task", "task_ids", multiple=True, help="Only this task. Repeatable."),
@@ -53,8 +81,8 @@ def selection_options(function: Any) -> Any:
             click.option("--until", metavar="DATE", callback=_date, help="Only tasks created on or before DATE."),
         ]
     ):
-        function = option(function)
-    return function
+        run = option(run)
+    return run
 
 
 def where_of(conditions: tuple[str, ...]) -> dict[str, str]:
@@ -73,18 +101,12 @@ def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
     return value
 
 
-def pick_of(
-    state: State,
-    task_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    conditions: tuple[str, ...],
-    since: str | None = None,
-    until: str | None = None,
-) -> Pick:
-    """The runs the command's --task, --category, --where, --since and --until keep, and
-    ``infra_failures``."""
+def pick_of(state: State, selection: Selection) -> Pick:
+    """The runs the command's selection keeps, and ``infra_failures``."""
     exclude = state.arena.config.infra_failures == "exclude"
-    return Pick(task_ids, categories, where_of(conditions), exclude, ranks=True, since=since, until=until)
+    chosen = selection
+    return Pick(chosen.task_ids, chosen.categories, where_of(chosen.conditions), exclude, ranks=True,
+                since=chosen.since, until=chosen.until)  # fmt: skip
 
 
 def evaluations_of(

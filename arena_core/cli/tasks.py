@@ -14,6 +14,7 @@ from arena_core.cli.app import State, command, main, quiet_option
 from arena_core.cli.grouping import mixed_models_note, spellings_note
 from arena_core.cli.inputs import InputFiles, inputs
 from arena_core.cli.selection import (
+    Selection,
     by_option,
     echo_json,
     evaluations_of,
@@ -43,11 +44,7 @@ def tasks(
     inputs: InputFiles,
     store_path: Path | str | None,
     by: str,
-    task_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    conditions: tuple[str, ...],
-    since: str | None,
-    until: str | None,
+    selection: Selection,
     model: str,
     size: int | None,
     fmt: str,
@@ -68,7 +65,7 @@ def tasks(
       arena tasks runs.jsonl --tasks tasks.json --by model --format json
       arena tasks --example --irt 2pl --select 4
     """
-    pick = pick_of(state, task_ids, categories, conditions, since, until)
+    pick = pick_of(state, selection)
     evaluations, meta, known = evaluations_of(state, inputs, store_path, pick, True, quiet)
     labels = {t.id: t.difficulty for t in known.values()}
     mixed_models_note(evaluations, by, state.arena.config.model_aliases, attempts=True)
