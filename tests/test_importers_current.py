@@ -507,12 +507,12 @@ OPENHANDS_INDEX = FORMATS / "openhands-index"
 
 
 def test_the_openhands_index_boards_give_back_each_published_score(arena: Arena) -> None:
-    """One board per benchmark (``--where meta.benchmark=...``, correctness alone) reproduces
-    every ``scores.json`` accuracy whose instance file agrees with it; the one that does not is
-    flagged, and SWE-bench Multimodal's solvable-subset metric is named, not reproduced."""
-    from click.testing import CliRunner
-
-    from arena_core.cli import main
+    """One board per benchmark (``where`` meta.benchmark, correctness alone: what ``arena
+    leaderboard --where meta.benchmark=...`` prints, as docs/importers/openhands-index.md runs
+    it) reproduces every ``scores.json`` accuracy whose instance file agrees with it; the one
+    that does not is flagged, and SWE-bench Multimodal's solvable-subset metric is named, not
+    reproduced."""
+    from arena_core.model.serde import to_dict
 
     runs = imported(arena, "openhands-index", OPENHANDS_INDEX)
     glm_swt = [r for r in runs.values() if r["model"] == "GLM-5" and r["meta"]["benchmark"] == "swt-bench"]
@@ -526,12 +526,15 @@ def test_the_openhands_index_boards_give_back_each_published_score(arena: Arena)
                    if "published_score_disagrees" in r["meta"]["flags"]}  # fmt: skip
     assert disagreeing == {("commit0", "claude-opus-4-6")}
     reproduced = 0
+    unrecorded = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
+    scorer = Arena({"missing": dict.fromkeys(unrecorded, "reweight")}, autoload=False, profile="correctness-only")
+    session = ImportSession(scorer.components.importers["openhands-index"], [OPENHANDS_INDEX])
+    read = [r.submission for r in session.runs()]
+    evaluations = scorer.evaluate_many(read, session.tasks)  # scored once; a board per benchmark
+    meta = {r["id"]: r["meta"] for r in read}
     for benchmark in ("swe-bench", "swt-bench", "commit0", "gaia"):
-        done = CliRunner().invoke(main, ["-p", "correctness-only", "leaderboard", "--from", "openhands-index",
-                                         str(OPENHANDS_INDEX), "--by", "tool,model", "--where",
-                                         f"meta.benchmark={benchmark}", "--format", "json"])
-        assert done.exit_code == 0, done.output
-        for row in json.loads(done.stdout):
+        board = scorer.leaderboard(evaluations, by="tool,model", where={"benchmark": benchmark}, meta=meta)
+        for row in (to_dict(g) for g in board):
             score = published[(benchmark, row["group"])]
             if (benchmark, row["group"].rsplit(" / ", 1)[1]) in disagreeing:
                 assert round(row["means"]["correctness"], 1) == 50.0 != score
