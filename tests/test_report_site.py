@@ -294,7 +294,7 @@ def test_report_takes_the_boards_options(tmp_path: Path) -> None:
         assert re.search(rf'aria-label="{group.ci_low:.1f} to {group.ci_high:.1f}"', cells[6])
     assert sum(int(re.findall(r"<td[^>]*>(.*?)</td>", r)[3]) for r in rows) == len(kept)
     refused = CliRunner().invoke(main, ["report", "--example", "--method", "no-such", "-o", str(tmp_path / "x")])
-    assert refused.exit_code == 2 and "--method 'no-such': expected one of" in refused.output
+    assert refused.exit_code == 2 and "no aggregator named 'no-such' is registered (registered: " in refused.output
 
 
 def test_a_large_site_writes_the_boards_cards_only_and_links_nothing_missing(

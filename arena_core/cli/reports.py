@@ -16,6 +16,7 @@ from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card, score_card
 from arena_core.report.site import write_site
+from arena_core.stats.runs import check_cluster
 from arena_core.store import Store
 from arena_core.store.history import stored_baseline
 from arena_core.store.standings import submission_columns
@@ -117,13 +118,10 @@ def report(
         raise click.UsageError(f"--by {by!r}: expected tool, model or tool,model")
     if state.arena.config.baseline_scope != "task":
         raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
-    if cluster is not None and not (cluster.startswith("meta.") and len(cluster) > 5):
-        raise click.UsageError(f"--cluster {cluster!r}: expected meta.KEY")
-    if method is not None and method not in state.arena.components.aggregators:
-        known = ", ".join(state.arena.components.aggregators)
-        raise click.UsageError(
-            f"--method {method!r}: expected one of {known}{closest(method, state.arena.components.aggregators)}"
-        )
+    if cluster is not None:  # checked before any run is scored, as the board checks them
+        check_cluster(cluster)
+    if method is not None:
+        state.arena.components.aggregators[method]  # an unknown name: the registry's error, naming the known ones
     pick = pick_of(state, selection)
     store = None
     if store_path is not None:

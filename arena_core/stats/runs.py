@@ -30,6 +30,7 @@ __all__ = [
     "HARNESS_ERRORS",
     "UNKNOWN",
     "check_by",
+    "check_cluster",
     "distinct_names",
     "gather_runs",
     "group_labels",
@@ -79,6 +80,12 @@ def check_by(by: str) -> list[str]:
     if by in ("tool", "model", "tool,model") or (by.startswith("meta.") and len(by) > 5 and "," not in by):
         return by.split(",")
     raise ValidationError("leaderboard", "by", "'tool', 'model', 'tool,model' or 'meta.KEY'", by)
+
+
+def check_cluster(cluster: str) -> None:
+    """:raises ValidationError: ``cluster`` is not ``meta.KEY``."""
+    if not cluster.startswith("meta.") or len(cluster) == 5:
+        raise ValidationError("leaderboard", "cluster", "'meta.KEY'", cluster)
 
 
 def needs_meta(by: str) -> bool:
@@ -159,8 +166,7 @@ def runs_of(
     """
     runs = _runs(scorer, evaluations, by, meta)
     if cluster is not None:
-        if not cluster.startswith("meta.") or len(cluster) == 5:
-            raise ValidationError("leaderboard", "cluster", "'meta.KEY'", cluster)
+        check_cluster(cluster)
         families = _column(cluster, [], [], runs.ids, meta)
         if task_meta and any(f is None for f in families):
             key = cluster.removeprefix("meta.")
