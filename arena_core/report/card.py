@@ -26,7 +26,16 @@ from arena_core.model.display import shown
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import to_dict
 
-__all__ = ["FIGURE_BASELINE", "baseline_view", "cards_for", "recompute", "render_card", "score_card", "task_baseline"]
+__all__ = [
+    "FIGURE_BASELINE",
+    "baseline_view",
+    "cards_for",
+    "recompute",
+    "render_card",
+    "score_card",
+    "task_baseline",
+    "task_baselines",
+]
 
 #: Each figure, with the baseline values its metrics normalise against.
 FIGURE_BASELINE = {
@@ -249,26 +258,36 @@ def cards_for(
     tasks: Mapping[str, Task],
     ids: Sequence[str],
     evaluations: Sequence[Evaluation] | None = None,
+    baselines: Mapping[str, Baseline] | None = None,
 ) -> list[dict[str, Any]]:
     """The cards of the submissions named by ``ids``, each with its task's baseline as
     ``evaluate_many`` computes it (the baseline of the task's submissions, computed once per
-    task). ``evaluations``: those ``evaluate_many`` already gave for ``submissions``."""
+    task). ``evaluations``: those ``evaluate_many`` already gave for ``submissions``;
+    ``baselines``: those :func:`task_baselines` already gave for them."""
     if evaluations is None:
         evaluations = arena.evaluate_many(list(submissions), tasks)
     by_id = {e.submission_id: e for e in evaluations}
     submission_of = {s.id: s for s in submissions}
-    peers: dict[str, list[Submission]] = {}
-    for s in submissions:
-        peers.setdefault(str(s.task_id), []).append(s)
-    baselines: dict[str, Baseline] = {}
+    if baselines is None:
+        needed = {str(submission_of[ident].task_id) for ident in ids}
+        baselines = task_baselines(arena, [s for s in submissions if s.task_id in needed], tasks, evaluations)
     out = []
     for ident in ids:
         submission = submission_of[ident]
         task = tasks[str(submission.task_id)]
-        if task.id not in baselines:
-            baselines[task.id] = task_baseline(arena, task, peers[task.id], by_id)
         out.append(score_card(arena, submission, task, baselines[task.id], by_id[ident]))
     return out
+
+
+def task_baselines(
+    arena: Arena, submissions: Sequence[Submission], tasks: Mapping[str, Task], evaluations: Sequence[Evaluation]
+) -> dict[str, Baseline]:
+    """Each task's baseline (:func:`task_baseline`) over its submissions among ``submissions``."""
+    by_id = {e.submission_id: e for e in evaluations}
+    peers: dict[str, list[Submission]] = {}
+    for s in submissions:
+        peers.setdefault(str(s.task_id), []).append(s)
+    return {task_id: task_baseline(arena, tasks[task_id], mine, by_id) for task_id, mine in peers.items()}
 
 
 def task_baseline(arena: Arena, task: Task, peers: Sequence[Submission], by_id: Mapping[str, Evaluation]) -> Baseline:

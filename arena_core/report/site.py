@@ -21,7 +21,7 @@ from typing import Any
 
 from arena_core.arena import Arena
 from arena_core.model.records import Submission, Task
-from arena_core.report.card import cards_for, recompute, render_card
+from arena_core.report.card import cards_for, recompute, render_card, task_baselines
 from arena_core.report.charts import pairs_matrix, pareto_svg, whisker
 from arena_core.report.html import slug, table
 from arena_core.report.taskpages import task_page, task_rows
@@ -127,8 +127,9 @@ def write_site(
     # the runs' evaluations, not their cards.
     every = [s.id for s in submissions]
     written = every if len(every) <= CARD_PAGES else list(dict.fromkeys(best.values()))
-    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, written, evaluations)}
-    by_task = task_rows(arena, submissions, tasks, evaluations)
+    baselines = task_baselines(arena, submissions, tasks, evaluations)  # once: the cards' and the task pages'
+    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, written, evaluations, baselines)}
+    by_task = task_rows(submissions, evaluations, baselines)
     shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
     index = _index(board, pairs, charts, best, shown_tasks, by, store is not None, extra)
     pages = [(Path("index.html"), "Leaderboard", index)]

@@ -8,26 +8,24 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from arena_core.arena import Arena
-from arena_core.model.records import Submission, Task
-from arena_core.report.card import FIGURE_BASELINE, baseline_view, task_baseline
+from arena_core.model.records import Baseline, Submission, Task
+from arena_core.report.card import FIGURE_BASELINE, baseline_view
 from arena_core.report.html import slug, table
 
 __all__ = ["task_page", "task_rows"]
 
 
 def task_rows(
-    arena: Arena, submissions: Sequence[Submission], tasks: Mapping[str, Task], evaluations: Sequence[Any]
+    submissions: Sequence[Submission], evaluations: Sequence[Any], baselines: Mapping[str, Baseline]
 ) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """Per task with runs: its baseline as a card shows it, and per run what its row on the task
-    page shows (its figures, rank, scores and verdicts), from the evaluations."""
+    """Per task with runs: its baseline (of ``baselines``) as a card shows it, and per run what
+    its row on the task page shows (its figures, rank, scores and verdicts), from the evaluations."""
     by_id = {e.submission_id: e for e in evaluations}
     peers: dict[str, list[Submission]] = {}
     for s in submissions:
         peers.setdefault(str(s.task_id), []).append(s)
     found = {}
     for task_id, mine in peers.items():
-        task = tasks[task_id]
         rows = [
             {
                 "submission_id": s.id,
@@ -41,7 +39,7 @@ def task_rows(
             }
             for s in mine
         ]
-        found[task_id] = (baseline_view(task_baseline(arena, task, mine, by_id)), rows)
+        found[task_id] = (baseline_view(baselines[task_id]), rows)
     return found
 
 
