@@ -119,7 +119,8 @@ def write_site(
     runs = gather_runs(arena.scorer, evaluations, None, by, meta=meta)
     labels = dict(zip(runs.ids, runs.groups, strict=True))  # each run's group as the board names it
     best: dict[str, str] = {}
-    for evaluation in sorted(evaluations, key=lambda found: -found.overall_score):
+    each = list(evaluations)  # the batch's records made once, for the loops below (not once per loop)
+    for evaluation in sorted(each, key=lambda found: -found.overall_score):
         if evaluation.submission_id in labels:
             best.setdefault(labels[evaluation.submission_id], evaluation.submission_id)
     # A card page per run while that stays small; above CARD_PAGES runs, the board's (each group's
@@ -127,9 +128,9 @@ def write_site(
     # the runs' evaluations, not their cards.
     every = [s.id for s in submissions]
     written = every if len(every) <= CARD_PAGES else list(dict.fromkeys(best.values()))
-    baselines = task_baselines(arena, submissions, tasks, evaluations)  # once: the cards' and the task pages'
-    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, written, evaluations, baselines)}
-    by_task = task_rows(submissions, evaluations, baselines)
+    baselines = task_baselines(arena, submissions, tasks, each)  # once: the cards' and the task pages'
+    cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, written, each, baselines)}
+    by_task = task_rows(submissions, each, baselines)
     shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
     index = _index(board, pairs, charts, best, shown_tasks, by, store is not None, extra)
     pages = [(Path("index.html"), "Leaderboard", index)]
