@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import run_arena
 
 from arena_core import Arena, to_dict
 from arena_core.examples import SUBMISSIONS, TASKS
@@ -20,10 +21,7 @@ PLANTED = {json.loads(line)["id"] for line in SUBMISSIONS.read_text().splitlines
 
 
 def arena(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess[str]:
-    import os
-
-    environ = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], capture_output=True, text=True, cwd=cwd, env=environ)
+    return run_arena(*args, cwd=cwd, env=env)
 
 
 def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from clirun import run_arena
+
 import arena_core.examples
 from arena_core.compare import compare
 from arena_core.config.settings import ScoringConfig
@@ -56,7 +58,6 @@ def test_a_swap_with_a_known_effect_is_detected_in_the_right_direction() -> None
 import os  # noqa: E402
 import re  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import xml.etree.ElementTree as ET  # noqa: E402
 
 import pytest  # noqa: E402
@@ -76,8 +77,7 @@ cost = "cost_percentile"
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    return run_arena(*args, cwd=cwd)
 
 
 @pytest.fixture

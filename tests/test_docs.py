@@ -25,7 +25,16 @@ def _commands(block: str) -> list[tuple[str, list[str]]]:
 
 
 def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """A page's ``$ arena ...`` line run by bash in ``cwd``, ``arena`` being this interpreter's."""
+    """A page's ``$ arena ...`` line run in ``cwd``: in this process where it is a plain command
+    (``_in_process``), else by bash, ``arena`` being this interpreter's."""
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        done = _in_process(command.removeprefix("$ "), cwd)
+    finally:
+        os.chdir(before)
+    if done is not None:
+        return subprocess.CompletedProcess(command, *done)
     line = command.removeprefix("$ ").replace("arena ", f"{sys.executable} -m arena_core ", 1)
     return subprocess.run(["bash", "-c", line], capture_output=True, text=True, cwd=cwd,
                           env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})  # fmt: skip

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import run_arena
 
 from arena_core import Arena, ArenaError
 from arena_core.examples import SUBMISSIONS, TASKS
@@ -194,7 +194,7 @@ def test_a_version_2_database_gets_versions_and_history_when_opened(tmp_path: Pa
 
 
 def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True)
+    return run_arena(*args, cwd=cwd)
 
 
 def test_ingest_prints_drift_and_history_shows_each_batch(tmp_path: Path) -> None:
@@ -255,7 +255,7 @@ def cell_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
 
 def _cells_and_runs(arena: Arena, store: Store, by: str) -> tuple:
     """The table from the store's cells and the table of its evaluations, computed anew."""
-    from arena_core.stats.runs import UNKNOWN, gather_runs
+    from arena_core.stats.runs import gather_runs
     from arena_core.stats.tasktable import TaskTable
     from arena_core.store.cells import task_table
 

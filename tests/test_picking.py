@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import run_arena
 
 from arena_core import Arena
 from arena_core.model.errors import ValidationError
@@ -22,7 +22,7 @@ ENV = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True, env=ENV)
+    return run_arena(*args, cwd=cwd)
 
 
 def _run(ident: str, task: str, tool: str, **extra: object) -> dict:

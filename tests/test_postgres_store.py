@@ -15,6 +15,8 @@ from arena_core.model.errors import ArenaError
 
 psycopg = pytest.importorskip("psycopg")
 
+from clirun import run_arena
+
 from arena_core.store.postgres import SCHEMA_VERSION, PostgresStore  # noqa: E402
 
 
@@ -85,13 +87,11 @@ def test_a_failed_batch_leaves_nothing_behind(postgres_server) -> None:
 
 
 def test_the_commands_take_a_postgresql_url_wherever_they_take_a_database(postgres_server, tmp_path) -> None:
-    import os
 
     url = postgres_server()
-    env = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
     def arena(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=tmp_path, capture_output=True, text=True, env=env)
+        return run_arena(*args, cwd=tmp_path)
 
     stored = arena("ingest", "--example", "--store", url)
     assert stored.returncode == 0, stored.stderr

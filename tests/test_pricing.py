@@ -9,6 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from clirun import run_arena
 
 from arena_core import Arena
 from arena_core.model.errors import ArenaError, UnknownComponentError, ValidationError
@@ -332,16 +333,13 @@ def test_reprice_moves_the_stored_scores_and_keeps_the_old_ones(tmp_path: Path) 
 
 
 def test_arena_reprice_at_a_date_and_again_keeps_every_version(tmp_path: Path) -> None:
-    import os
     import subprocess
-    import sys
 
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _stored_runs()))
     (tmp_path / "tasks.json").write_text(json.dumps([{"id": "t"}]))
-    env = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
     def arena(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=tmp_path, capture_output=True, text=True, env=env)
+        return run_arena(*args, cwd=tmp_path)
 
     assert arena("ingest", "runs.jsonl", "--tasks", "tasks.json", "--store", "arena.db").returncode == 0
     preview = arena("reprice", "--store", "arena.db", "--date", "2026-01-15", "--dry-run", "--format", "json")
@@ -394,13 +392,11 @@ def test_a_run_that_cannot_be_priced_fails_alone(tmp_path: Path) -> None:
 
 
 def test_imported_runs_are_priced_at_the_dates_their_harness_recorded(tmp_path: Path) -> None:
-    import os
     import subprocess
     import sys
 
     (tmp_path / "arena.toml").write_text('cost_source = "priced"\n[missing]\ntotal_tokens = "comparable"\ntool_calls = "comparable"\n')
     samples = Path(__file__).parent / "data" / "formats" / "harbor-current"
-    env = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
     board = subprocess.run([sys.executable, "-m", "arena_core", "leaderboard", "--from", "harbor", str(samples)],
                            cwd=tmp_path, capture_output=True, text=True, env=env)  # fmt: skip
     assert board.returncode == 0, board.stderr

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clirun import run_arena
 
 from arena_core.examples import SUBMISSIONS, TASKS
 from arena_core.io.decoding import InputError
@@ -20,7 +20,7 @@ ENV = {**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True, env=ENV)
+    return run_arena(*args, cwd=cwd)
 
 
 def by_task() -> dict[str, list[dict]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clirun import run_arena
 from pagefaults import FAULTS
 
 pa = pytest.importorskip("pyarrow")
@@ -27,7 +28,7 @@ TASKS, ROWS = generate_arena(tasks=24, submissions_per_task=30, seed=8)
 
 
 def arena(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena_core", *args], cwd=cwd, capture_output=True, text=True, env=ENV)
+    return run_arena(*args, cwd=cwd)
 
 
 def write(folder: Path, rows: list[dict], *, group: int = 60, name: str = "runs.parquet") -> Path:
