@@ -67,14 +67,21 @@ def test_every_replaced_baseline_is_kept(store: Store) -> None:
     assert baseline_history(store, tasks={"backend-002"}).keys() == {"backend-002"}
 
 
-def test_the_history_ends_at_the_leaderboard(store: Store) -> None:
+def test_the_history_is_the_board_as_each_batch_left_it_and_the_store_board_is_todays(store: Store) -> None:
+    """Each standing is the board of the evaluations as they were made on arrival; the store's
+    board is every run against today's baselines: the board of all the runs given at once."""
     arena = Arena(autoload=False)
     _three_batches(arena, store)
     standings = group_history(arena, store)
     assert [(s.batch, s.runs) for s in standings] == [(1, 60), (2, 120), (3, 180)]
     assert standings[0].evaluated_at < standings[1].evaluated_at < standings[2].evaluated_at
     final = {g.group: (g.score, g.rank) for g in standings[-1].groups}
-    assert final == {g.group: (g.score, g.rank) for g in arena.leaderboard(store=store)}
+    with store.transaction(write=False) as tx:
+        on_arrival = [e for t in tx.task_ids() for e in tx.evaluations(t)]
+    assert final == {g.group: (g.score, g.rank) for g in arena.leaderboard(on_arrival)}
+    today = {g.group: (g.score, g.rank) for g in arena.leaderboard(store=store)}
+    assert today == {g.group: (g.score, g.rank) for g in arena.leaderboard(arena.evaluate_many(RUNS, TASK_MAP))}
+    assert today != final  # the first batches were scored against defaults: arrival moved the board
     first = {g.group: g.score for g in standings[0].groups}
     stored = [e for r in [arena.leaderboard(_first_batch(store))] for e in r]
     assert first == {g.group: g.score for g in stored}
@@ -261,7 +268,8 @@ def _cells_and_runs(arena: Arena, store: Store, by: str) -> tuple:
 
     with store.transaction(write=False) as tx:
         cells = task_table(tx.board_cells(by))
-    return cells, TaskTable.of(gather_runs(arena.scorer, None, store, by))
+        stored = [e for t in tx.task_ids() for e in tx.evaluations(t)]  # as they were made on arrival
+    return cells, TaskTable.of(gather_runs(arena.scorer, stored, by))
 
 
 def test_the_cells_stay_exact_however_often_evaluations_are_replaced(cell_store: Store) -> None:

@@ -395,7 +395,8 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
         assert connection.execute("PRAGMA user_version").fetchone()[0] == 6
     assert snapshot(migrated) == snapshot(reference)
     with migrated.transaction(write=False) as tx:  # the leaderboard's cells, filled from the records
-        assert TaskTable.of(gather_runs(arena.scorer, None, migrated, "tool")).groups == sorted(
+        stored = [e for t in tx.task_ids() for e in tx.evaluations(t)]
+        assert TaskTable.of(gather_runs(arena.scorer, stored, "tool")).groups == sorted(
             {str(row[0]) for row in tx.board_cells("tool")})
     run(arena, SUBS[24:], reference)
     run(arena, SUBS[24:], migrated)

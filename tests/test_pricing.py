@@ -392,19 +392,14 @@ def test_a_run_that_cannot_be_priced_fails_alone(tmp_path: Path) -> None:
 
 
 def test_imported_runs_are_priced_at_the_dates_their_harness_recorded(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     (tmp_path / "arena.toml").write_text('cost_source = "priced"\n[missing]\ntotal_tokens = "comparable"\ntool_calls = "comparable"\n')
     samples = Path(__file__).parent / "data" / "formats" / "harbor-current"
-    board = subprocess.run([sys.executable, "-m", "arena_core", "leaderboard", "--from", "harbor", str(samples)],
-                           cwd=tmp_path, capture_output=True, text=True, env=env)  # fmt: skip
+    board = run_arena("leaderboard", "--from", "harbor", str(samples), cwd=tmp_path)
     assert board.returncode == 0, board.stderr
     assert "costs: 4 priced, 1 unpriced (prices: genai-prices" in board.stdout
     # Harbor's 50k+1k and 60k+2k steps at $0.10 and $0.12: priced from the tokens, not the dollars.
     assert "multi-step__a1 reported $0.2200, priced $0.1185" in board.stdout
-    imported = subprocess.run([sys.executable, "-m", "arena_core", "import", "harbor", str(samples)],
-                              cwd=tmp_path, capture_output=True, text=True, env=env)  # fmt: skip
+    imported = run_arena("import", "harbor", str(samples), cwd=tmp_path)
     run = next(json.loads(line) for line in imported.stdout.splitlines() if '"multi-step__a1"' in line)
     usage = {k: run[k] for k in ("input_tokens", "output_tokens", "cache_read_tokens") if k in run}
     assert usage["input_tokens"] < 200_000  # under every band of the model: the totals price as one call would

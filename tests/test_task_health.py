@@ -47,7 +47,7 @@ def test_the_flags_are_exactly_the_ones_built_in() -> None:
     arena = Arena({"missing": dict.fromkeys(("total_tokens", "tool_calls"), "reweight")}, autoload=False)
     runs = _runs()
     meta = {r["id"]: r["meta"] for r in runs}
-    rows = {r.task: r for r in task_health(gather_runs(arena.scorer, arena.evaluate_many(runs, TASKS), None, "tool",
+    rows = {r.task: r for r in task_health(gather_runs(arena.scorer, arena.evaluate_many(runs, TASKS), "tool",
                                                        meta=meta), meta)}
     assert {t for t, r in rows.items() if "unsolved" in r.flags} == {"unsolved"}
     assert {t for t, r in rows.items() if "saturated" in r.flags} == {"saturated", "dull"}
@@ -76,7 +76,7 @@ def test_the_api_gives_the_same_rows_from_evaluations_and_from_a_store(tmp_path)
 def test_discrimination_is_scipys_point_biserial_correlation() -> None:
     arena = Arena({"missing": dict.fromkeys(("total_tokens", "tool_calls"), "reweight")}, autoload=False)
     runs = _runs()
-    rows = {r.task: r for r in task_health(gather_runs(arena.scorer, arena.evaluate_many(runs, TASKS), None, "tool"))}
+    rows = {r.task: r for r in task_health(gather_runs(arena.scorer, arena.evaluate_many(runs, TASKS), "tool"))}
     overall = {tool: np.mean([v for verdicts in tasks.values() for v in verdicts]) for tool, tasks in DESIGN.items()}
     for task in ("flaky", "sharp", "broken"):
         verdicts = [v for tool in DESIGN for v in DESIGN[tool][task]]

@@ -4,6 +4,7 @@ fronts; task health; the most informative tasks; repeated attempts; bias."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,10 +22,11 @@ from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
 from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
 from arena_core.stats.repeats import Repeats, repeats
-from arena_core.stats.runs import gather_runs, task_table
+from arena_core.stats.runs import gather_runs, needs_meta, task_table
 from arena_core.stats.taskhealth import TaskHealth, task_health
 from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store
+from arena_core.store.current import CurrentScores
 
 __all__ = ["Boards"]
 
@@ -71,8 +73,45 @@ class Boards:
             intervals and rank ranges then resample families) and ``meta`` (submission id to
             meta, for ``meta.KEY``, ``where`` and ``cluster``; read from ``store`` when it is given).
         """
-        table = task_table(self.scorer, evaluations, store, by, **selection)
+        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
         return self._board(table, method, interval, test, adjustment, ranks, order)
+
+    def _chosen(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None,
+        store: Store | None,
+        by: str,
+        selection: dict[str, Any],
+    ) -> Any:
+        """The evaluations given, or ``store``'s board: every stored run scored against its task's
+        current baseline (:mod:`arena_core.store.current`), with ``selection`` given what it
+        reads from the store (the runs' meta when grouping or selecting by meta or leaving
+        harness errors out, the tasks' meta for ``cluster``)."""
+        if store is None:
+            if evaluations is None:
+                raise ValueError("give evaluations or store=")
+            return evaluations
+        if evaluations is not None:
+            raise ValueError("give evaluations or store=, not both")
+        with store.transaction(write=False) as tx:
+            wants = needs_meta(by) or selection.get("where") or selection.get("cluster")
+            if selection.get("meta") is None and (wants or self.config.infra_failures == "exclude"):
+                selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
+            if selection.get("cluster") and selection.get("task_meta") is None:
+                found = {t: tx.get_task(t) for t in tx.task_ids()}
+                selection["task_meta"] = {t: task.meta for t, task in found.items() if task is not None}
+        return self.current_scores(store).evaluations(store)
+
+    def current_scores(self, store: Store) -> CurrentScores:
+        """The current evaluations of ``store``'s runs, kept by this arena between boards and
+        rescored task by task as the store changes (:class:`~arena_core.store.current.CurrentScores`)."""
+        held: weakref.WeakKeyDictionary[Store, CurrentScores] = self.__dict__.setdefault(
+            "_current_scores", weakref.WeakKeyDictionary()
+        )
+        try:
+            return held.setdefault(store, CurrentScores(self))  # type: ignore[arg-type]
+        except TypeError:  # a store that cannot be weakly referenced or hashed: scored anew each time
+            return CurrentScores(self)  # type: ignore[arg-type]
 
     def _board(
         self,
@@ -108,7 +147,7 @@ class Boards:
     ) -> list[PairRow]:
         """Paired tests between every two ranked groups of the leaderboard (best first) on the
         tasks both ran: ``arena leaderboard --pairwise`` (see :mod:`arena_core.stats.pairwise`)."""
-        table = task_table(self.scorer, evaluations, store, by, **selection)
+        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
         board = self._board(table, None, None, test, adjustment, "overlap", order)  # the order only: no rank bootstrap
         index = {name: g for g, name in enumerate(table.groups)}
         ranked = [index[row.group] for row in board if not row.provisional]
@@ -131,7 +170,7 @@ class Boards:
         if not isinstance(submissions, Columns):
             submissions = Columns.from_submissions(structure_each(submissions, self.structure_submission))
         figure = dict(zip(submissions.ids, submissions.numeric[X_FIELDS[x]].tolist(), strict=True))
-        runs = gather_runs(self.scorer, evaluations, None, by, **selection)
+        runs = gather_runs(self.scorer, evaluations, by, **selection)
         return pareto(runs, np.array([figure.get(i, np.nan) for i in runs.ids], dtype=float), y)
 
     def task_health(
@@ -148,12 +187,11 @@ class Boards:
         ``model``: ``rasch`` or ``2pl``) and flags, ``arena tasks`` (see
         :mod:`arena_core.stats.taskhealth`); ``meta=`` gives the importers' flags, ``labels``
         (task to difficulty label) the labels the fit is checked against."""
-        runs = gather_runs(self.scorer, evaluations, store, by, **selection)
-        meta = selection.get("meta")
-        if meta is None and store is not None:
-            with store.transaction(write=False) as tx:
-                meta = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
-        return task_health(runs, meta, model=model, labels=labels)
+        if store is not None and selection.get("meta") is None:
+            with store.transaction(write=False) as tx:  # the importers' flags, always
+                selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
+        runs = gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        return task_health(runs, selection.get("meta"), model=model, labels=labels)
 
     def select_tasks(
         self, evaluations: Iterable[Evaluation | Mapping[str, Any]] | None, size: int, *, by: str = "tool",
@@ -161,7 +199,9 @@ class Boards:
     ) -> Selection:  # fmt: skip
         """The ``size`` most informative tasks, and how they rank the groups (``arena tasks --select``;
         see :mod:`arena_core.stats.irttasks`)."""
-        return select_tasks(gather_runs(self.scorer, evaluations, store, by, **selection), size, model)
+        return select_tasks(
+            gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection), size, model
+        )
 
     def repeats(
         self,
@@ -174,7 +214,7 @@ class Boards:
     ) -> dict[str, Repeats]:
         """Per group, pass@k and pass^k for each of ``ks``, the flip rate and HAL's outcome
         consistency: ``arena leaderboard --pass-k`` (see :mod:`arena_core.stats.repeats`)."""
-        runs = gather_runs(self.scorer, evaluations, store, by, **selection)
+        runs = gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
         return repeats(runs, ks, self.components.interval_methods[self.config.leaderboard_interval])
 
     def detect_bias(

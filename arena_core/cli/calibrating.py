@@ -14,12 +14,12 @@ import click
 from arena_core.cli.app import State, command, main, quiet_option
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.picking import Pick
-from arena_core.cli.selection import echo_json, evaluations_of, store_option, stored_arena
+from arena_core.cli.selection import echo_json, evaluations_of, store_option, stored_on_arrival, stored_runs
 from arena_core.io.judgements import VerdictLine, label_of, read_verdicts, verdict_of
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.labels import Item, Label
-from arena_core.model.records import Submission, Task
+from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.stats.calibration import CalibrationRow, calibrate, requirement_categories, verdicts_of
 from arena_core.store.labels import LabelStore
 
@@ -104,17 +104,18 @@ def _runs_and_verdicts(
         return [], {}, verdicts
     if verdicts or (given.submissions and not labels):  # given, or (DevAI) recorded by the runs' source
         if store_path is not None:
-            _, runs, tasks = stored_arena(store_path)
+            runs, tasks = stored_runs(store_path)
             return runs, tasks, verdicts
         # The verdicts are given (or recorded): the tasks are only read for their categories,
         # never checked (their judges need not be configured to be calibrated).
         state.scores_runs = False
         runs, tasks = read_inputs(state, given, need_tasks=False)
         return runs, tasks, verdicts
-    evaluations, _, tasks = evaluations_of(state, given, store_path, Pick(), False, quiet)
-    if store_path is not None:
-        _, runs, _ = stored_arena(store_path)
+    if store_path is not None:  # the verdicts found when each run was stored: a judge is not asked again
+        runs, tasks = stored_runs(store_path)
+        evaluations: Sequence[Evaluation] = stored_on_arrival(store_path)
     else:
+        evaluations, _, tasks = evaluations_of(state, given, None, Pick(), False, quiet)
         runs, _ = read_inputs(state, given)
     found = verdicts_of(evaluations)
     if not found and all(label.requirement is None for label in labels):

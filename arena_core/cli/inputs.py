@@ -5,6 +5,7 @@ reported as ``FILE:LINE``."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,17 +88,24 @@ def _tasks(
     if name is None and need_tasks and task_path is None:
         raise click.UsageError("--tasks is required (a .json or .toml file of tasks)")
     tasks = read_tasks(task_path) if task_path else {t: structure(d, Task) for t, d in derived.items()}
-    if task_path and tasks:  # tasks written by arena import say what their format never records
-        metas = [t.meta for t in tasks.values()]
-        kinds = {(m.get("importer"), tuple(m.get("unrecorded") or ())) for m in metas}
-        if len(kinds) == 1 and all("unrecorded" in m for m in metas):
-            ((importer, fields),) = kinds
-            state.reweight_unrecorded(str(importer), fields)
+    if task_path:
+        note_unrecorded(state, tasks)
     tasks = pick.tasks_of(tasks)
     if state.scores_runs:
         for task in tasks.values():
             state.arena.scorer.check_task(task)
     return tasks
+
+
+def note_unrecorded(state: State, tasks: Mapping[str, Task]) -> None:
+    """Tasks written by ``arena import`` (read from a file or a store) say what their format
+    never records: the metrics that need it are left out of the overall score
+    (:meth:`State.reweight_unrecorded`)."""
+    metas = [t.meta for t in tasks.values()]
+    kinds = {(m.get("importer"), tuple(m.get("unrecorded") or ())) for m in metas}
+    if metas and len(kinds) == 1 and all("unrecorded" in m for m in metas):
+        ((importer, fields),) = kinds
+        state.reweight_unrecorded(str(importer), fields)
 
 
 def _read(

@@ -314,7 +314,7 @@ def _submission_board(
         raise click.UsageError("--by submission takes at most one --task")
     task_id = task_ids[0] if task_ids else None
     if store_path is not None:
-        evaluations, subs, _ = stored_arena(store_path, task_id)
+        evaluations, subs, _ = stored_arena(state, store_path, task_id)
     else:
         subs, tasks = read_inputs(state, inputs)
         if task_id is not None:

@@ -9,15 +9,17 @@ from typing import Any
 import click
 
 from arena_core.cli.app import State, command, main
-from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.inputs import InputFiles, inputs, note_unrecorded, read_inputs
 from arena_core.cli.repeated import parse_ks
-from arena_core.cli.selection import Selection, pick_of, selection_options, stored_arena
+from arena_core.cli.selection import Selection, pick_of, selection_options, stored_runs
 from arena_core.cli.stores import StoreLocation, open_store
+from arena_core.engine.ahead import checked_ahead
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card, score_card
 from arena_core.report.site import write_site
 from arena_core.stats.runs import check_cluster
 from arena_core.store import Store
+from arena_core.store.current import verdicts_kept
 from arena_core.store.history import stored_baseline
 from arena_core.store.standings import submission_columns
 
@@ -127,7 +129,8 @@ def report(
     if store_path is not None:
         if inputs.submissions or inputs.example or inputs.tasks:
             raise click.UsageError("give SUBMISSIONS (or --example) or --store, not both")
-        _, stored, tasks = stored_arena(store_path)
+        stored, tasks = stored_runs(store_path)
+        note_unrecorded(state, tasks)
         tasks = pick.tasks_of(tasks)
         subs = [s for s in stored if pick.keeps_meta(s.task_id, s.meta)]
         if not subs:
@@ -137,6 +140,8 @@ def report(
         subs, tasks = read_inputs(state, inputs, pick=pick)
     if note := pick.note():
         click.echo(note, err=True)
-    pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method,
-                       cluster=cluster, pass_k=parse_ks(pass_k))  # fmt: skip
+    kept = verdicts_kept(state.arena, store, subs, tasks) if store is not None else {}  # never checked twice
+    with checked_ahead(kept):
+        pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method,
+                           cluster=cluster, pass_k=parse_ks(pass_k))  # fmt: skip
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

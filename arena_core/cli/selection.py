@@ -15,13 +15,15 @@ import click
 from attrs import frozen
 
 from arena_core.cli.app import State, score_all
-from arena_core.cli.inputs import InputFiles, read_columns, read_inputs
+from arena_core.cli.inputs import InputFiles, note_unrecorded, read_columns, read_inputs
 from arena_core.cli.picking import Pick
 from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.model.serde import to_dict
+from arena_core.store import Store
+from arena_core.store.current import current_evaluations
 
 store_option = click.option(
     "--store",
@@ -117,7 +119,7 @@ def evaluations_of(
     with_meta = with_meta or pick.narrows_runs
     evaluations: Sequence[Evaluation]
     if store_path is not None:
-        stored, subs, tasks = stored_arena(store_path)
+        stored, subs, tasks = stored_arena(state, store_path)
         tasks = pick.tasks_of(tasks)
         kept = {s.id for s in subs if pick.keeps_meta(s.task_id, s.meta)}
         evaluations = [e for e in stored if e.submission_id in kept]
@@ -135,20 +137,41 @@ def evaluations_of(
     return evaluations, found, tasks
 
 
-def stored_arena(
-    path: Path | str, task_id: str | None = None
-) -> tuple[list[Evaluation], list[Submission], dict[str, Task]]:
-    if isinstance(path, Path) and not path.exists():
-        raise ArenaError(f"{path}: no such arena database (create one with `arena ingest`)")
-    store = open_store(path)
+def stored_runs(path: Path | str, task_id: str | None = None) -> tuple[list[Submission], dict[str, Task]]:
+    """The runs a store holds (of one task, or all) and its tasks."""
+    store = _opened(path)
     with store.transaction(write=False) as tx:
         ids = [task_id] if task_id else tx.task_ids()
-        evaluations = [e for t in ids for e in tx.evaluations(t)]
         subs = [s for t in ids for s in tx.submissions(t)]
         tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
-    if not evaluations:
-        raise ArenaError(f"{path}: no evaluations" + (f" for task {task_id!r}" if task_id else ""))
+    if not subs:
+        raise ArenaError(f"{path}: no stored runs" + (f" for task {task_id!r}" if task_id else ""))
+    return subs, tasks
+
+
+def stored_on_arrival(path: Path | str) -> list[Evaluation]:
+    """Every stored evaluation as the pipeline made it when its run arrived (the store's
+    history: its verdicts, scores against the baseline of that moment)."""
+    with _opened(path).transaction(write=False) as tx:
+        return [e for t in tx.task_ids() for e in tx.evaluations(t)]
+
+
+def stored_arena(
+    state: State, path: Path | str, task_id: str | None = None
+) -> tuple[list[Evaluation], list[Submission], dict[str, Task]]:
+    """The store's board inputs: every stored run (of one task, or all) scored against its
+    task's current baseline (:mod:`arena_core.store.current`), the runs, and the tasks (whose
+    format's unrecorded figures are left out, as when they are read from files)."""
+    subs, tasks = stored_runs(path, task_id)
+    note_unrecorded(state, tasks)
+    evaluations = current_evaluations(state.arena, _opened(path), None if task_id is None else [task_id])
     return evaluations, subs, tasks
+
+
+def _opened(path: Path | str) -> Store:
+    if isinstance(path, Path) and not path.exists():
+        raise ArenaError(f"{path}: no such arena database (create one with `arena ingest`)")
+    return open_store(path)
 
 
 def finite(value: Any) -> Any:

@@ -13,7 +13,7 @@ import click
 from arena_core import examples
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import finite, stored_arena
+from arena_core.cli.selection import finite, stored_runs
 from arena_core.compare import group_labels
 from arena_core.io.table import render
 from arena_core.io.votes import check_votes, read_votes
@@ -98,7 +98,7 @@ def runs_and_votes(state: State, given: InputFiles, store_path: str | None) -> t
     """The runs and the votes on them: of the files (``--votes``), or of a store (its runs, its
     stored votes and any ``--votes`` given), each vote held against the runs."""
     if store_path is not None:
-        _, runs, _ = stored_arena(Path(store_path) if "://" not in store_path else store_path)
+        runs, _ = stored_runs(Path(store_path) if "://" not in store_path else store_path)
         votes = [*VoteStore(store_path).votes(), *state.votes]
         check_votes(votes, {s.id: s.task_id for s in runs})
     else:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from arena_core.engine.scoring import Scorer
 
 __all__ = [
-    "Verdicts", "all_found_ahead", "check_ahead", "checked_ahead", "found_ahead", "needs_checking", "needs_whole_runs", "store_checked_for",
+    "Verdicts", "all_found_ahead", "check_ahead", "checked_ahead", "found_ahead", "needs_checking", "needs_whole_runs", "store_checked_for", "verdict_key",
 ]  # fmt: skip
 
 #: Verdicts of a run's criteria, by :func:`_key`.
@@ -46,7 +46,8 @@ def store_checked_for() -> Any:
     return _STORE.get()
 
 
-def _key(submission: Submission, task: Task) -> Hashable:
+def verdict_key(submission: Submission, task: Task) -> Hashable:
+    """What a run's verdicts are kept by: the run (id, workspace, ref), its task and the task's criteria."""
     criteria = orjson.dumps([to_dict(c) for c in task.success_criteria], option=orjson.OPT_SORT_KEYS)
     return (submission.id, submission.workspace, submission.workspace_ref, task.id, hashlib.sha256(criteria).digest())
 
@@ -99,7 +100,7 @@ def check_ahead(
             results: tuple[CriterionResult, ...] = ()
             for metric in metrics:
                 results += tuple(metric.verdicts(submission, task))
-            return _key(submission, task), results
+            return verdict_key(submission, task), results
         except Exception:  # the same error is raised again, with its record named, when it is scored
             return None
         finally:
@@ -128,7 +129,7 @@ def checked_ahead(found: Verdicts) -> Iterator[None]:
 def found_ahead(submission: Submission, task: Task) -> tuple[CriterionResult, ...] | None:
     """The verdicts found ahead for the run on this task as it is defined now, or ``None``."""
     found = _AHEAD.get()
-    return found.get(_key(submission, task)) if found else None
+    return found.get(verdict_key(submission, task)) if found else None
 
 
 def needs_whole_runs(scorer: Scorer, tasks: Iterable[Task]) -> bool:
@@ -141,4 +142,4 @@ def needs_whole_runs(scorer: Scorer, tasks: Iterable[Task]) -> bool:
 def all_found_ahead(items: Sequence[tuple[Submission, Task, Any]], scorer: Scorer) -> bool:
     """Whether no item has a slow check left: scoring them then needs no pool of checkers."""
     found = _AHEAD.get()
-    return found is not None and all(_key(s, t) in found for s, t, _ in items if needs_checking(scorer, s, t))
+    return found is not None and all(verdict_key(s, t) in found for s, t, _ in items if needs_checking(scorer, s, t))

@@ -116,7 +116,7 @@ def write_site(
     charts = {
         x: arena.pareto(evaluations, submissions, by=by, x=x, y="correctness", meta=meta) for x in ("cost", "time")
     }
-    runs = gather_runs(arena.scorer, evaluations, None, by, meta=meta)
+    runs = gather_runs(arena.scorer, evaluations, by, meta=meta)
     labels = dict(zip(runs.ids, runs.groups, strict=True))  # each run's group as the board names it
     best: dict[str, str] = {}
     each = list(evaluations)  # the batch's records made once, for the loops below (not once per loop)

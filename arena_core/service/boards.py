@@ -1,7 +1,8 @@
 """What the service reads back: ``GET /leaderboard`` and ``GET /tasks/{task_id}/rankings``.
 
-The leaderboard is read from the cells the store keeps per group and task (store/cells.py), so
-its time does not grow with the number of stored runs, and kept between writes
+The leaderboard is the store's board (every stored run against its task's current baseline:
+store/current.py), read from the sums kept per group and task with each task's current
+evaluations, which a write rescores for the tasks it touched only, and kept between writes
 (:class:`~arena_core.service.state.BoardCache`), so a flood of reads costs one board per write.
 """
 
@@ -16,7 +17,7 @@ from arena_core.service.problems import Problem
 from arena_core.service.state import Service
 from arena_core.stats.leaderboard import leaderboard
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS
-from arena_core.store.cells import task_table
+from arena_core.store.cells import GROUPINGS, task_table
 
 __all__ = ["MAX_OFFSET", "routes"]
 
@@ -60,16 +61,15 @@ def routes(service: Service) -> APIRouter:
         return service.boards.get(("leaderboard", by, test, adjust), lambda: _board(by, test, adjust))
 
     def _board(by: str, test: str, adjust: str) -> list[dict[str, Any]]:
-        with store.transaction(write=False) as tx:
-            cells = getattr(tx, "board_cells", None)
-            simple = (
-                config.leaderboard_method == "task_mean"
-                and config.infra_failures == "fail"
-                and not config.model_aliases
-            )
-            rows = cells(by) if cells is not None and simple else None
-        if rows is None:  # no cells, an aggregator that reads single runs, runs to leave out, aliases
+        simple = (
+            config.leaderboard_method == "task_mean"
+            and config.infra_failures == "fail"
+            and not config.model_aliases
+            and by in GROUPINGS
+        )
+        if not simple:  # an aggregator that reads single runs, runs to leave out, aliases
             return [to_dict(r) for r in arena.leaderboard(store=store, by=by, test=test, adjustment=adjust)]
+        rows = arena.current_scores(store).cells(store, by)
         found = leaderboard(
             task_table(rows),
             arena.components.aggregators["task_mean"],

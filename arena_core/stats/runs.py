@@ -96,35 +96,14 @@ def needs_meta(by: str) -> bool:
 
 def gather_runs(
     scorer: Scorer,
-    evaluations: Iterable[Evaluation | Mapping[str, Any]] | None,
-    store: Any,
+    evaluations: Iterable[Evaluation | Mapping[str, Any]],
     by: str,
     **selection: Any,
 ) -> Runs:
-    """:func:`runs_of` the evaluations given or, with ``store``, of every evaluation it holds
-    (and, when grouping by meta or model, selecting by meta or leaving harness errors out, its
-    submissions' meta)."""
+    """:func:`runs_of` the evaluations given (records, dicts, or an evaluation batch)."""
     check_by(by)
     chosen: Sequence[Evaluation]
-    if store is not None:
-        if evaluations is not None:
-            raise ValueError("give evaluations or store=, not both")
-        with store.transaction(write=False) as tx:
-            chosen = [e for task_id in tx.task_ids() for e in tx.evaluations(task_id)]
-            wants = (
-                needs_meta(by)
-                or selection.get("where")
-                or selection.get("cluster")
-                or scorer.config.infra_failures == "exclude"
-            )
-            if selection.get("meta") is None and wants:
-                selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
-            if selection.get("cluster") and selection.get("task_meta") is None:
-                found = {t: tx.get_task(t) for t in tx.task_ids()}
-                selection["task_meta"] = {t: task.meta for t, task in found.items() if task is not None}
-    elif evaluations is None:
-        raise ValueError("give evaluations or store=")
-    elif isinstance(evaluations, EvaluationBatch):
+    if isinstance(evaluations, EvaluationBatch):
         chosen = evaluations
     else:
         chosen = [structure(e, Evaluation) for e in evaluations]
@@ -132,13 +111,12 @@ def gather_runs(
 
 
 def task_table(
-    scorer: Scorer, evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None, store: Any, by: str,
-    **selection: Any,
-) -> TaskTable:  # fmt: skip
+    scorer: Scorer, evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable, by: str, **selection: Any
+) -> TaskTable:
     """The :class:`TaskTable` of :func:`gather_runs`, or the table given (a streamed board's cells)."""
     if isinstance(evaluations, TaskTable):
         return evaluations
-    return TaskTable.of(gather_runs(scorer, evaluations, store, by, **selection))
+    return TaskTable.of(gather_runs(scorer, evaluations, by, **selection))
 
 
 def runs_of(

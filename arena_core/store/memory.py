@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 
 import attrs
 
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
+from arena_core.store.current import generations_of_rows
 
 __all__ = ["MemoryStore"]
 
@@ -55,6 +56,13 @@ class _MemoryTransaction:
 
     def get_baseline_version(self, key: str, version: int) -> Baseline | None:
         return next((b for b in self._t.baseline_versions.get(key, ()) if b.version == version), None)
+
+    def task_generations(self) -> dict[str, Hashable]:
+        """Each task's record and its baselines' newest versions (:mod:`arena_core.store.current`)."""
+        versions = [
+            (key, max((b.version or 0 for b in kept), default=0)) for key, kept in self._t.baseline_versions.items()
+        ]
+        return generations_of_rows([(t.id, t) for t in self._t.tasks.values()], versions)
 
     def submissions(self, task_id: str) -> list[Submission]:
         return [s for s in self._t.submissions.values() if s.task_id == task_id]

@@ -15,7 +15,7 @@ database gets them, filled from its evaluations, when first opened).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -25,6 +25,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger, schema
+from arena_core.store.current import GENERATIONS_SQL, generations_of_rows
 from arena_core.store.trust import check_postgres_tables, redact, unambiguous_url
 
 __all__ = ["PostgresStore", "SCHEMA_VERSION", "is_postgres_url"]
@@ -164,6 +165,11 @@ class _PostgresTransaction:
             offset,
         )
         return [structure(json.loads(row[0]), Evaluation) for row in rows]
+
+    def task_generations(self) -> dict[str, Hashable]:
+        """Each task's record and its baselines' newest versions (:mod:`arena_core.store.current`)."""
+        tasks, versions = (self._rows(sql) for sql in GENERATIONS_SQL)
+        return generations_of_rows(tasks, versions)
 
     def board_cells(self, grouping: str) -> list[tuple[object, ...]]:
         """The leaderboard's cells of ``grouping`` (see :mod:`arena_core.store.cells`)."""

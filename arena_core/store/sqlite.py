@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +26,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
+from arena_core.store.current import GENERATIONS_SQL, generations_of_rows
 from arena_core.store.schema import ADDED_NAMES, FIGURES, MARKS, SCHEMA_VERSION, evaluation_of, migrate
 from arena_core.store.standings import Scores
 from arena_core.store.trust import check_sqlite_schema, create_private, trusted_sqlite_file
@@ -203,6 +204,11 @@ class _SQLiteTransaction:
         """The task a stored submission answers, ``None`` when the id is not stored."""
         row = self._c.execute("SELECT task_id FROM submissions WHERE id = ?", (submission_id,)).fetchone()
         return None if row is None else str(row[0])
+
+    def task_generations(self) -> dict[str, Hashable]:
+        """Each task's record and its baselines' newest versions (:mod:`arena_core.store.current`)."""
+        tasks, versions = (self._c.execute(sql).fetchall() for sql in GENERATIONS_SQL)
+        return generations_of_rows(tasks, versions)
 
     def board_cells(self, grouping: str) -> list[tuple[object, ...]]:
         """The leaderboard's cells of ``grouping`` (see :mod:`arena_core.store.cells`)."""

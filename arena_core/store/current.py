@@ -1,0 +1,161 @@
+"""A store's board: every stored run scored against its task's current baseline.
+
+The pipeline scores each batch against the baseline stored before it (the spec's step 2) and
+keeps that evaluation as history, so a task's first runs are scored against defaults and a
+leaderboard of the stored evaluations depends on the order in which runs arrived. After every
+batch the pipeline stores, as each key's current baseline, the one computed from all of the
+task's stored runs (step 6). Scoring every stored run against those baselines is therefore
+scoring the stored runs as one batch: the board of a store is the board of its runs and tasks
+given together, whatever order they came in, and equal to ``arena leaderboard`` of an export.
+
+The criteria's verdicts are not found again: a workspace is not checked twice and a judge not
+asked twice; each run's stored verdicts are reused (:func:`stored_verdicts`).
+
+:class:`CurrentScores` keeps each task's current evaluations until the task changes (its
+record, or a baseline version of one of its keys): a service that stored one run rescores
+that run's task, not the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from arena_core.engine.ahead import checked_ahead, needs_checking, verdict_key
+from arena_core.model.records import CriterionResult, Evaluation, Submission, Task
+from arena_core.store.cells import CellLedger
+
+if TYPE_CHECKING:
+    from arena_core.arena import Arena
+    from arena_core.store import Store
+
+__all__ = [
+    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "stored_verdicts", "verdicts_kept",
+]  # fmt: skip
+
+#: The queries a SQL store answers :meth:`task_generations` with: each task's record, and each
+#: baseline key's newest version (an index seek a key: flat in the number of stored runs).
+GENERATIONS_SQL = (
+    "SELECT id, data FROM tasks",
+    "SELECT b.key, (SELECT MAX(v.version) FROM baseline_versions v WHERE v.key = b.key) FROM baselines b",
+)
+
+
+def generations_of_rows(tasks: Iterable[Sequence[Any]], versions: Iterable[Sequence[Any]]) -> dict[str, Hashable]:
+    """Each task's generation from the rows of :data:`GENERATIONS_SQL`: its record and the
+    newest version of each of its baseline keys (a key is the task id, then its group)."""
+    keys: dict[str, list[tuple[str, int]]] = {}
+    for key, version in versions:
+        keys.setdefault(str(key).split("\x1f", 1)[0], []).append((str(key), int(version or 0)))
+    return {str(task_id): (data, tuple(sorted(keys.get(str(task_id), ())))) for task_id, data in tasks}
+
+
+def stored_verdicts(
+    evaluations: Iterable[Evaluation], submissions: Iterable[Submission], task: Task
+) -> dict[Hashable, tuple[CriterionResult, ...]]:
+    """The verdicts each run's stored evaluation holds, to score it with again instead of
+    checking it again, where they answer the task's criteria as it is defined now (the same
+    types and weights, in order); a run of a redefined task is checked again."""
+    wanted = [(c.type, c.weight) for c in task.success_criteria]
+    held = {e.submission_id: e.criteria for e in evaluations}
+    found: dict[Hashable, tuple[CriterionResult, ...]] = {}
+    for submission in submissions:
+        criteria = held.get(submission.id)
+        if criteria and [(c.type, c.weight) for c in criteria] == wanted:
+            found[verdict_key(submission, task)] = criteria
+    return found
+
+
+def current_evaluations(arena: Arena, store: Store, task_ids: Iterable[str] | None = None) -> list[Evaluation]:
+    """The stored runs of ``task_ids`` (every task by default) scored together against their
+    tasks' current baselines, with their stored verdicts; tasks without runs give nothing."""
+    with store.transaction(write=False) as tx:
+        wanted = list(tx.task_ids() if task_ids is None else task_ids)
+        tasks = {t: task for t in wanted if (task := tx.get_task(t)) is not None}
+        runs = [s for t in tasks for s in tx.submissions(t)]
+    if not runs:
+        return []
+    with checked_ahead(verdicts_kept(arena, store, runs, tasks)):
+        return list(arena.evaluate_many(runs, tasks, evaluated_at=datetime.now(UTC).isoformat()))
+
+
+def verdicts_kept(
+    arena: Arena, store: Store, runs: Sequence[Submission], tasks: Mapping[str, Task]
+) -> dict[Hashable, tuple[CriterionResult, ...]]:
+    """The stored verdicts of those of ``runs`` whose scoring would check a workspace or ask a
+    judge (:func:`stored_verdicts`), to score them with inside :func:`checked_ahead`."""
+    checked: dict[str, list[Submission]] = {}
+    for s in runs:
+        task = tasks.get(s.task_id or "")
+        if task is not None and needs_checking(arena.scorer, s, task):
+            checked.setdefault(task.id, []).append(s)
+    found: dict[Hashable, tuple[CriterionResult, ...]] = {}
+    if checked:
+        with store.transaction(write=False) as tx:
+            for task_id, mine in checked.items():
+                found.update(stored_verdicts(tx.evaluations(task_id), mine, tasks[task_id]))
+    return found
+
+
+class CurrentScores:
+    """A store's current evaluations, kept per task between reads: a task is scored again only
+    when its generation (its record, its baselines' versions) moved since it was last scored,
+    so a read after a write costs the tasks the write touched. A store without
+    ``task_generations()`` (one of the nine methods alone) is scored whole at each read. With
+    ``difficulty_source = "irt"`` (a fit over every task), any change rescores all. Safe to share
+    between threads."""
+
+    def __init__(self, arena: Arena) -> None:
+        self.arena = arena
+        self._held: dict[str, _Task] = {}
+        self._lock = threading.Lock()
+
+    def evaluations(self, store: Store) -> list[Evaluation]:
+        """Every stored run's current evaluation, task by task in the store's task order."""
+        held = self._refreshed(store)
+        return [e for entry in held for e in entry.evaluations]
+
+    def cells(self, store: Store, grouping: str) -> list[tuple[object, ...]]:
+        """The current evaluations' cells of ``grouping`` (``tool`` or ``model``), as a store's
+        ``board_cells`` gives them (:func:`arena_core.store.cells.task_table` reads them): the
+        sums of each task kept with its evaluations, so a board reads one row per group and task."""
+        return [row for entry in self._refreshed(store) for row in entry.cells(grouping)]
+
+    def _refreshed(self, store: Store) -> list[_Task]:
+        with store.transaction(write=False) as tx:
+            generations = tx.task_generations() if hasattr(tx, "task_generations") else None
+        if generations is None:
+            found: dict[str, list[Evaluation]] = {}
+            for evaluation in current_evaluations(self.arena, store):
+                found.setdefault(evaluation.task_id, []).append(evaluation)
+            return [_Task(None, evaluations) for evaluations in found.values()]
+        with self._lock:
+            held = {t: h for t, h in self._held.items() if t in generations}
+            stale = [t for t, g in generations.items() if t not in held or held[t].generation != g]
+            if stale and self.arena.config.difficulty_source == "irt":
+                stale = list(generations)
+            if stale:
+                fresh: dict[str, list[Evaluation]] = {t: [] for t in stale}
+                for evaluation in current_evaluations(self.arena, store, stale):
+                    fresh[evaluation.task_id].append(evaluation)
+                held.update((t, _Task(generations[t], fresh[t])) for t in stale)
+            self._held = held
+            return [held[t] for t in generations]
+
+
+class _Task:
+    """One task's current evaluations, the generation they were scored at, and their cells."""
+
+    def __init__(self, generation: Hashable, evaluations: list[Evaluation]) -> None:
+        self.generation, self.evaluations = generation, evaluations
+        self._cells: list[tuple[object, ...]] | None = None
+
+    def cells(self, grouping: str) -> list[tuple[object, ...]]:
+        if self._cells is None:
+            ledger = CellLedger()
+            for evaluation in self.evaluations:
+                ledger.add(evaluation, 1)
+            self._cells = [(*key, *sums) for key, sums in ledger.changes.items()]
+        return [row[1:] for row in self._cells if row[0] == grouping]
