@@ -101,6 +101,12 @@ def test_every_path_gives_the_store_board_whatever_the_arrival_order(places, tmp
             served = client.get("/leaderboard", params={"by": by}, headers=reader)
             assert served.status_code == 200, served.text
             assert api == json.loads(printed.stdout) == finite(served.json()) == at_once[by], (order, by)
+        task = sorted(TASK_MAP)[order]
+        served = client.get(f"/tasks/{task}/rankings", params={"limit": 1000}, headers=reader).json()
+        want = sorted((e for e in arena.evaluate_many(RUNS, TASK_MAP) if e.task_id == task), key=lambda e: e.overall_ranking)
+        assert [e["overall_score"] for e in served] == [e.overall_score for e in want]  # best first
+        assert sorted((e["overall_ranking"], e["submission_id"], e["overall_score"]) for e in served) == sorted(
+            (e.overall_ranking, e.submission_id, e.overall_score) for e in want)  # fmt: skip
         site = tmp_path / f"site-{order}"
         made = run_arena("report", "--store", where, "-o", str(site), cwd=tmp_path)
         assert made.returncode == 0, made.stderr

@@ -1,4 +1,5 @@
-"""What the service reads back: ``GET /leaderboard`` and ``GET /tasks/{task_id}/rankings``.
+"""What the service reads back: ``GET /leaderboard`` and ``GET /tasks/{task_id}/rankings``, both
+of the store's board: its runs against their tasks' current baselines.
 
 The leaderboard is the store's board (every stored run against its task's current baseline:
 store/current.py), read from the sums kept per group and task with each task's current
@@ -40,13 +41,9 @@ def routes(service: Service) -> APIRouter:
         with store.transaction(write=False) as tx:
             if tx.get_task(task_id) is None:
                 raise Problem(404, f"no task {task_id!r} is stored")
-            ranked = getattr(tx, "ranked", None)
-            page = (
-                ranked(task_id, offset=offset, limit=limit)
-                if ranked
-                else tx.evaluations(task_id)[offset : offset + limit]
-            )
-            return [to_dict(e) for e in page]
+        # The task's runs against its current baseline, best first (equal scores first stored first).
+        ranked = sorted(arena.current_scores(store).of_task(store, task_id), key=lambda e: -e.overall_score)
+        return [to_dict(e) for e in ranked[offset : offset + limit]]
 
     @router.get("/leaderboard")
     def board(

@@ -117,6 +117,10 @@ class CurrentScores:
         held = self._refreshed(store)
         return [e for entry in held for e in entry.evaluations]
 
+    def of_task(self, store: Store, task_id: str) -> list[Evaluation]:
+        """The current evaluations of one task's stored runs, in first-stored order."""
+        return [e for entry in self._refreshed(store) if entry.task_id == task_id for e in entry.evaluations]
+
     def cells(self, store: Store, grouping: str) -> list[tuple[object, ...]]:
         """The current evaluations' cells of ``grouping`` (``tool`` or ``model``), as a store's
         ``board_cells`` gives them (:func:`arena_core.store.cells.task_table` reads them): the
@@ -130,7 +134,7 @@ class CurrentScores:
             found: dict[str, list[Evaluation]] = {}
             for evaluation in current_evaluations(self.arena, store):
                 found.setdefault(evaluation.task_id, []).append(evaluation)
-            return [_Task(None, evaluations) for evaluations in found.values()]
+            return [_Task(t, None, evaluations) for t, evaluations in found.items()]
         with self._lock:
             held = {t: h for t, h in self._held.items() if t in generations}
             stale = [t for t, g in generations.items() if t not in held or held[t].generation != g]
@@ -140,7 +144,7 @@ class CurrentScores:
                 fresh: dict[str, list[Evaluation]] = {t: [] for t in stale}
                 for evaluation in current_evaluations(self.arena, store, stale):
                     fresh[evaluation.task_id].append(evaluation)
-                held.update((t, _Task(generations[t], fresh[t])) for t in stale)
+                held.update((t, _Task(t, generations[t], fresh[t])) for t in stale)
             self._held = held
             return [held[t] for t in generations]
 
@@ -148,8 +152,8 @@ class CurrentScores:
 class _Task:
     """One task's current evaluations, the generation they were scored at, and their cells."""
 
-    def __init__(self, generation: Hashable, evaluations: list[Evaluation]) -> None:
-        self.generation, self.evaluations = generation, evaluations
+    def __init__(self, task_id: str, generation: Hashable, evaluations: list[Evaluation]) -> None:
+        self.task_id, self.generation, self.evaluations = task_id, generation, evaluations
         self._cells: list[tuple[object, ...]] | None = None
 
     def cells(self, grouping: str) -> list[tuple[object, ...]]:
