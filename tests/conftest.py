@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,3 +117,27 @@ def postgres_server():
     finally:
         subprocess.run([*run_as, str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+LIVECODEBENCH = Path(__file__).parent / "data" / "livecodebench" / "performances_execution.json"
+
+
+def day(milliseconds: int) -> str:
+    return datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.UTC).date().isoformat()
+
+
+@pytest.fixture
+def livecodebench(tmp_path: Path) -> Path:
+    """LiveCodeBench's public per-problem results (its site's data: 7 models, 479 problems with
+    their contest dates) as runs, tasks and a CSV of the models' release dates."""
+    data = json.loads(LIVECODEBENCH.read_text())
+    samples = {p["sample_id"]: p["date"] for p in data["performances"]}
+    tasks = [{"id": s, "created_at": day(d), "success_criteria": [{"type": "tests_pass"}]} for s, d in samples.items()]
+    runs = [{"id": f"{p['model']}/{p['sample_id']}", "task_id": p["sample_id"], "tool": "livecodebench",
+             "model": p["model"], "tests_passed": round(p["Pass@1"] / 10), "tests_total": 10}
+            for p in data["performances"]]  # fmt: skip
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    rows = [f"{m['model_repr']},{day(m['release_date'])}" for m in data["models"]]
+    (tmp_path / "models.csv").write_text("name,release_date\n" + "\n".join(rows) + "\n")
+    return tmp_path

@@ -209,7 +209,7 @@ def test_every_command_of_the_importer_pages_prints_what_the_page_shows(page: st
 
 @pytest.mark.parametrize("page", ["docs/configuration.md", "docs/algorithms.md", "docs/plugins.md", "docs/scaling.md", "docs/leaderboards.md",
                                   "docs/writing-a-checker.md", "docs/ab-testing.md", "docs/importers/harbor.md",
-                                  "docs/judges.md"])
+                                  "docs/judges.md", "docs/time.md"])
 def test_every_configuration_block_of_the_docs_is_a_valid_configuration(page: str, tmp_path: Path) -> None:
     """Each ```toml block that is a configuration (not a package's pyproject.toml) loads: its keys
     exist and its values have the right types."""

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import LIVECODEBENCH, day
 
 from arena_core.cli import main
 from arena_core.model.errors import ValidationError
@@ -53,3 +54,85 @@ def test_windows_are_checked_and_an_empty_window_is_refused(dated: Path) -> None
     assert empty.exit_code == 2 and "--since 2030-01-01: no task was created in it" in empty.output
     with pytest.raises(ValidationError, match="created_at"):
         structure({"id": "t", "created_at": "last spring"}, Task)
+
+
+def _board(folder: Path, *options: str) -> tuple[list[dict], str]:
+    done = CliRunner().invoke(main, ["-p", "correctness-only", "leaderboard", str(folder / "runs.jsonl"), "--tasks",
+                                     str(folder / "tasks.json"), "--by", "model", "--format", "json", *options])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    return json.loads(done.stdout), done.stderr
+
+
+def test_a_window_per_model_is_livecodebench_s_score_after_each_release(livecodebench: Path) -> None:
+    """``--window after-release``: each model's score is the mean pass@1 over the problems
+    published after its release, computed here from LiveCodeBench's own file (dates in
+    milliseconds, pass@1 in percent), not from the runs the command read."""
+    rows, said = _board(livecodebench, "--models", str(livecodebench / "models.csv"), "--window", "after-release")
+    data = json.loads(LIVECODEBENCH.read_text())
+    released = {m["model_repr"]: m["release_date"] for m in data["models"]}
+    for row in rows:
+        after = [p["Pass@1"] for p in data["performances"]
+                 if p["model"] == row["group"] and p["date"] >= released[row["group"]] + 86_400_000]  # fmt: skip
+        assert row["n_tasks"] == len(after) and row["score"] == pytest.approx(sum(after) / len(after), abs=1e-9)
+        assert f"window after-release: {row['group']}: tasks created after {day(released[row['group']])} " \
+               f"({len(after)} tasks)" in said  # fmt: skip
+    counts = {r["group"]: r["n_tasks"] for r in rows}
+    assert counts["GPT-4-0613"] == 479 and counts["DSCoder-33b-Ins"] < 479 and len(rows) == 7
+    whole, _ = _board(livecodebench)  # without the window, the contaminated problems count too
+    assert {r["group"]: r["n_tasks"] for r in whole}["DSCoder-33b-Ins"] == 479
+
+
+def test_models_without_the_date_are_left_out_and_named(livecodebench: Path) -> None:
+    """A model the models file does not date is left out of the window, never guessed; the
+    configuration's [models] tables count, through [model_aliases]."""
+    kept = (livecodebench / "models.csv").read_text().splitlines()
+    (livecodebench / "models.csv").write_text("\n".join(line for line in kept if not line.startswith("Claude")) + "\n")
+    rows, said = _board(livecodebench, "--models", str(livecodebench / "models.csv"), "--window", "after-release")
+    assert "Claude-3-Opus" not in {r["group"] for r in rows}
+    assert "note: 479 runs of models without a release_date left out of --window after-release: Claude-3-Opus (479)" \
+           in said  # fmt: skip
+    (livecodebench / "arena.toml").write_text('[model_aliases]\n"Claude-3-Opus" = "claude-3-opus"\n\n'
+                                             '[models."claude-3-opus"]\nknowledge_cutoff = "2023-08-31"\n')  # fmt: skip
+    done = CliRunner().invoke(main, ["-c", str(livecodebench / "arena.toml"), "-p", "correctness-only", "leaderboard",
+                                     str(livecodebench / "runs.jsonl"), "--tasks", str(livecodebench / "tasks.json"),
+                                     "--by", "model", "--window", "after-cutoff", "--format", "json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert [r["group"] for r in json.loads(done.stdout)] == ["claude-3-opus"]
+    assert "window after-cutoff: claude-3-opus: tasks created after 2023-08-31" in done.stderr
+    assert "runs of models without a knowledge_cutoff left out of --window after-cutoff: DSCoder-33b-Ins (479)" \
+           in done.stderr  # fmt: skip
+
+
+def test_a_bad_models_file_is_named_with_its_model_and_field(tmp_path: Path) -> None:
+    from arena_core.model.releases import read_models
+
+    (tmp_path / "models.json").write_text(json.dumps({"m1": {"release_date": "spring 2024"}}))
+    with pytest.raises(ValidationError, match=r"models\.json: models\.m1\.release_date: expected an ISO-8601 date"):
+        read_models(tmp_path / "models.json")
+    (tmp_path / "models.json").write_text(json.dumps([{"name": "m1", "released": "2024-01-01"}]))
+    with pytest.raises(ValidationError, match=r"models\.m1\.released: expected one of release_date, knowledge_cutoff"):
+        read_models(tmp_path / "models.json")
+    (tmp_path / "models.toml").write_text('[models."m1"]\nrelease_date = 2024-01-01\nknowledge_cutoff = "2023-06"\n')
+    with pytest.raises(ValidationError, match=r"models\.m1\.knowledge_cutoff: expected an ISO-8601 date"):
+        read_models(tmp_path / "models.toml")  # TOML's own date is one; a month alone is not
+    (tmp_path / "models.toml").write_text('[models."m1"]\nrelease_date = 2024-01-01\n')
+    assert read_models(tmp_path / "models.toml")["m1"].release_date == "2024-01-01"
+
+
+def test_the_time_page_shows_current_output(livecodebench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``$ arena ...`` block of docs/time.md prints what the page shows (``...`` standing for
+    lines left out), run where the LiveCodeBench runs, tasks and models were written."""
+    import re
+    import shlex
+
+    from test_docs import _matches
+
+    page = (Path(__file__).parent.parent / "docs" / "time.md").read_text()
+    blocks = re.findall(r"```console\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 2
+    monkeypatch.chdir(livecodebench)
+    for block in blocks:
+        command, *shown = block.splitlines()
+        done = CliRunner().invoke(main, shlex.split(command.removeprefix("$ arena ")))
+        assert done.exit_code == 0, done.output
+        assert _matches(shown, done.stderr.splitlines() + done.stdout.splitlines()), done.output

@@ -132,7 +132,7 @@ def report(
         stored, tasks = stored_runs(store_path)
         note_unrecorded(state, tasks)
         tasks = pick.tasks_of(tasks)
-        subs = [s for s in stored if pick.keeps_meta(s.task_id, s.meta)]
+        subs = [s for s in stored if pick.keeps_meta(s.task_id, s.meta, s.model)]
         if not subs:
             raise ArenaError(f"{store_path}: no stored run is kept by the options given")
         store = open_store(store_path)

@@ -21,6 +21,7 @@ from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
+from arena_core.model.releases import WINDOWS, read_models
 from arena_core.model.serde import to_dict
 from arena_core.store import Store
 from arena_core.store.current import current_evaluations
@@ -42,19 +43,21 @@ by_option = click.option(
 
 @frozen
 class Selection:
-    """What --task, --category, --where, --since and --until chose, handed to a board command
-    as ``selection`` (one argument where the options are five)."""
+    """What --task, --category, --where, --since, --until, --window and --models chose, handed
+    to a board command as ``selection`` (one argument where the options are seven)."""
 
     task_ids: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     conditions: tuple[str, ...] = ()
     since: str | None = None
     until: str | None = None
+    window: str | None = None
+    models_path: Path | None = None
 
 
 def selection_options(function: Any) -> Any:
-    """--task, --category, --where, --since and --until: which runs a leaderboard looks at,
-    handed to the command as ``selection``."""
+    """--task, --category, --where, --since, --until, --window and --models: which runs a
+    leaderboard looks at, handed to the command as ``selection``."""
 
     @wraps(function)  # keeps the options declared below, in ``__click_params__``
     def run(
@@ -64,9 +67,12 @@ def selection_options(function: Any) -> Any:
         conditions: tuple[str, ...],
         since: str | None,
         until: str | None,
+        window: str | None,
+        models_path: Path | None,
         **kwargs: Any,
     ) -> Any:
-        return function(*args, selection=Selection(task_ids, categories, conditions, since, until), **kwargs)
+        chosen = Selection(task_ids, categories, conditions, since, until, window, models_path)
+        return function(*args, selection=chosen, **kwargs)
 
     for option in reversed(
         [
@@ -81,6 +87,17 @@ def selection_options(function: Any) -> Any:
             ),
             click.option("--since", metavar="DATE", callback=_date, help="Only tasks created on or after DATE."),
             click.option("--until", metavar="DATE", callback=_date, help="Only tasks created on or before DATE."),
+            click.option(
+                "--window",
+                type=click.Choice(sorted(WINDOWS)),
+                help="Each model only on tasks created after its knowledge cutoff (or release): docs/time.md.",
+            ),
+            click.option(
+                "--models",
+                "models_path",
+                type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                help="Models' release_date and knowledge_cutoff (TOML, JSON or CSV), over [models] of arena.toml.",
+            ),
         ]
     ):
         run = option(run)
@@ -105,10 +122,12 @@ def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
 
 def pick_of(state: State, selection: Selection) -> Pick:
     """The runs the command's selection keeps, and ``infra_failures``."""
-    exclude = state.arena.config.infra_failures == "exclude"
+    config = state.arena.config
     chosen = selection
-    return Pick(chosen.task_ids, chosen.categories, where_of(chosen.conditions), exclude, ranks=True,
-                since=chosen.since, until=chosen.until)  # fmt: skip
+    models = {**config.models, **(read_models(chosen.models_path) if chosen.models_path else {})}
+    return Pick(chosen.task_ids, chosen.categories, where_of(chosen.conditions), config.infra_failures == "exclude",
+                ranks=True, since=chosen.since, until=chosen.until, window=chosen.window, models=models,
+                aliases=config.model_aliases)  # fmt: skip
 
 
 def evaluations_of(
@@ -121,7 +140,7 @@ def evaluations_of(
     if store_path is not None:
         stored, subs, tasks = stored_arena(state, store_path)
         tasks = pick.tasks_of(tasks)
-        kept = {s.id for s in subs if pick.keeps_meta(s.task_id, s.meta)}
+        kept = {s.id for s in subs if pick.keeps_meta(s.task_id, s.meta, s.model)}
         evaluations = [e for e in stored if e.submission_id in kept]
         if not evaluations:
             raise ArenaError(f"{store_path}: no stored run is kept by the options given")

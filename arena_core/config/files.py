@@ -50,6 +50,7 @@ HELP: dict[str, str] = {
     "leaderboard_interval": "Interval of a group's score over its tasks: student_t (default), bootstrap, spec.",
     "leaderboard_ranks": "Rank ranges and tiers: paired_bootstrap (default, over tasks) or overlap (of the intervals).",
     "model_aliases": "Model spelling to the name leaderboards group it under, in a [model_aliases] table.",
+    "models": "Models' release_date and knowledge_cutoff, for --window and arena contamination (docs/time.md).",
     "infra_failures": "Runs flagged as harness errors: fail (default, count as failures) or exclude (leave them out).",
     "difficulty_source": "Where a task's difficulty factor comes from: label (default, the spec) or irt (fitted to the runs).",
     "cost_source": "Where costs come from: reported (default, the harness's), priced (from usage), priced_when_missing.",
@@ -99,6 +100,7 @@ _TABLES = {
     "metrics",
     "category_profiles",
     "model_aliases",
+    "models",
     "difficulty_adjusters",
     "weights",
     "missing",
@@ -349,6 +351,7 @@ def starter_toml(slots: Iterable[str] = ()) -> str:
         "metrics",
         "category_profiles",
         "model_aliases",
+        "models",
         "difficulty_adjusters",
         "missing",
         "default_baseline",
@@ -362,6 +365,10 @@ def starter_toml(slots: Iterable[str] = ()) -> str:
         lines.append("")
     lines.insert(lines.index("[category_profiles]") + 1, '# code_editing = "default"')
     lines.insert(lines.index("[model_aliases]") + 1, '# "anthropic/claude-sonnet-4-0" = "claude-sonnet-4"')
+    lines.insert(
+        lines.index("[models]") + 1,
+        '# [models."claude-sonnet-4"]\n# release_date = 2025-05-22\n# knowledge_cutoff = 2025-03-01',
+    )
     lines.insert(
         lines.index("[weights]") + 1,
         "# [weights.debugging]\n# efficiency = 0.25\n# speed = 0.35\n# cost = 0.15\n# correctness = 0.25",

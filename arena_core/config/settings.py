@@ -14,6 +14,7 @@ from attrs import field, frozen
 
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ValidationError
+from arena_core.model.releases import model_dates
 from arena_core.model.scalars import SIZE_EXPECTED, ByteSize, parse_size
 
 __all__ = [
@@ -222,6 +223,10 @@ class ScoringConfig:
     """Model spelling to the name runs are grouped under (``"anthropic/claude-sonnet-4-0" =
     "claude-sonnet-4"``): merges spellings of one model on leaderboards on purpose; the runs keep
     the name their harness recorded."""
+    models: Mapping[str, Any] = field(factory=dict, converter=model_dates)  # Any: read raw, checked here
+    """Models' dates by the name runs are grouped under (``[models."NAME"]`` with
+    ``release_date`` and ``knowledge_cutoff``): the windows per model (``--window``) and
+    ``arena contamination`` read them (docs/time.md)."""
     infra_failures: str = field(default="fail", validator=_one_of(INFRA_FAILURES))
     """Runs an importer flagged as harness errors count as failures (``fail``, default) or are
     left out of every leaderboard, pass@k and task table (``exclude``), and counted as left out."""

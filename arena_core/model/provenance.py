@@ -69,11 +69,12 @@ _ADDED_LATER = {
     "judges": {},
     "allow_self_judging": False,
 }
-#: Settings that say where and how fast checks run, or when to raise alerts, never what is
-#: computed: not in the digest, so the same scoring on threads or on a cluster has one digest.
+#: Settings that say where and how fast checks run, when to raise alerts, or what models' dates
+#: are (which choose runs for a window, never change a score): not in the digest, so the same
+#: scoring on threads or on a cluster has one digest.
 _NOT_SCORING = (
     "check_concurrency", "check_executor", "dask_scheduler", "dask_allow_unauthenticated", "drift_threshold",
-    "drift_top_k", "partition_rows", "judge_cache",
+    "drift_top_k", "partition_rows", "judge_cache", "models",
 )  # fmt: skip
 
 
