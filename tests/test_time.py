@@ -129,7 +129,7 @@ def test_the_time_page_shows_current_output(livecodebench: Path, monkeypatch: py
 
     page = (Path(__file__).parent.parent / "docs" / "time.md").read_text()
     blocks = re.findall(r"```console\n(.*?)```", page, flags=re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     monkeypatch.chdir(livecodebench)
     for block in blocks:
         command, *shown = block.splitlines()

@@ -18,6 +18,7 @@ from arena_core.cli import (
     serving,
     storing,
     tasks,
+    trending,
     voting,
     weighting,
 )
@@ -42,6 +43,7 @@ del (
     serving,
     storing,
     tasks,
+    trending,
     voting,
     weighting,
 )
