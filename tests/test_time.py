@@ -136,3 +136,26 @@ def test_the_time_page_shows_current_output(livecodebench: Path, monkeypatch: py
         done = CliRunner().invoke(main, shlex.split(command.removeprefix("$ arena ")))
         assert done.exit_code == 0, done.output
         assert _matches(shown, done.stderr.splitlines() + done.stdout.splitlines()), done.output
+
+
+def test_importers_read_when_each_problem_was_published(tmp_path: Path) -> None:
+    """Inspect keeps a dataset's row as each sample's ``metadata``; OpenHands' evaluation output
+    keeps it as each line's ``instance``: their ``created_at`` (SWE-bench) or ``contest_date``
+    (LiveCodeBench) becomes the task's ``created_at``; a value that is not a date is not read."""
+    formats = Path(__file__).parent / "data" / "formats"
+    log = json.loads((formats / "inspect-ai-current" / "converted" / "epochs.json").read_text())
+    for k, sample in enumerate(log["samples"]):
+        sample["metadata"] = {"contest_date": "2024-11-02T00:00:00"} if k % 2 == 0 else {"created_at": "last week"}
+    (tmp_path / "inspect").mkdir()
+    (tmp_path / "inspect" / "log.json").write_text(json.dumps(log))
+    line = json.loads((formats / "openhands-eval-output" / "multi_swe_bench.output.first-line.jsonl").read_text())
+    line["instance"]["created_at"] = "2024-07-16T19:41:02Z"
+    (tmp_path / "openhands").mkdir()
+    (tmp_path / "openhands" / "output.jsonl").write_text(json.dumps(line) + "\n")
+    for name, expected in (("inspect", {"2024-11-02T00:00:00", None}), ("openhands", {"2024-07-16T19:41:02Z"})):
+        done = CliRunner().invoke(main, ["import", name, str(tmp_path / name), "-o", str(tmp_path / f"{name}.jsonl"),
+                                         "--tasks-out", str(tmp_path / f"{name}-tasks.json")])  # fmt: skip
+        assert done.exit_code == 0, done.output
+        tasks = json.loads((tmp_path / f"{name}-tasks.json").read_text())
+        tasks = tasks if isinstance(tasks, list) else list(tasks.values())
+        assert {t.get("created_at") for t in tasks} == expected, (name, tasks)

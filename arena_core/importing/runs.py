@@ -20,12 +20,14 @@ from typing import Any
 from attrs import field, frozen
 
 from arena_core.io.decoding import InputError, loads, open_binary, read_text
+from arena_core.model.checks import moment
 
 __all__ = [
     "ImportedRun",
     "present",
     "run_times",
     "verdict_task",
+    "problem_date",
     "repository_of",
     "load_json",
     "value",
@@ -73,6 +75,23 @@ def verdict_task(task_id: str, harness: str, **known: Any) -> dict[str, Any]:
     }
     task.update(present(known))
     return task
+
+
+#: Where datasets record when a problem was published: SWE-bench's and SWE-bench-Live's
+#: ``created_at`` (the issue's creation), LiveCodeBench's ``contest_date``.
+PROBLEM_DATES = ("created_at", "contest_date")
+
+
+def problem_date(row: Any) -> str | None:
+    """When a dataset row's problem was published (a task's ``created_at``), where the row
+    records it as an ISO-8601 date or time; ``None`` otherwise."""
+    if not isinstance(row, Mapping):
+        return None
+    for key in PROBLEM_DATES:
+        found = row.get(key)
+        if isinstance(found, str) and moment(found) is not None:
+            return found
+    return None
 
 
 #: A SWE-bench instance id: ``OWNER__REPO-NUMBER`` (``django__django-16255``).

@@ -26,6 +26,7 @@ from arena_core.importing.runs import (
     load_json,
     peek,
     present,
+    problem_date,
     run_times,
     seconds_between,
     trajectory_text,
@@ -249,7 +250,10 @@ def _sample(log: _Log, sample: Any, where: str) -> ImportedRun:
         "trajectory": trajectory_text(messages),
     }
     submission["meta"] = present(meta)
-    return ImportedRun(where, submission, verdict_task(task_id, "Inspect AI", meta={"task": log.task}))
+    published = problem_date(sample.get("metadata"))  # the dataset's row, as Inspect's samples keep it
+    return ImportedRun(
+        where, submission, verdict_task(task_id, "Inspect AI", meta={"task": log.task}, created_at=published)
+    )
 
 
 def _correctness(raw: Any, where: str, field: str) -> float:

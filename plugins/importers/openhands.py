@@ -33,6 +33,7 @@ from arena_core.importing.runs import (
     new_files_in_patch,
     peek,
     present,
+    problem_date,
     repository_of,
     run_times,
     seconds_between,
@@ -211,7 +212,8 @@ def _line(line: Any, where: str, path: Path, verdicts: Verdicts) -> ImportedRun:
         submission["success"] = resolved
     else:
         verdicts.apply(instance_id, submission)
-    return ImportedRun(where, submission, verdict_task(instance_id, "OpenHands"))
+    published = problem_date(line.get("instance"))  # the dataset's row, as the evaluation output keeps it
+    return ImportedRun(where, submission, verdict_task(instance_id, "OpenHands", created_at=published))
 
 
 def _when(stamp: str, where: str) -> datetime:
