@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,62 @@ def test_importers_read_when_each_problem_was_published(tmp_path: Path) -> None:
         tasks = json.loads((tmp_path / f"{name}-tasks.json").read_text())
         tasks = tasks if isinstance(tasks, list) else list(tasks.values())
         assert {t.get("created_at") for t in tasks} == expected, (name, tasks)
+
+
+def test_the_api_and_the_service_take_the_windows_the_cli_takes(tmp_path: Path) -> None:
+    """The same store, the same window: ``arena leaderboard --store --window``, the Python API
+    (``TimeWindow.evaluations`` then ``Arena.leaderboard``) and ``GET /leaderboard?window=`` give
+    the same rows; the service says each model's window in the ``Arena-Window`` header."""
+    pytest.importorskip("fastapi", reason="the service extra is not installed")
+    from clirun import run_arena
+    from fastapi.testclient import TestClient
+
+    from arena_core import Arena
+    from arena_core.cli.selection import finite
+    from arena_core.model.serde import to_dict
+    from arena_core.service.app import create_app
+    from arena_core.service.tokens import TokenStore
+    from arena_core.stats.windows import TimeWindow
+    from arena_core.store import SQLiteStore
+
+    rng = random.Random(8)
+    tasks = [{"id": f"p{k}", "success_criteria": [{"type": "no_errors"}], "created_at": f"2025-{k % 12 + 1:02d}-10"}
+             for k in range(36)]  # fmt: skip
+    runs = [{"id": f"{m}-{t['id']}", "task_id": t["id"], "tool": "agent", "model": m, "total_tokens": 1000,
+             "tool_calls": 5, "success": rng.random() < 0.6} for m in ("a", "b", "c") for t in tasks]  # fmt: skip
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    models = {"a": {"knowledge_cutoff": "2025-04-30"}, "b": {"knowledge_cutoff": "2025-08-31"}}
+    (tmp_path / "arena.toml").write_text('workspace_owner = "id"\n[models.a]\nknowledge_cutoff = "2025-04-30"\n'
+                                         '[models.b]\nknowledge_cutoff = "2025-08-31"\n')  # fmt: skip
+    assert run_arena("ingest", "runs.jsonl", "--tasks", "tasks.json", "--store", "a.db", cwd=tmp_path).returncode == 0
+    printed = run_arena("leaderboard", "--store", "a.db", "--by", "model", "--window", "after-cutoff", "--format", "json",
+                        cwd=tmp_path)  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    arena, store = Arena({"workspace_owner": "id", "models": models}, autoload=False), SQLiteStore(tmp_path / "a.db")
+    window = TimeWindow(window="after-cutoff", models=arena.config.models)
+    stored_tasks = {t["id"]: structure(t, Task) for t in tasks}
+    api = arena.leaderboard(window.evaluations(arena.current_scores(store).evaluations(store), stored_tasks), by="model")
+    tokens = TokenStore(tmp_path / "a.db")
+    client = TestClient(create_app(arena, store, tokens, allow_local_runner=True))
+    reader = {"Authorization": f"Bearer {tokens.create('operator', [])[1]}"}
+    served = client.get("/leaderboard", params={"by": "model", "window": "after-cutoff"}, headers=reader)
+    assert served.status_code == 200, served.text
+    assert json.loads(printed.stdout) == finite([to_dict(r) for r in api]) == finite(served.json())
+    assert {r["group"] for r in served.json()} == {"a", "b"}  # c has no date: left out
+    notes = json.loads(served.headers["Arena-Window"])
+    assert "window after-cutoff: a: tasks created after 2025-04-30 (24 tasks)" in notes
+    assert "window after-cutoff: b: tasks created after 2025-08-31 (12 tasks)" in notes
+    assert any("runs of models without a knowledge_cutoff left out of --window after-cutoff: c (36)" in n for n in notes)
+    assert "window after-cutoff: a: tasks created after 2025-04-30 (24 tasks)" in printed.stderr
+    bad = client.get("/leaderboard", params={"since": "yesterday"}, headers=reader)
+    assert bad.status_code == 400 and "since" in bad.text
+
+
+def test_arena_compare_compares_two_profiles_on_each_model_s_window(livecodebench: Path) -> None:
+    done = CliRunner().invoke(main, ["compare", str(livecodebench / "runs.jsonl"), "--tasks", str(livecodebench / "tasks.json"),
+                                     "--a", "correctness-only", "--b", "gated", "--by", "model", "--models",
+                                     str(livecodebench / "models.csv"), "--window", "after-release", "--format", "json"])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    windows = [int(n) for n in re.findall(r"\((\d+) tasks\)", done.stderr)]
+    assert len(windows) == 7 and len(json.loads(done.stdout)["submissions"]) == sum(windows) == 2116

@@ -9,7 +9,7 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.picking import Pick
+from arena_core.cli.selection import Selection, pick_of, selection_options
 from arena_core.compare import compare as compare_profiles
 from arena_core.io.output import atomic_output
 from arena_core.report.comparison import render_html, render_text
@@ -49,6 +49,7 @@ from arena_core.report.comparison import render_html, render_text
     metavar="tool|model|tool,model|meta.KEY",
     help="What the per-group table groups by.",
 )
+@selection_options
 @command
 def compare(
     state: State,
@@ -63,6 +64,7 @@ def compare(
     confidence_level: float,
     seed: int,
     by: str,
+    selection: Selection,
 ) -> None:
     """Compare two scoring profiles on the same submissions.
 
@@ -76,10 +78,11 @@ def compare(
       arena compare runs.jsonl --tasks tasks.toml --a default --b robust.toml
       arena compare --example --b log-tokens --format html -o comparison.html
       arena compare --example --b gated --by model
+      arena compare runs.jsonl --tasks tasks.json --b gated --by model --window after-cutoff
     """
 
     a, b = state.loaded.profile(profile_a), state.loaded.profile(profile_b)
-    pick = Pick(ranks=True)  # two boards of the same runs: the runs no verdict grades are on neither
+    pick = pick_of(state, selection)  # two boards of the same runs: the runs no verdict grades are on neither
     subs, tasks = read_inputs(state, inputs, pick=pick)
     if note := pick.note():
         click.echo(note, err=True)

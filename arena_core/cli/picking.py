@@ -9,7 +9,6 @@ the decoded records, and only the tasks and runs it keeps are validated and scor
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,11 +19,11 @@ from attrs import define, field
 from arena_core.io.decoding import InputError, open_binary
 from arena_core.io.locations import is_url
 from arena_core.io.readers import Located
-from arena_core.model.checks import moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Submission, Task
-from arena_core.model.releases import WINDOWS, ModelDates, after
+from arena_core.model.releases import WINDOWS
 from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches, ungraded
+from arena_core.stats.windows import TimeWindow
 
 __all__ = ["Pick", "mentions_ungraded"]
 
@@ -40,12 +39,8 @@ class Pick:
     categories: tuple[str, ...] = ()
     where: Mapping[str, str] = field(factory=dict)
     exclude_harness_errors: bool = False
-    since: str | None = None
-    """Only tasks created on or after this ISO-8601 date or time (``Task.created_at``)."""
-    until: str | None = None
-    """Only tasks created on or before it (a date covers its whole day)."""
-    undated: int = 0
-    """Tasks left out of a window for want of a ``created_at``."""
+    time: TimeWindow = field(factory=TimeWindow)
+    """``--since``/``--until`` on tasks' ``created_at`` and ``--window`` per model."""
     kept_tasks: frozenset[str] | None = None
     """The tasks kept, once :meth:`tasks_of` has seen the tasks (``None``: all of them)."""
     excluded: int = 0
@@ -57,32 +52,21 @@ class Pick:
     as it is."""
     ungraded: dict[str, int] = field(factory=dict)
     """Runs set aside for want of a verdict, by tool and model (:meth:`set_aside_ungraded`)."""
-    window: str | None = None
-    """``after-cutoff`` or ``after-release``: each run only on tasks created after its model's
-    knowledge cutoff (or release), from ``models`` by the name after ``aliases``."""
-    models: Mapping[str, ModelDates] = field(factory=dict)
-    aliases: Mapping[str, str] = field(factory=dict)
-    created: dict[str, str] = field(factory=dict)
-    """Each kept task's ``created_at``, once :meth:`tasks_of` has seen the tasks (for ``window``)."""
-    dateless: dict[str, int] = field(factory=dict)
-    """Runs left out of ``window`` because their model has no date for it, by model."""
-    windows: dict[str, tuple[str, set[str]]] = field(factory=dict)
-    """Each model's window: its date, and the tasks of its runs kept."""
 
     @property
     def chooses(self) -> bool:
         """Whether anything is left out at all."""
-        return bool(self.task_ids or self.categories or self.since or self.until or self.window) or self.narrows_runs
+        return bool(self.task_ids or self.categories or self.time.active) or self.narrows_runs
 
     @property
     def narrows_runs(self) -> bool:
         """Whether runs are chosen one by one (by their meta or their model's window), so the
         records must be read whole."""
-        return bool(self.where) or self.exclude_harness_errors or self.window is not None
+        return bool(self.where) or self.exclude_harness_errors or self.time.window is not None
 
     def tasks_of(self, tasks: dict[str, Task]) -> dict[str, Task]:
         """The tasks ``--task`` and ``--category`` keep, each name checked against ``tasks``."""
-        if not self.task_ids and not self.categories and not self.since and not self.until and not self.window:
+        if not self.task_ids and not self.categories and not self.time.active:
             return tasks
         for task_id in self.task_ids:
             if task_id not in tasks:
@@ -98,26 +82,12 @@ class Pick:
             for t, task in tasks.items()
             if (not self.task_ids or t in self.task_ids) and (not self.categories or task.category in self.categories)
         }
-        if self.since or self.until or self.window:
-            self.undated = sum(1 for task in kept.values() if task.created_at is None)
-            kept = {
-                t: task for t, task in kept.items() if task.created_at is not None and self._in_window(task.created_at)
-            }
+        if self.time.active:
+            kept = self.time.tasks(kept)
             if not kept:
-                raise ArenaError(f"{self._window()}: no task was created in it (tasks' created_at)")
-            self.created = {t: task.created_at for t, task in kept.items() if task.created_at is not None}
+                raise ArenaError(f"{self.time.described()}: no task was created in it (tasks' created_at)")
         self.kept_tasks = frozenset(kept)
         return kept
-
-    def _in_window(self, created_at: str) -> bool:
-        when = moment(created_at)
-        assert when is not None  # Task validated it
-        return (self.since is None or when >= _start(self.since)) and (self.until is None or when < _end(self.until))
-
-    def _window(self) -> str:
-        return " ".join(part for part in (f"--since {self.since}" if self.since else "",
-                                          f"--until {self.until}" if self.until else "",
-                                          f"--window {self.window}" if self.window else "") if part)  # fmt: skip
 
     def keeps(self, record: Any) -> bool:
         """Whether a decoded record is kept; a record that is not an object is kept, so that
@@ -128,7 +98,7 @@ class Pick:
             return False
         if not self.narrows_runs:
             return True
-        if self.window is not None and not self._in_model_window(record):
+        if not self.time.keeps(record.get("task_id"), record.get("model")):
             return False
         meta = _meta_of(record)
         if not meta_matches(meta, self.where):
@@ -142,24 +112,6 @@ class Pick:
         """:meth:`keeps` for a stored submission: its task, its meta and its model."""
         return self.keeps({"task_id": task_id, "meta": dict(meta or {}), "model": model})
 
-    def _in_model_window(self, record: Mapping[str, Any]) -> bool:
-        """Whether the run's task was created after its model's date (counted for the note)."""
-        assert self.window is not None
-        raw = record.get("model")
-        name = self.aliases.get(raw, raw) if isinstance(raw, str) and raw else None
-        found = self.models.get(name) if name is not None else None
-        date = found.date(self.window) if found is not None else None
-        if name is None or date is None:
-            shown = name or UNKNOWN
-            self.dateless[shown] = self.dateless.get(shown, 0) + 1
-            return False
-        task_id = record.get("task_id")
-        created = self.created.get(task_id) if isinstance(task_id, str) else None
-        if created is None or not after(created, date):
-            return False
-        self.windows.setdefault(name, (date, set()))[1].add(str(task_id))
-        return True
-
     def apply(self, located: Located) -> None:
         """Drop from ``located`` (in place) the records not kept; keeping none of them is an error
         that says what chose them."""
@@ -167,11 +119,8 @@ class Pick:
         if len(kept) == len(located.records):
             return
         if not kept:
-            undated = (
-                f" (no {WINDOWS[self.window]} for: {', '.join(sorted(self.dateless))})"
-                if self.dateless and self.window
-                else ""
-            )
+            window, dateless = self.time.window, self.time.dateless
+            undated = f" (no {WINDOWS[window]} for: {', '.join(sorted(dateless))})" if window and dateless else ""
             raise ArenaError(f"{located.path}: no run is kept by {self._described()}{undated}")
         _keep_only(located, kept)
 
@@ -198,18 +147,13 @@ class Pick:
     def _described(self) -> str:
         parts = [f"--task {t}" for t in self.task_ids] + [f"--category {c}" for c in self.categories]
         parts += [f"--where meta.{k}={v}" for k, v in self.where.items()]
-        parts += [f"--window {self.window}"] if self.window else []
+        parts += [f"--window {self.time.window}"] if self.time.window else []
         return " ".join(parts + (["infra_failures = exclude"] if self.exclude_harness_errors else []))
 
     def note(self, outcome: str = "ranked") -> str | None:
         """What the command says of the runs it left out: harness errors, and the ungraded runs
         (not ``outcome``: not ranked, not stored)."""
-        notes = []
-        if self.undated:
-            tasks = "task has" if self.undated == 1 else "tasks have"
-            notes.append(f"note: {self.undated} {tasks} no created_at and {'is' if self.undated == 1 else 'are'} "
-                         f"in no window ({self._window()}): left out")  # fmt: skip
-        notes += self._window_notes()
+        notes = self.time.notes()
         if self.excluded:
             runs = "run" if self.excluded == 1 else "runs"
             notes.append(f"note: {self.excluded} {runs} flagged as harness errors left out (infra_failures = exclude)")
@@ -221,24 +165,6 @@ class Pick:
                 f"and {'is' if total == 1 else 'are'} not {outcome} ({groups}); {UNGRADED_HELP}"
             )
         return "\n".join(notes) or None
-
-    def _window_notes(self) -> list[str]:
-        """Each model's window and task count, and the models left out for want of a date."""
-        if self.window is None:
-            return []
-        field_name = WINDOWS[self.window]
-        notes = [
-            f"window {self.window}: {name}: tasks created after {date} ({len(tasks)} task{'' if len(tasks) == 1 else 's'})"
-            for name, (date, tasks) in sorted(self.windows.items())
-        ]
-        if self.dateless:
-            total = sum(self.dateless.values())
-            named = ", ".join(f"{name} ({n})" for name, n in sorted(self.dateless.items()))
-            notes.append(
-                f"note: {total} {'run' if total == 1 else 'runs'} of models without a {field_name} left out of "
-                f'--window {self.window}: {named}; give the dates in [models."NAME"] or --models FILE'
-            )
-        return notes
 
 
 def _keep_only(located: Located, kept: list[int]) -> None:
@@ -256,20 +182,6 @@ UNGRADED_HELP = (
     "the trajectories or output.jsonl), or with --tasks whose criteria check the run (a `judge` "
     "criterion, a command)"
 )
-
-
-def _start(text: str) -> datetime.datetime:
-    """The first moment a ``--since`` covers."""
-    when = moment(text)
-    assert when is not None  # checked when given
-    return when
-
-
-def _end(text: str) -> datetime.datetime:
-    """The first moment after what an ``--until`` covers: the next day for a date alone."""
-    when = moment(text)
-    assert when is not None
-    return when + datetime.timedelta(days=1) if len(text.strip()) == 10 else when + datetime.timedelta(microseconds=1)
 
 
 def mentions_ungraded(path: Path) -> bool:

@@ -23,6 +23,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.model.releases import WINDOWS, read_models
 from arena_core.model.serde import to_dict
+from arena_core.stats.windows import TimeWindow
 from arena_core.store import Store
 from arena_core.store.current import current_evaluations
 
@@ -125,9 +126,9 @@ def pick_of(state: State, selection: Selection) -> Pick:
     config = state.arena.config
     chosen = selection
     models = {**config.models, **(read_models(chosen.models_path) if chosen.models_path else {})}
+    time = TimeWindow(chosen.since, chosen.until, chosen.window, models, config.model_aliases)
     return Pick(chosen.task_ids, chosen.categories, where_of(chosen.conditions), config.infra_failures == "exclude",
-                ranks=True, since=chosen.since, until=chosen.until, window=chosen.window, models=models,
-                aliases=config.model_aliases)  # fmt: skip
+                ranks=True, time=time)  # fmt: skip
 
 
 def evaluations_of(

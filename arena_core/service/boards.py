@@ -9,6 +9,7 @@ evaluations, which a write rescores for the tasks it touched only, and kept betw
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
@@ -18,6 +19,7 @@ from arena_core.service.problems import Problem
 from arena_core.service.state import Service
 from arena_core.stats.leaderboard import leaderboard
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS
+from arena_core.stats.windows import TimeWindow
 from arena_core.store.cells import GROUPINGS, task_table
 
 __all__ = ["MAX_OFFSET", "routes"]
@@ -52,10 +54,35 @@ def routes(service: Service) -> APIRouter:
         by: Literal["tool", "model"] = "tool",
         test: Literal[TESTS] = "t",  # type: ignore[valid-type]
         adjust: Literal[ADJUSTMENTS] = "holm",  # type: ignore[valid-type]
+        since: str | None = Query(None, description="Only tasks created on or after this ISO-8601 date or time."),
+        until: str | None = Query(None, description="Only tasks created on or before it (a date covers its day)."),
+        window: Literal["after-cutoff", "after-release"] | None = Query(
+            None, description="Each model only on tasks created after its knowledge cutoff (or release)."
+        ),
     ) -> list[dict[str, Any]]:
         service.gate.principal(request, reading=True)
         response.headers["Arena-Profile"] = f"{arena.provenance.profile} {arena.provenance.config_digest}"
+        if since or until or window:
+            chosen = TimeWindow(since, until, window, config.models, config.model_aliases)  # checked: 400 if not dates
+            rows, notes = service.boards.get(
+                ("leaderboard", by, test, adjust, since, until, window), lambda: _windowed(by, test, adjust, chosen)
+            )
+            response.headers["Arena-Window"] = json.dumps(notes)  # ASCII: json escapes the rest
+            return rows
         return service.boards.get(("leaderboard", by, test, adjust), lambda: _board(by, test, adjust))
+
+    def _windowed(by: str, test: str, adjust: str, chosen: TimeWindow) -> tuple[list[dict[str, Any]], list[str]]:
+        """The board of the store's current evaluations in the window, and what the window says."""
+        with store.transaction(write=False) as tx:
+            tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+            meta = (
+                {s.id: s.meta for t in tasks for s in tx.submissions(t)} if config.infra_failures == "exclude" else None
+            )
+        kept = chosen.evaluations(arena.current_scores(store).evaluations(store), tasks)
+        if not kept:
+            raise Problem(404, f"{chosen.described()}: no stored run is in the window ({'; '.join(chosen.notes())})")
+        rows = arena.leaderboard(kept, by=by, test=test, adjustment=adjust, meta=meta)
+        return [to_dict(r) for r in rows], chosen.notes()
 
     def _board(by: str, test: str, adjust: str) -> list[dict[str, Any]]:
         simple = (
