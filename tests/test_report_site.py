@@ -229,15 +229,22 @@ def test_report_pages_fit_a_phone_and_labels_do_not_collide_in_a_browser(site: P
     from arena_core.model.records import Task
     from arena_core.model.serde import structure
 
-    tasks = {f"t{t}": structure({"id": f"t{t}", "success_criteria": [{"type": "no_errors"}]}, Task) for t in range(3)}
+    from arena_core.model.releases import ModelDates
+
+    tasks = {f"t{t}": structure({"id": f"t{t}", "success_criteria": [{"type": "no_errors"}],
+                                 "created_at": f"{2023 + t}-06-01"}, Task) for t in range(3)}  # fmt: skip
     for groups in (25, 200):  # a real board's sizes: the matrix, then the list of significant pairs
         runs = [{"id": f"claude-sonnet-4-5-20250929-variant-{g:03d}/{t}", "task_id": f"t{t}", "tool": "agent",
                  "model": f"claude-sonnet-4-5-20250929-variant-{g:03d}", "total_tokens": rng.randint(1000, 9000),
                  "tool_calls": rng.randint(1, 30), "execution_time": rng.uniform(10, 600),
                  "estimated_cost": rng.uniform(0.1, 2), "success": rng.random() < 0.5}
                 for g in range(groups) for t in range(3)]  # fmt: skip
-        write_site(arena, [arena.structure_submission(r) for r in runs], tasks, tmp_path / f"wide{groups}", by="model")
+        models = {f"claude-sonnet-4-5-20250929-variant-{g:03d}": ModelDates(f"{2022 + g % 3}-{g % 12 + 1:02d}-{g % 28 + 1:02d}")
+                  for g in range(groups)}  # fmt: skip: release dates over three years, the time page drawn
+        write_site(arena, [arena.structure_submission(r) for r in runs], tasks, tmp_path / f"wide{groups}", by="model",
+                   models=models)  # fmt: skip
     pages = [tmp_path / "wide25" / "index.html", tmp_path / "wide200" / "index.html",
+             tmp_path / "wide25" / "time.html", tmp_path / "wide200" / "time.html",
              site / "tasks" / "frontend-001.html", site / "cards" / "frontend-001_2F000.html"]  # fmt: skip
     probes = []
     for page in pages:
@@ -258,7 +265,7 @@ def test_report_pages_fit_a_phone_and_labels_do_not_collide_in_a_browser(site: P
         for measured in found:
             assert measured["inner"] == width and measured["overlaps"] == 0, measured
             assert measured["scroll"] <= measured["inner"], measured
-            if "wide200" in measured["page"]:
+            if "wide200" in measured["page"] or "time" in measured["page"]:
                 assert measured["labels"] >= 1  # crowded: the front and the room left labelled, the rest listed
     for probe in probes:
         probe.unlink()

@@ -219,3 +219,28 @@ def test_arena_compare_compares_two_profiles_on_each_model_s_window(livecodebenc
     assert done.exit_code == 0, done.output
     windows = [int(n) for n in re.findall(r"\((\d+) tasks\)", done.stderr)]
     assert len(windows) == 7 and len(json.loads(done.stdout)["submissions"]) == sum(windows) == 2116
+
+
+def test_the_report_s_time_page_is_arena_trend_and_arena_contamination(livecodebench: Path) -> None:
+    """With the models' dates, a report by model has a time page: its frontier is `arena trend`'s
+    and its gaps are `arena contamination`'s (the intervals drawn with fewer resamples)."""
+    import html
+
+    common = [str(livecodebench / "runs.jsonl"), "--tasks", str(livecodebench / "tasks.json"), "--by", "model",
+              "--models", str(livecodebench / "models.csv")]  # fmt: skip
+    made = CliRunner().invoke(main, ["-p", "correctness-only", "report", *common, "-o", str(livecodebench / "site")])
+    assert made.exit_code == 0, made.output
+    page = html.unescape((livecodebench / "site" / "time.html").read_text())
+    assert 'href="time.html"' in (livecodebench / "site" / "index.html").read_text()
+    trend = json.loads(CliRunner().invoke(main, ["trend", *common, "--y", "correctness", "--format", "json"]).stdout)[0]
+    cell = r"<td[^>]*>([^<]*)</td>"
+    rows = re.findall(rf"<tr[^>]*>{cell * 6}</tr>", page[: page.index("</table>")])
+    assert [(r[2], r[5] == "yes") for r in rows] == [(p["group"], p["on_frontier"]) for p in trend["points"]]
+    gaps = json.loads(CliRunner().invoke(main, ["contamination", *common[:3], *common[5:], "--window", "after-release",
+                                                "--format", "json"]).stdout)[0]["models"]  # fmt: skip
+    for gap in gaps:
+        if gap["naive"] is not None:
+            found = re.search(rf"<td>{re.escape(gap['model'])}</td>{cell * 4}", page)
+            assert found is not None and found.groups() == (str(gap["before_tasks"]), str(gap["after_tasks"]),
+                                                            f"{gap['naive']:.2f}", f"{gap['adjusted']:.2f}")  # fmt: skip
+    assert page.count('class="label"') == 7  # seven models, each labelled with its number

@@ -143,5 +143,5 @@ def report(
     kept = verdicts_kept(state.arena, store, subs, tasks) if store is not None else {}  # never checked twice
     with checked_ahead(kept):
         pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method,
-                           cluster=cluster, pass_k=parse_ks(pass_k))  # fmt: skip
+                           cluster=cluster, pass_k=parse_ks(pass_k), models=pick.time.models)  # fmt: skip
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

@@ -17,7 +17,7 @@ from arena_core.stats.leaderboard import GroupRow
 from arena_core.stats.pairwise import PairRow
 from arena_core.stats.pareto import ParetoPoint
 
-__all__ = ["MATRIX_GROUPS", "p_text", "pairs_matrix", "pareto_svg", "whisker"]
+__all__ = ["MATRIX_GROUPS", "p_text", "pairs_matrix", "pareto_svg", "trend_svg", "whisker"]
 
 #: The most groups whose paired differences are drawn as a matrix; above, the significant pairs
 #: are listed (a matrix of 500 groups has 250,000 cells).
@@ -64,15 +64,52 @@ def _overlaps(box: tuple[float, float, float, float], boxes: list[tuple[float, f
 def pareto_svg(points: Sequence[ParetoPoint], axis: str, unit: str) -> str:
     """Mean correctness against a mean figure per run (``axis``, in ``unit``), one point per
     placed group, the front joined by a line, labels where they fit and the rest listed."""
-    placed = [p for p in points if p.x is not None]
+    placed = [(p.group, p.x, p.y, p.on_front, p.group) for p in points if p.x is not None]
     if not placed:
         return f"<p>No group measured the {escape(axis)}.</p>"
+    top = max(x or 0.0 for _, x, _, _, _ in placed) or 1.0
+    ticks = [(t, f"{t:g}") for t in _ticks(0.0, top)]
+    return _scatter(placed, (0.0, top), ticks, f"{axis} ({unit})", "correctness (%)", f"correctness against {axis}")
+
+
+def trend_svg(points: Sequence[tuple[str, float, float, bool]], y_label: str) -> str:
+    """Scores against dates: ``(group, years since 1970, score, on the frontier)`` each, the
+    frontier joined by a line, the x axis ticked by month or year. Model names are long and
+    dates crowd, so each point is labelled with its number in ``points`` (counting from 1),
+    which the page's table lists; the full name is the point's tooltip."""
+    if not points:
+        return "<p>No group has a date.</p>"
+    low, high = min(p[1] for p in points), max(p[1] for p in points)
+    pad = max((high - low) * 0.05, 0.1)
+    low, high = low - pad, high + pad
+    ticks = [(t, _month(t)) for t in _ticks(low, high)]
+    numbered = [(group, x, y, on, str(k)) for k, (group, x, y, on) in enumerate(points, start=1)]
+    return _scatter(numbered, (low, high), ticks, "date", y_label, f"{y_label} against date")
+
+
+def _month(years: float) -> str:
+    """Years since 1970 as ``YYYY-MM``."""
+    whole = math.floor(years)
+    return f"{1970 + whole}-{min(12, 1 + int((years - whole) * 12)):02d}"
+
+
+def _scatter(
+    placed: Sequence[tuple[str, float, float, bool, str]],
+    x_range: tuple[float, float],
+    ticks: Sequence[tuple[float, str]],
+    x_label: str,
+    y_label: str,
+    aria: str,
+) -> str:
+    """One point per group (its name, x, y, whether it is marked, its label), the marked ones
+    joined by a line in x order, labels where they fit (the marked ones placed first) and the
+    rest listed under the chart."""
     width, height, left, right, top_pad, bottom_pad = 720, 400, 56, 20, 20, 46
-    top = max(p.x or 0.0 for p in placed) or 1.0
-    bottom = max(0.0, math.floor((min(p.y for p in placed) - 5) / 10) * 10)
+    start, stop = x_range
+    bottom = max(0.0, math.floor((min(p[2] for p in placed) - 5) / 10) * 10)
 
     def sx(v: float) -> float:
-        return left + (width - left - right) * v / top
+        return left + (width - left - right) * (v - start) / (stop - start)
 
     def sy(v: float) -> float:
         return height - bottom_pad - (height - top_pad - bottom_pad) * (v - bottom) / (100 - bottom)
@@ -81,44 +118,45 @@ def pareto_svg(points: Sequence[ParetoPoint], axis: str, unit: str) -> str:
         f'<line x1="{left}" y1="{sy(bottom):.1f}" x2="{width - right}" y2="{sy(bottom):.1f}" stroke="#333"/>',
         f'<line x1="{left}" y1="{sy(100):.1f}" x2="{left}" y2="{sy(bottom):.1f}" stroke="#333"/>',
     ]
-    for t in _ticks(0.0, top):
+    for t, text in ticks:
         parts.append(f'<line x1="{sx(t):.1f}" x2="{sx(t):.1f}" y1="{sy(bottom):.1f}" y2="{sy(bottom) + 4:.1f}" stroke="#333"/>'
-                     f'<text class="tick" x="{sx(t):.1f}" y="{sy(bottom) + 15:.1f}" text-anchor="middle">{t:g}</text>')  # fmt: skip
+                     f'<text class="tick" x="{sx(t):.1f}" y="{sy(bottom) + 15:.1f}" text-anchor="middle">{text}</text>')  # fmt: skip
     for t in _ticks(bottom, 100.0):
         parts.append(f'<line x1="{left - 4}" x2="{left}" y1="{sy(t):.1f}" y2="{sy(t):.1f}" stroke="#333"/>'
                      f'<text class="tick" x="{left - 6}" y="{sy(t) + 4:.1f}" text-anchor="end">{t:g}</text>')  # fmt: skip
     parts.append(f'<text x="{(left + width - right) / 2:.0f}" y="{height - 8}" text-anchor="middle">'
-                 f"{escape(axis)} ({escape(unit)})</text>")  # fmt: skip
+                 f"{escape(x_label)}</text>")  # fmt: skip
     parts.append(f'<text x="12" y="{(top_pad + height - bottom_pad) / 2:.0f}" text-anchor="middle" '
-                 f'transform="rotate(-90 12 {(top_pad + height - bottom_pad) / 2:.0f})">correctness (%)</text>')  # fmt: skip
-    front = sorted((p for p in placed if p.on_front), key=lambda p: p.x or 0.0)
-    line = " ".join(f"{sx(p.x or 0.0):.1f},{sy(p.y):.1f}" for p in front)
+                 f'transform="rotate(-90 12 {(top_pad + height - bottom_pad) / 2:.0f})">{escape(y_label)}</text>')  # fmt: skip
+    front = sorted((p for p in placed if p[3]), key=lambda p: p[1])
+    line = " ".join(f"{sx(p[1]):.1f},{sy(p[2]):.1f}" for p in front)
     parts.append(f'<polyline points="{line}" fill="none" stroke="#1f6feb"/>')
     boxes: list[tuple[float, float, float, float]] = []
     unlabelled = []
-    for p in sorted(placed, key=lambda p: (not p.on_front, -p.y)):  # the front's labels first
-        cx, cy = sx(p.x or 0.0), sy(p.y)
+    ordered = sorted(placed, key=lambda p: (not p[3], -p[2]))  # the front's labels first
+    for _, x, y, _, _ in ordered:
+        cx, cy = sx(x), sy(y)
         boxes.append((cx - 4, cy - 4, cx + 4, cy + 4))  # no label over a point
-    for p in sorted(placed, key=lambda p: (not p.on_front, -p.y)):
-        cx, cy = sx(p.x or 0.0), sy(p.y)
-        colour = "#1f6feb" if p.on_front else "#999"
-        dot = f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}"><title>{escape(p.group)}</title></circle>'
-        wide = len(p.group) * _CHAR
+    for group, x, y, marked, text in ordered:
+        cx, cy = sx(x), sy(y)
+        colour = "#1f6feb" if marked else "#999"
+        dot = f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="{colour}"><title>{escape(group)}</title></circle>'
+        wide = len(text) * _CHAR
         label = ""
         for dx, dy in ((6, -5), (6, 13), (-6 - wide, -5), (-6 - wide, 13)):
             box = (cx + dx, cy + dy - _LINE + 2, cx + dx + wide, cy + dy + 2)
             inside = box[0] >= 0 and box[2] <= width and box[1] >= 0 and box[3] <= height - bottom_pad
             if inside and not _overlaps(box, [b for b in boxes if b != (cx - 4, cy - 4, cx + 4, cy + 4)]):
                 boxes.append(box)
-                label = f'<text class="label" x="{cx + dx:.1f}" y="{cy + dy:.1f}">{escape(p.group)}</text>'
+                label = f'<text class="label" x="{cx + dx:.1f}" y="{cy + dy:.1f}">{escape(text)}</text>'
                 break
         else:
-            unlabelled.append(p.group)
+            unlabelled.append(text)
         parts.append(f'<g class="point">{dot}{label}</g>')
     rest = f'<p class="unlabelled">Not labelled (no room): {escape(", ".join(unlabelled))}.</p>' if unlabelled else ""
     return (
         f'<div class="scroll"><svg class="pareto" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'role="img" aria-label="correctness against {escape(axis)}">{"".join(parts)}</svg></div>{rest}'
+        f'role="img" aria-label="{escape(aria)}">{"".join(parts)}</svg></div>{rest}'
     )
 
 

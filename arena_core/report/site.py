@@ -21,15 +21,18 @@ from typing import Any
 
 from arena_core.arena import Arena
 from arena_core.model.records import Submission, Task
+from arena_core.model.releases import ModelDates
 from arena_core.report.card import cards_for, recompute, render_card, task_baselines
 from arena_core.report.charts import pairs_matrix, pareto_svg, whisker
 from arena_core.report.html import slug, table
 from arena_core.report.taskpages import task_page, task_rows
+from arena_core.report.timepage import time_page
 from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import PairRow
 from arena_core.stats.pareto import ParetoPoint
 from arena_core.stats.runs import gather_runs
 from arena_core.stats.taskhealth import TaskHealth, task_health
+from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store
 from arena_core.store.history import Standing, baseline_history, group_history
 
@@ -89,6 +92,7 @@ def write_site(
     method: str | None = None,
     cluster: str | None = None,
     pass_k: Sequence[int] = (),
+    models: Mapping[str, ModelDates] | None = None,
 ) -> list[Path]:
     """Write the site into ``folder`` (created); the paths of the pages written.
 
@@ -97,6 +101,8 @@ def write_site(
     :param method: the leaderboard's aggregator, ``cluster`` the ``meta.KEY`` naming each task's
         family (intervals and rank ranges resample families), ``pass_k`` the k of the pass@k
         columns over repeated attempts: as ``arena leaderboard`` takes them.
+    :param models: models' dates: a board by model adds a time page (scores against release
+        dates and the frontier; the contamination gaps where tasks have ``created_at``).
     """
     evaluations = arena.evaluate_many(list(submissions), tasks)
     meta = {s.id: s.meta for s in submissions}  # a run whose model is unknown is named by its harness run
@@ -133,7 +139,12 @@ def write_site(
     by_task = task_rows(submissions, each, baselines)
     shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
     index = _index(board, pairs, charts, best, shown_tasks, by, store is not None, extra)
+    timed = time_page(TaskTable.of(runs), tasks, models) if by == "model" and models else None
+    if timed is not None:
+        index += '<p><a href="time.html">Time: scores against release dates, and before and after each cutoff</a></p>'
     pages = [(Path("index.html"), "Leaderboard", index)]
+    if timed is not None:
+        pages.append((Path("time.html"), "Time", timed))
     difficulty_labels = {t.id: t.difficulty for t in tasks.values()}
     health = task_health(runs, meta, labels=difficulty_labels)
     pages.append((Path("task-health.html"), "Task health", _health_page(health, tasks)))

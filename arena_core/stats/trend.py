@@ -21,7 +21,7 @@ from attrs import frozen
 
 from arena_core.model.checks import moment
 
-__all__ = ["FRONTIER_RULES", "Trend", "TrendPoint", "frontier", "slope", "trend"]
+__all__ = ["FRONTIER_RULES", "Trend", "TrendPoint", "frontier", "slope", "trend", "years_of"]
 
 #: How a group that equals the best score before it is treated.
 FRONTIER_RULES = ("strict", "ties")
@@ -91,7 +91,7 @@ def trend(
     if rule not in FRONTIER_RULES:
         raise ValueError(f"rule: expected one of {', '.join(FRONTIER_RULES)}, got {rule!r}")
     dated = [i for i, g in enumerate(groups) if g in dates]
-    years = np.array([_years(dates[groups[i]]) for i in dated])
+    years = np.array([years_of(dates[groups[i]]) for i in dated])
     matrix = scores[dated]
     ran = ~np.isnan(matrix)
     filled = np.where(ran, matrix, 0.0)
@@ -123,7 +123,7 @@ def trend(
     return Trend(points, rule, found, low, high, tuple(sorted(g for g in groups if g not in dates)))
 
 
-def _years(text: str) -> float:
+def years_of(text: str) -> float:
     """An ISO-8601 date as years since 1970 (UTC)."""
     when = moment(text)
     assert when is not None  # checked where the dates were read
