@@ -59,13 +59,36 @@ class PooledMean:
         return table.runs_of(group)
 
 
-def _outcomes(table: TaskTable) -> np.ndarray:
-    """``(tasks, groups, groups)``: 1 where the row group's per-task mean beats the column
-    group's, 0.5 for a tie, 0 for a loss or where either did not run the task."""
-    means = table.means.T  # (tasks, groups)
+def _outcomes(means: np.ndarray) -> np.ndarray:
+    """``(tasks, groups, groups)`` of per-task means ``(tasks, groups)``: 1 where the row group's
+    mean beats the column group's, 0.5 for a tie, 0 for a loss or where either did not run it."""
     a, b = means[:, :, None], means[:, None, :]
     with np.errstate(invalid="ignore"):
         return np.where(np.isnan(a) | np.isnan(b), 0.0, (a > b) + 0.5 * (a == b))
+
+
+def _task_chunks(table: TaskTable) -> list[slice]:
+    """The tasks in chunks whose ``(chunk, groups, groups)`` outcomes hold about 2 million cells."""
+    step = max(1, _CELLS // max(1, len(table.groups) ** 2))
+    return [slice(start, start + step) for start in range(0, len(table.tasks), step)]
+
+
+def _flat_outcomes(table: TaskTable, tasks: slice) -> tuple[slice, np.ndarray]:
+    """The ``tasks`` chunk and its outcomes as ``(tasks, groups * groups)``."""
+    found = _outcomes(table.means.T[tasks])
+    return tasks, found.reshape(len(found), -1)
+
+
+def _wins(table: TaskTable, weights: np.ndarray, outcomes: list[tuple[slice, np.ndarray]] | None = None) -> np.ndarray:
+    """``(resamples, groups, groups)``: the games each group won against each other, over the
+    tasks weighted by each resample's ``weights``, summed a chunk of tasks at a time (from the
+    ``outcomes`` made already, or made here)."""
+    groups = len(table.groups)
+    wins = np.zeros((len(weights), groups * groups))
+    chunks = outcomes if outcomes is not None else (_flat_outcomes(table, tasks) for tasks in _task_chunks(table))
+    for tasks, found in chunks:
+        wins += weights[:, tasks] @ found
+    return wins.reshape(-1, groups, groups)
 
 
 class MeanWinRate:
@@ -77,17 +100,21 @@ class MeanWinRate:
     description = "HELM's mean win rate: share of other groups beaten per task (ties half), averaged over tasks"
 
     def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
-        outcomes = _outcomes(table)
-        present = table.present.T  # (tasks, groups)
+        means = table.means.T  # (tasks, groups)
+        present = table.present.T
         opponents = present.sum(axis=1, keepdims=True) - 1
-        wins = outcomes.sum(axis=2) - 0.5 * present  # a group ties itself
+        beaten = np.concatenate([_outcomes(means[chunk]).sum(axis=2) for chunk in _task_chunks(table)])
+        wins = beaten - 0.5 * present  # a group ties itself
         with np.errstate(invalid="ignore", divide="ignore"):
             rate = np.where(present & (opponents > 0), 100.0 * wins / np.maximum(opponents, 1), np.nan)
         return _weighted_mean(np.nan_to_num(rate).T, ~np.isnan(rate).T, weights)
 
 
 #: Cells of the ``(resamples, groups, groups)`` arrays one Newton chunk holds: bounds its memory.
-_NEWTON_CELLS = 2_000_000
+_CELLS = 2_000_000
+#: Outcomes ``(tasks, groups, groups)`` up to this many cells (200 MB) are made once per board,
+#: not once per chunk of resamples.
+_HELD_CELLS = 25_000_000
 
 
 @frozen
@@ -111,11 +138,17 @@ class BradleyTerry:
     description = "Bradley-Terry strengths from per-task pairwise outcomes, on an Elo scale (1000 = average)"
 
     def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
-        outcomes = _outcomes(table).reshape(len(table.tasks), -1)
         groups = len(table.groups)
-        wins = (weights @ outcomes).reshape(-1, groups, groups)  # (resamples, groups, groups)
         played = (weights @ table.present.T.astype(float)) > 0  # a group with no drawn task has no score
-        strengths = self.fit(wins)
+        # Resamples a chunk at a time, each chunk's wins summed over tasks a chunk at a time: the
+        # whole (tasks, groups, groups) outcomes and (resamples, groups, groups) wins took 14.9 GiB
+        # at 2,000 groups.
+        chunk = max(1, _CELLS // max(1, groups**2))
+        held = len(table.tasks) * groups**2 <= _HELD_CELLS  # the outcomes made once, when they fit
+        outcomes = [_flat_outcomes(table, tasks) for tasks in _task_chunks(table)] if held else None
+        strengths = np.concatenate(
+            [self.fit(_wins(table, weights[r : r + chunk], outcomes)) for r in range(0, len(weights), chunk)]
+        )
         with np.errstate(divide="ignore"):
             logs = np.log10(strengths)
         logs = np.where(played, logs, np.nan)
@@ -128,7 +161,7 @@ class BradleyTerry:
         (games ``i`` won against ``j``), with the prior's games against the reference."""
         if self.prior <= 0:
             return self.fit_mm(wins)
-        chunk = max(1, _NEWTON_CELLS // max(1, wins.shape[1] ** 2))
+        chunk = max(1, _CELLS // max(1, wins.shape[1] ** 2))
         return np.concatenate([self._newton(wins[r : r + chunk]) for r in range(0, len(wins), chunk)])
 
     def _newton(self, wins: np.ndarray) -> np.ndarray:
@@ -148,7 +181,9 @@ class BradleyTerry:
             )
             step = np.clip(np.linalg.solve(hessian, -gradient[:, :, None])[:, :, 0], -2.0, 2.0)
             theta = theta + step
-            if np.max(np.abs(step)) < 1e-12:
+            # Quadratic convergence reaches the solver's rounding (steps of about 1e-12 that no
+            # longer shrink) in a few steps; waiting for 1e-12 itself ran all 200 steps.
+            if np.max(np.abs(step)) < 1e-9:
                 break
         return np.exp(theta)
 
