@@ -157,3 +157,25 @@ def test_a_write_rescores_only_the_tasks_it_touched(tmp_path: Path, monkeypatch:
     assert scored[-1] == [redefined["id"]]
     fresh = {e.submission_id: e.overall_score for e in CurrentScores(arena).evaluations(store)}
     assert {e.submission_id: e.overall_score for e in current.evaluations(store)} == fresh
+
+
+def test_a_selection_of_runs_is_read_off_the_store_board_by_every_command(tmp_path: Path) -> None:
+    """``--where`` keeps some runs of each task: ``arena leaderboard --store`` and ``arena report
+    --store`` both show those runs as the store's board scores them (against baselines of all
+    of their tasks' stored runs), not the runs scored again on their own."""
+    arena = Arena(autoload=False)
+    runs = [{**r, "meta": {**r.get("meta", {}), "half": "a" if k % 2 else "b"}} for k, r in enumerate(RUNS)]
+    store = SQLiteStore(tmp_path / "arena.db")
+    arena.process(runs, store=store, tasks=TASK_MAP)
+    where = ["--store", "arena.db", "--where", "meta.half=a"]
+    printed = run_arena("leaderboard", *where, "--format", "json", cwd=tmp_path)
+    assert printed.returncode == 0, printed.stderr
+    board = json.loads(printed.stdout)
+    current = arena.current_scores(store).evaluations(store)
+    kept = [e for e in current if e.submission_id in {r["id"] for r in runs if r["meta"]["half"] == "a"}]
+    assert board == _rows(arena.leaderboard(kept))
+    alone = _rows(arena.leaderboard(arena.evaluate_many([r for r in runs if r["meta"]["half"] == "a"], TASK_MAP)))
+    assert [r["score"] for r in board] != [r["score"] for r in alone]  # scored on their own, the baselines differ
+    made = run_arena("report", *where, "-o", "site", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert _report_rows(tmp_path / "site") == [(str(r["rank"]), r["group"], f"{r['score']:.2f}") for r in board]

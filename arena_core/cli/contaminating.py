@@ -11,7 +11,7 @@ import numpy as np
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import echo_json, finite
+from arena_core.cli.selection import echo_json, finite, models_option
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.releases import WINDOWS, read_models
@@ -22,12 +22,7 @@ from arena_core.stats.runs import task_table
 
 @main.command(name="contamination")
 @inputs()
-@click.option(
-    "--models",
-    "models_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Models' release_date and knowledge_cutoff (TOML, JSON or CSV), over [models] of arena.toml.",
-)
+@models_option
 @click.option(
     "--window",
     type=click.Choice(sorted(WINDOWS)),

@@ -13,13 +13,11 @@ from arena_core.cli.inputs import InputFiles, inputs, note_unrecorded, read_inpu
 from arena_core.cli.repeated import parse_ks
 from arena_core.cli.selection import Selection, pick_of, selection_options, stored_runs
 from arena_core.cli.stores import StoreLocation, open_store
-from arena_core.engine.ahead import checked_ahead
 from arena_core.model.errors import ArenaError, closest
 from arena_core.report.card import cards_for, render_card, score_card
 from arena_core.report.site import write_site
 from arena_core.stats.runs import check_cluster
 from arena_core.store import Store
-from arena_core.store.current import verdicts_kept
 from arena_core.store.history import stored_baseline
 from arena_core.store.standings import submission_columns
 
@@ -140,8 +138,11 @@ def report(
         subs, tasks = read_inputs(state, inputs, pick=pick)
     if note := pick.note():
         click.echo(note, err=True)
-    kept = verdicts_kept(state.arena, store, subs, tasks) if store is not None else {}  # never checked twice
-    with checked_ahead(kept):
-        pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method,
-                           cluster=cluster, pass_k=parse_ks(pass_k), models=pick.time.models)  # fmt: skip
+    scored = None
+    if store is not None:  # the store's board: every stored run against its task's current baseline
+        mine = set(tasks)
+        peers = [s for s in stored if s.task_id in mine]
+        scored = (peers, [e for e in state.arena.current_scores(store).evaluations(store) if e.task_id in mine])
+    pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method, cluster=cluster,
+                       pass_k=parse_ks(pass_k), models=pick.time.models, scored=scored)  # fmt: skip
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

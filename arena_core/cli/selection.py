@@ -42,6 +42,15 @@ by_option = click.option(
 )
 
 
+#: ``--models FILE``: models' dates over the configuration's ``[models]`` (docs/time.md).
+models_option = click.option(
+    "--models",
+    "models_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Models' release_date and knowledge_cutoff (TOML, JSON or CSV), over [models] of arena.toml.",
+)
+
+
 @frozen
 class Selection:
     """What --task, --category, --where, --since, --until, --window and --models chose, handed
@@ -93,12 +102,7 @@ def selection_options(function: Any) -> Any:
                 type=click.Choice(sorted(WINDOWS)),
                 help="Each model only on tasks created after its knowledge cutoff (or release): docs/time.md.",
             ),
-            click.option(
-                "--models",
-                "models_path",
-                type=click.Path(exists=True, dir_okay=False, path_type=Path),
-                help="Models' release_date and knowledge_cutoff (TOML, JSON or CSV), over [models] of arena.toml.",
-            ),
+            models_option,
         ]
     ):
         run = option(run)

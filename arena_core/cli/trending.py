@@ -11,7 +11,7 @@ import numpy as np
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import by_option, echo_json
+from arena_core.cli.selection import by_option, echo_json, models_option
 from arena_core.io.table import render
 from arena_core.model.checks import moment
 from arena_core.model.errors import ArenaError
@@ -42,12 +42,7 @@ def _x_axis(ctx: click.Context, param: click.Parameter, value: str) -> str:
     help="Each group's date: its model's (from [models] or --models), or the earliest of its runs'.",
 )
 @click.option("--y", "y", type=click.Choice(["score", *DIMENSIONS]), default="score", show_default=True)
-@click.option(
-    "--models",
-    "models_path",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Models' release_date and knowledge_cutoff (TOML, JSON or CSV), over [models] of arena.toml.",
-)
+@models_option
 @click.option("--rule", type=click.Choice(FRONTIER_RULES), default="strict", show_default=True,
               help="On the frontier: above every earlier group (strict), or at least equal to the best (ties).")  # fmt: skip
 @click.option("--resamples", type=click.IntRange(100, 100_000), default=2000, show_default=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_core.arena import Arena
-from arena_core.model.records import Submission, Task
+from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.model.releases import ModelDates
 from arena_core.report.card import cards_for, recompute, render_card, task_baselines
 from arena_core.report.charts import pairs_matrix, pareto_svg, whisker
@@ -93,6 +93,7 @@ def write_site(
     cluster: str | None = None,
     pass_k: Sequence[int] = (),
     models: Mapping[str, ModelDates] | None = None,
+    scored: tuple[Sequence[Submission], Sequence[Evaluation]] | None = None,
 ) -> list[Path]:
     """Write the site into ``folder`` (created); the paths of the pages written.
 
@@ -103,8 +104,17 @@ def write_site(
         columns over repeated attempts: as ``arena leaderboard`` takes them.
     :param models: models' dates: a board by model adds a time page (scores against release
         dates and the frontier; the contamination gaps where tasks have ``created_at``).
+    :param scored: the runs of the submissions' tasks and their evaluations, scored already (a
+        store's board: every stored run against its task's current baseline), of which the
+        site shows ``submissions``; by default the submissions are scored here, on their own.
     """
-    evaluations = arena.evaluate_many(list(submissions), tasks)
+    if scored is None:
+        evaluations: Sequence[Evaluation] = arena.evaluate_many(list(submissions), tasks)
+        peers, peer_evaluations = submissions, evaluations
+    else:
+        peers, peer_evaluations = scored
+        shown = {s.id for s in submissions}
+        evaluations = [e for e in peer_evaluations if e.submission_id in shown]
     meta = {s.id: s.meta for s in submissions}  # a run whose model is unknown is named by its harness run
     families: dict[str, Any] = (
         {"cluster": cluster, "task_meta": {t.id: t.meta for t in tasks.values()}} if cluster else {}
@@ -134,7 +144,7 @@ def write_site(
     # the runs' evaluations, not their cards.
     every = [s.id for s in submissions]
     written = every if len(every) <= CARD_PAGES else list(dict.fromkeys(best.values()))
-    baselines = task_baselines(arena, submissions, tasks, each)  # once: the cards' and the task pages'
+    baselines = task_baselines(arena, peers, tasks, peer_evaluations)  # once: the cards' and the task pages'
     cards = {c["submission_id"]: c for c in cards_for(arena, submissions, tasks, written, each, baselines)}
     by_task = task_rows(submissions, each, baselines)
     shown_tasks = {t: task for t, task in tasks.items() if t in by_task}
