@@ -144,8 +144,8 @@ def test_a_write_rescores_only_the_tasks_it_touched(tmp_path: Path, monkeypatch:
     scored: list[list[str]] = []
     from arena_core.store import current as module
 
-    real = module.current_evaluations
-    monkeypatch.setattr(module, "current_evaluations", lambda a, s, ids=None: scored.append(list(ids)) or real(a, s, ids))
+    real = module._read_and_score  # what reads and scores the tasks a read finds stale
+    monkeypatch.setattr(module, "_read_and_score", lambda a, s, ids: scored.append(list(ids)) or real(a, s, ids))
     extra = [{**runs[0], "id": "late"}]
     arena.process(extra, store=store)
     after = current.evaluations(store)

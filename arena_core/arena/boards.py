@@ -93,14 +93,15 @@ class Boards:
             return evaluations
         if evaluations is not None:
             raise ValueError("give evaluations or store=, not both")
-        with store.transaction(write=False) as tx:
-            wants = needs_meta(by) or selection.get("where") or selection.get("cluster")
-            if selection.get("meta") is None and (wants or self.config.infra_failures == "exclude"):
-                selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
-            if selection.get("cluster") and selection.get("task_meta") is None:
+        current, meta = self.current_scores(store).read(store)
+        wants = needs_meta(by) or selection.get("where") or selection.get("cluster")
+        if selection.get("meta") is None and (wants or self.config.infra_failures == "exclude"):
+            selection["meta"] = meta
+        if selection.get("cluster") and selection.get("task_meta") is None:
+            with store.transaction(write=False) as tx:
                 found = {t: tx.get_task(t) for t in tx.task_ids()}
-                selection["task_meta"] = {t: task.meta for t, task in found.items() if task is not None}
-        return self.current_scores(store).evaluations(store)
+            selection["task_meta"] = {t: task.meta for t, task in found.items() if task is not None}
+        return current
 
     def current_scores(self, store: Store) -> CurrentScores:
         """The current evaluations of ``store``'s runs, kept by this arena between boards and
@@ -188,8 +189,7 @@ class Boards:
         :mod:`arena_core.stats.taskhealth`); ``meta=`` gives the importers' flags, ``labels``
         (task to difficulty label) the labels the fit is checked against."""
         if store is not None and selection.get("meta") is None:
-            with store.transaction(write=False) as tx:  # the importers' flags, always
-                selection["meta"] = {s.id: s.meta for t in tx.task_ids() for s in tx.submissions(t)}
+            selection["meta"] = self.current_scores(store).read(store)[1]  # the importers' flags, always
         runs = gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
         return task_health(runs, selection.get("meta"), model=model, labels=labels)
 

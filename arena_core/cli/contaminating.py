@@ -7,14 +7,13 @@ import math
 from pathlib import Path
 
 import click
-import numpy as np
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import echo_json, finite, models_option
+from arena_core.cli.selection import echo_json, finite, models_of, models_option
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
-from arena_core.model.releases import WINDOWS, read_models
+from arena_core.model.releases import WINDOWS
 from arena_core.model.serde import to_dict
 from arena_core.stats.contamination import contamination, reference_models
 from arena_core.stats.runs import task_table
@@ -67,9 +66,10 @@ def contamination_command(
     subs, tasks = read_inputs(state, inputs)
     evaluations = score_all(state, subs, tasks, quiet)
     table = task_table(state.arena.scorer, evaluations, "model")
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = table.dimension_means["correctness"] if y == "correctness" else table.sums / table.counts
-    models = {**state.arena.config.models, **(read_models(models_path) if models_path else {})}
+    scores = table.means if y == "score" else table.dimension_means.get(y)  # NaN where a model ran no problem
+    if scores is None:
+        raise ArenaError(f"--y {y}: no run measured it")
+    models = models_of(state, models_path)
     dates = {m: date for m in table.groups if m in models and (date := models[m].date(window)) is not None}
     created = {t: task.created_at for t, task in tasks.items() if task.created_at is not None}
     if not created:

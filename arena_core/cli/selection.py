@@ -21,11 +21,11 @@ from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
-from arena_core.model.releases import WINDOWS, read_models
+from arena_core.model.releases import WINDOWS, ModelDates, read_models
 from arena_core.model.serde import to_dict
 from arena_core.stats.windows import TimeWindow
 from arena_core.store import Store
-from arena_core.store.current import current_evaluations
+from arena_core.store.current import score_stored
 
 store_option = click.option(
     "--store",
@@ -125,14 +125,18 @@ def _date(ctx: click.Context, param: click.Parameter, value: str | None) -> str 
     return value
 
 
+def models_of(state: State, models_path: Path | None) -> dict[str, ModelDates]:
+    """Models' dates: the configuration's ``[models]``, with a ``--models`` file's over them."""
+    return {**state.arena.config.models, **(read_models(models_path) if models_path else {})}
+
+
 def pick_of(state: State, selection: Selection) -> Pick:
     """The runs the command's selection keeps, and ``infra_failures``."""
     config = state.arena.config
-    chosen = selection
-    models = {**config.models, **(read_models(chosen.models_path) if chosen.models_path else {})}
-    time = TimeWindow(chosen.since, chosen.until, chosen.window, models, config.model_aliases)
-    return Pick(chosen.task_ids, chosen.categories, where_of(chosen.conditions), config.infra_failures == "exclude",
-                ranks=True, time=time)  # fmt: skip
+    models = models_of(state, selection.models_path)
+    time = TimeWindow(selection.since, selection.until, selection.window, models, config.model_aliases)
+    return Pick(selection.task_ids, selection.categories, where_of(selection.conditions),
+                config.infra_failures == "exclude", ranks=True, time=time)  # fmt: skip
 
 
 def evaluations_of(
@@ -163,7 +167,10 @@ def evaluations_of(
 
 def stored_runs(path: Path | str, task_id: str | None = None) -> tuple[list[Submission], dict[str, Task]]:
     """The runs a store holds (of one task, or all) and its tasks."""
-    store = _opened(path)
+    return _stored(_opened(path), path, task_id)
+
+
+def _stored(store: Store, path: Path | str, task_id: str | None) -> tuple[list[Submission], dict[str, Task]]:
     with store.transaction(write=False) as tx:
         ids = [task_id] if task_id else tx.task_ids()
         subs = [s for t in ids for s in tx.submissions(t)]
@@ -186,10 +193,10 @@ def stored_arena(
     """The store's board inputs: every stored run (of one task, or all) scored against its
     task's current baseline (:mod:`arena_core.store.current`), the runs, and the tasks (whose
     format's unrecorded figures are left out, as when they are read from files)."""
-    subs, tasks = stored_runs(path, task_id)
+    store = _opened(path)
+    subs, tasks = _stored(store, path, task_id)
     note_unrecorded(state, tasks)
-    evaluations = current_evaluations(state.arena, _opened(path), None if task_id is None else [task_id])
-    return evaluations, subs, tasks
+    return score_stored(state.arena, store, subs, tasks), subs, tasks
 
 
 def _opened(path: Path | str) -> Store:

@@ -7,16 +7,15 @@ import math
 from pathlib import Path
 
 import click
-import numpy as np
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import by_option, echo_json, models_option
+from arena_core.cli.selection import by_option, echo_json, models_of, models_option
 from arena_core.io.table import render
 from arena_core.model.checks import moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import DIMENSIONS, Submission
-from arena_core.model.releases import DATE_FIELDS, read_models
+from arena_core.model.releases import DATE_FIELDS
 from arena_core.model.serde import to_dict
 from arena_core.stats.runs import gather_runs
 from arena_core.stats.tasktable import TaskTable
@@ -76,11 +75,9 @@ def trend_command(
     evaluations = score_all(state, subs, tasks, quiet)
     runs = gather_runs(state.arena.scorer, evaluations, by, meta={s.id: s.meta for s in subs})
     table = TaskTable.of(runs)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = table.sums / table.counts if y == "score" else table.dimension_means.get(y)
+    scores = table.means if y == "score" else table.dimension_means.get(y)  # NaN where a group ran no task
     if scores is None:
         raise ArenaError(f"--y {y}: no run measured it")
-    scores = np.where(table.counts > 0, scores, np.nan)
     dates = _dates(state, x, models_path, table.groups, dict(zip(runs.ids, runs.groups, strict=True)), subs)
     if not dates:
         raise ArenaError(f"--x {x}: no group has a date (give models' dates in [models] or --models)")
@@ -102,7 +99,7 @@ def _dates(
 ) -> dict[str, str]:
     """Each group's date on the ``x`` axis: its model's date, or the earliest of its runs'."""
     if x in DATE_FIELDS:
-        models = {**state.arena.config.models, **(read_models(models_path) if models_path else {})}
+        models = models_of(state, models_path)
         return {g: date for g in groups if g in models and (date := getattr(models[g], x)) is not None}
     earliest: dict[str, str] = {}
     for s in subs:

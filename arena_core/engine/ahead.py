@@ -33,7 +33,7 @@ __all__ = [
     "Verdicts", "all_found_ahead", "check_ahead", "checked_ahead", "found_ahead", "needs_checking", "needs_whole_runs", "store_checked_for", "verdict_key",
 ]  # fmt: skip
 
-#: Verdicts of a run's criteria, by :func:`_key`.
+#: Verdicts of a run's criteria, by :func:`verdict_key`.
 Verdicts = Mapping[Hashable, tuple[CriterionResult, ...]]
 
 _AHEAD: ContextVar[Verdicts | None] = ContextVar("arena_verdicts_found_ahead", default=None)

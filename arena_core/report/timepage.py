@@ -7,8 +7,6 @@ import math
 from collections.abc import Mapping
 from html import escape
 
-import numpy as np
-
 from arena_core.model.records import Task
 from arena_core.model.releases import ModelDates
 from arena_core.report.charts import trend_svg
@@ -23,13 +21,10 @@ __all__ = ["time_page"]
 def time_page(table_: TaskTable, tasks: Mapping[str, Task], models: Mapping[str, ModelDates]) -> str | None:
     """The page's body for a board grouped by model, or ``None`` when no two models have a
     release date (nothing to plot) and no task has a ``created_at``."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scores = table_.dimension_means.get("correctness")
+    scores = table_.dimension_means.get("correctness")
     y_label = "correctness (%)"
     if scores is None:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            scores = np.where(table_.counts > 0, table_.sums / table_.counts, np.nan)
-        y_label = "score"
+        scores, y_label = table_.means, "score"
     released = {g: d for g in table_.groups if g in models and (d := models[g].release_date) is not None}
     created = {t: task.created_at for t, task in tasks.items() if task.created_at is not None}
     parts = []

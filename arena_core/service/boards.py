@@ -75,13 +75,13 @@ def routes(service: Service) -> APIRouter:
         """The board of the store's current evaluations in the window, and what the window says."""
         with store.transaction(write=False) as tx:
             tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
-            meta = (
-                {s.id: s.meta for t in tasks for s in tx.submissions(t)} if config.infra_failures == "exclude" else None
-            )
-        kept = chosen.evaluations(arena.current_scores(store).evaluations(store), tasks)
+        current, meta = arena.current_scores(store).read(store)
+        kept = chosen.evaluations(current, tasks)
         if not kept:
             raise Problem(404, f"{chosen.described()}: no stored run is in the window ({'; '.join(chosen.notes())})")
-        rows = arena.leaderboard(kept, by=by, test=test, adjustment=adjust, meta=meta)
+        rows = arena.leaderboard(
+            kept, by=by, test=test, adjustment=adjust, meta=meta
+        )  # the runs' meta, as the CLI's board of a store reads it
         return [to_dict(r) for r in rows], chosen.notes()
 
     def _board(by: str, test: str, adjust: str) -> list[dict[str, Any]]:

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from arena_core.store import Store
 
 __all__ = [
-    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "stored_verdicts", "verdicts_kept",
+    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "score_stored", "stored_verdicts",
+    "verdicts_kept",
 ]  # fmt: skip
 
 #: The queries a SQL store answers :meth:`task_generations` with: each task's record, and each
@@ -71,14 +72,28 @@ def stored_verdicts(
 def current_evaluations(arena: Arena, store: Store, task_ids: Iterable[str] | None = None) -> list[Evaluation]:
     """The stored runs of ``task_ids`` (every task by default) scored together against their
     tasks' current baselines, with their stored verdicts; tasks without runs give nothing."""
-    with store.transaction(write=False) as tx:
-        wanted = list(tx.task_ids() if task_ids is None else task_ids)
-        tasks = {t: task for t in wanted if (task := tx.get_task(t)) is not None}
-        runs = [s for t in tasks for s in tx.submissions(t)]
+    return _read_and_score(arena, store, task_ids)[1]
+
+
+def score_stored(arena: Arena, store: Store, runs: Sequence[Submission], tasks: Mapping[str, Task]) -> list[Evaluation]:
+    """Stored ``runs`` (every stored run of their tasks, read already) scored against their
+    tasks' current baselines, with their stored verdicts: :func:`current_evaluations` without
+    reading the runs again."""
     if not runs:
         return []
     with checked_ahead(verdicts_kept(arena, store, runs, tasks)):
         return list(arena.evaluate_many(runs, tasks, evaluated_at=datetime.now(UTC).isoformat()))
+
+
+def _read_and_score(
+    arena: Arena, store: Store, task_ids: Iterable[str] | None
+) -> tuple[list[Submission], list[Evaluation]]:
+    """The stored runs of ``task_ids`` (every task by default) and their current evaluations."""
+    with store.transaction(write=False) as tx:
+        wanted = list(tx.task_ids() if task_ids is None else task_ids)
+        tasks = {t: task for t in wanted if (task := tx.get_task(t)) is not None}
+        runs = [s for t in tasks for s in tx.submissions(t)]
+    return runs, score_stored(arena, store, runs, tasks)
 
 
 def verdicts_kept(
@@ -114,8 +129,13 @@ class CurrentScores:
 
     def evaluations(self, store: Store) -> list[Evaluation]:
         """Every stored run's current evaluation, task by task in the store's task order."""
+        return self.read(store)[0]
+
+    def read(self, store: Store) -> tuple[list[Evaluation], dict[str, Mapping[str, Any]]]:
+        """Every stored run's current evaluation, and each run's meta by its id (what boards
+        grouped or chosen by meta read), kept with them so that a board reads no run again."""
         held = self._refreshed(store)
-        return [e for entry in held for e in entry.evaluations]
+        return [e for entry in held for e in entry.evaluations], {i: m for entry in held for i, m in entry.meta.items()}
 
     def of_task(self, store: Store, task_id: str) -> list[Evaluation]:
         """The current evaluations of one task's stored runs, in first-stored order."""
@@ -131,29 +151,38 @@ class CurrentScores:
         with store.transaction(write=False) as tx:
             generations = tx.task_generations() if hasattr(tx, "task_generations") else None
         if generations is None:
-            found: dict[str, list[Evaluation]] = {}
-            for evaluation in current_evaluations(self.arena, store):
-                found.setdefault(evaluation.task_id, []).append(evaluation)
-            return [_Task(t, None, evaluations) for t, evaluations in found.items()]
+            return list(self._scored(store, None, {}).values())
         with self._lock:
             held = {t: h for t, h in self._held.items() if t in generations}
             stale = [t for t, g in generations.items() if t not in held or held[t].generation != g]
             if stale and self.arena.config.difficulty_source == "irt":
                 stale = list(generations)
             if stale:
-                fresh: dict[str, list[Evaluation]] = {t: [] for t in stale}
-                for evaluation in current_evaluations(self.arena, store, stale):
-                    fresh[evaluation.task_id].append(evaluation)
-                held.update((t, _Task(t, generations[t], fresh[t])) for t in stale)
+                held.update(self._scored(store, stale, generations))
             self._held = held
             return [held[t] for t in generations]
 
+    def _scored(
+        self, store: Store, task_ids: list[str] | None, generations: Mapping[str, Hashable]
+    ) -> dict[str, _Task]:
+        """The tasks ``task_ids`` (all by default) read and scored, each at its generation."""
+        runs, evaluations = _read_and_score(self.arena, store, task_ids)
+        found = {t: _Task(t, generations.get(t)) for t in (task_ids or dict.fromkeys(s.task_id or "" for s in runs))}
+        for run in runs:
+            found[run.task_id or ""].meta[run.id] = run.meta
+        for evaluation in evaluations:
+            found[evaluation.task_id].evaluations.append(evaluation)
+        return found
+
 
 class _Task:
-    """One task's current evaluations, the generation they were scored at, and their cells."""
+    """One task's current evaluations, its runs' meta, the generation they were scored at, and
+    their cells."""
 
-    def __init__(self, task_id: str, generation: Hashable, evaluations: list[Evaluation]) -> None:
-        self.task_id, self.generation, self.evaluations = task_id, generation, evaluations
+    def __init__(self, task_id: str, generation: Hashable) -> None:
+        self.task_id, self.generation = task_id, generation
+        self.evaluations: list[Evaluation] = []
+        self.meta: dict[str, Mapping[str, Any]] = {}
         self._cells: list[tuple[object, ...]] | None = None
 
     def cells(self, grouping: str) -> list[tuple[object, ...]]:
