@@ -105,7 +105,7 @@ def test_models_without_the_date_are_left_out_and_named(livecodebench: Path) -> 
 
 
 def test_a_bad_models_file_is_named_with_its_model_and_field(tmp_path: Path) -> None:
-    from arena_core.model.releases import read_models
+    from arena_core.io.modelfiles import read_models
 
     (tmp_path / "models.json").write_text(json.dumps({"m1": {"release_date": "spring 2024"}}))
     with pytest.raises(ValidationError, match=r"models\.json: models\.m1\.release_date: expected an ISO-8601 date"):

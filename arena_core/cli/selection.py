@@ -18,10 +18,11 @@ from arena_core.cli.app import State, score_all
 from arena_core.cli.inputs import InputFiles, note_unrecorded, read_columns, read_inputs
 from arena_core.cli.picking import Pick
 from arena_core.cli.stores import StoreLocation, open_store
+from arena_core.io.modelfiles import read_models
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ArenaError
 from arena_core.model.records import Evaluation, Submission, Task
-from arena_core.model.releases import WINDOWS, ModelDates, read_models
+from arena_core.model.releases import WINDOWS, ModelDates
 from arena_core.model.serde import to_dict
 from arena_core.stats.windows import TimeWindow
 from arena_core.store import Store

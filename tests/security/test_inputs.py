@@ -293,3 +293,24 @@ def test_a_full_disk_under_the_store_says_so(tmp_path: Path) -> None:
         done = _arena(tmp_path, "ingest", "runs.jsonl", "--tasks", "tasks.json", "--store", str(small / "a.db"))
     line = _one_line_error(done)
     assert "disk is full" in line and "rollback" not in line
+
+
+def test_a_hostile_models_file_is_one_line_and_never_blocks(tmp_path: Path) -> None:
+    """``--models FILE`` is read as every input file is: a FIFO named like a models file is refused
+    without waiting for a writer (the command would hang; the timeout would fail the test), a
+    JSON object nested 50,000 deep and bytes that are not UTF-8 are each one line naming the file."""
+    _tasks(tmp_path)
+    (tmp_path / "runs.jsonl").write_text(json.dumps({"id": "ok", **RUN}) + "\n")
+    board = ["leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--window", "after-cutoff", "--models"]
+    os.mkfifo(tmp_path / "models.csv")
+    assert (tmp_path / "models.csv").is_fifo()
+    line = _one_line_error(_arena(tmp_path, *board, "models.csv", timeout=60))
+    assert "models.csv: not a regular file" in line
+    deep = '{"m": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    (tmp_path / "models.json").write_text(deep)
+    assert deep.count("[") == 50_000
+    line = _one_line_error(_arena(tmp_path, *board, "models.json"))
+    assert "models.json" in line and "nested" in line
+    (tmp_path / "models.toml").write_bytes(b'[models."m"]\nrelease_date = "2024-01-01"\n# \xff\xfe\n')
+    line = _one_line_error(_arena(tmp_path, *board, "models.toml"))
+    assert "models.toml:3: not UTF-8 text" in line
