@@ -40,6 +40,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.arena import Arena, worker_arena
+from arena_core.engine.fingerprints import task_run_digests
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import CODED_TEXT, columns_from_table
 from arena_core.io.arrays import to_numpy
@@ -68,6 +69,8 @@ class Streamed:
     runs: int
     shards: list[Path]
     partitions: int
+    digests: dict[str, str]
+    """Each task's digest of its runs, when asked for."""
 
 
 def stream(
@@ -82,6 +85,7 @@ def stream(
     on_table: Callable[[Any], None] | None = None,
     limit: int,
     started: Callable[[], None] | None = None,
+    digests: bool = False,
 ) -> Streamed:
     """Score ``source`` a partition at a time: its cells grouped ``by`` (``None``: none); with
     ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations written to
@@ -91,7 +95,8 @@ def stream(
     this machine hands them over in a temporary Arrow file, removed once handed on; a Dask worker
     with its outcome, so no shared file system is needed). ``started`` is called once the
     workers are started and the input planned: a thread the caller starts then does not keep
-    them from being forked, nor slow the planning.
+    them from being forked, nor slow the planning. With ``digests``, each task's digest of its
+    runs (:func:`~arena_core.engine.fingerprints.task_run_digests`), for a board's provenance.
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
@@ -121,6 +126,7 @@ def stream(
                     tuple(partition_by),
                     on_table is not None,
                     f"{scratch}/table-{k:05d}.arrow" if on_table is not None and lanes.local else None,
+                    digests,
                 )
                 for k, part in enumerate(parts)
             ]
@@ -154,6 +160,7 @@ def stream(
         runs,
         [Path(j.shard) for j in jobs if j.shard is not None],
         len(parts),
+        {t: d for o in outcomes for t, d in o.digests.items()},
     )
 
 
@@ -245,6 +252,7 @@ class _Job:
     handoff: str | None = None
     """Where a worker on this machine writes that table, as an Arrow file, for the caller to map
     (a worker elsewhere sends it back with its outcome)."""
+    digests: bool = False
 
 
 @frozen
@@ -257,6 +265,7 @@ class _Outcome:
     error: str | None = None
     table: Any = None
     """The evaluations as an Arrow table, or the path of the Arrow file that holds them."""
+    digests: dict[str, str] = attrs.field(factory=dict)
 
 
 def _score_on_worker(recipe: tuple[Any, ...], job: _Job) -> _Outcome:
@@ -305,7 +314,8 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
         cells = TaskTable.of(runs_of(arena.scorer, result, job.by, meta), cells_only=True)
     if job.shard is not None:
         write_shard(result, job.shard, job.partition_by)
-    return _Outcome(len(rows), hashes, [], 0, cells, table=result.to_arrow() if job.arrow else None)
+    digests = task_run_digests(columns) if job.digests else {}
+    return _Outcome(len(rows), hashes, [], 0, cells, table=result.to_arrow() if job.arrow else None, digests=digests)
 
 
 def _unknown_models_meta(table: Any) -> dict[str, Any] | None:

@@ -66,7 +66,7 @@ def test_leaderboard_ranks_all_five_tools_with_intervals(workdir: Path) -> None:
 
 
 def test_leaderboard_json_matches_the_python_api(workdir: Path) -> None:
-    rows = json.loads(arena("leaderboard", "--example", "--by", "model", "--format", "json", cwd=workdir).stdout)
+    rows = json.loads(arena("leaderboard", "--example", "--by", "model", "--format", "json", cwd=workdir).stdout)["rows"]
     api = Arena(autoload=False)
     from arena_core.io.readers import read_submissions, read_tasks
 

@@ -69,7 +69,7 @@ def test_the_swe_bench_sample_clusters_by_repository() -> None:
                                "swebench", "swe-bench", "--by", "model", "--format", "json", *extra], cwd=FORMATS, capture_output=True,
                               text=True, env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
         assert done.returncode == 0, done.stderr
-        return {r["n_tasks"]: r for r in json.loads(done.stdout)}
+        return {r["n_tasks"]: r for r in json.loads(done.stdout)["rows"]}
 
     plain, clustered = board(), board("--cluster", "meta.repo")
     assert plain[500]["score"] == clustered[500]["score"] == pytest.approx(74.2)
@@ -98,7 +98,7 @@ def test_a_family_named_by_the_task_clusters_runs_that_do_not_name_it(tmp_path: 
     def board(*args: str) -> list:
         result = CliRunner().invoke(main, ["leaderboard", *args, "--cluster", "meta.repo", "--format", "json"])
         assert result.exit_code == 0, result.output
-        return json.loads(result.stdout)
+        return json.loads(result.stdout)["rows"]
 
     given = board(str(tmp_path / "named.jsonl"), "--tasks", str(tmp_path / "tasks.json"))
     assert board(str(tmp_path / "bare.jsonl"), "--tasks", str(tmp_path / "tasks.json")) == given
@@ -108,4 +108,4 @@ def test_a_family_named_by_the_task_clusters_runs_that_do_not_name_it(tmp_path: 
     assert [(r["group"], r["ci_low"], r["ci_high"]) for r in stored] == [(r["group"], r["ci_low"], r["ci_high"]) for r in given]
     plain = CliRunner().invoke(main, ["leaderboard", str(tmp_path / "bare.jsonl"), "--tasks", str(tmp_path / "tasks.json"),
                                       "--format", "json"])  # fmt: skip
-    assert [r["ci_low"] for r in json.loads(plain.stdout)] != [r["ci_low"] for r in given]  # the families were used
+    assert [r["ci_low"] for r in json.loads(plain.stdout)["rows"]] != [r["ci_low"] for r in given]  # the families were used

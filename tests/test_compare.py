@@ -106,8 +106,10 @@ def test_the_json_report_is_the_python_api_and_records_provenance(workdir: Path)
     loaded = load_config(workdir / "arena.toml")
     expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300, seed=7,
                        autoload=False)
+    made = data.pop("provenance")  # what the comparison read: the runs and tasks, as every JSON board says
     assert data == json.loads(json.dumps(expected.as_dict()))
     assert data["provenance_b"]["profile"] == "log-tokens"
+    assert made["n_runs"] == len(subs) and made["command"][:3] == ["compare", "--b", "log-tokens"]
     assert data["provenance_b"]["algorithms"]["token_efficiency"] == "token_efficiency_log"
     assert data["provenance_a"]["algorithms"]["token_efficiency"] == "token_efficiency"
     assert data["provenance_a"]["config_digest"] != data["provenance_b"]["config_digest"]

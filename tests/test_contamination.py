@@ -81,7 +81,7 @@ def test_arena_contamination_on_livecodebench_is_the_definition_over_its_own_fil
                                      str(livecodebench / "tasks.json"), "--models", str(livecodebench / "models.csv"),
                                      "--window", "after-release", "--format", "json"])  # fmt: skip
     assert done.exit_code == 0, done.output
-    (report,) = json.loads(done.stdout)
+    report = json.loads(done.stdout)
     data = json.loads(LIVECODEBENCH.read_text())
     released = {m["model_repr"]: m["release_date"] for m in data["models"]}
     first = min(p["date"] for p in data["performances"])

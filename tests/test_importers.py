@@ -108,11 +108,11 @@ def test_every_command_that_reads_harness_output_takes_tool_and_model(tb_run: Pa
     code, out, err = run("-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--by",
                          "tool,model", "--model", "gpt-5", "--tool", "ignored", "--format", "json")  # fmt: skip
     assert code == 0, err
-    assert [row["group"] for row in json.loads(out)] == ["Factory Droid / gpt-5"]  # the recorded tool kept
+    assert [row["group"] for row in json.loads(out)["rows"]] == ["Factory Droid / gpt-5"]  # the recorded tool kept
     code, out, err = run("-p", "correctness-only", "tasks", "--from", "terminal-bench", str(tb_run), "--by", "model",
                          "--model", "gpt-5", "--format", "json")  # fmt: skip
     assert code == 0, err
-    assert {tuple(row["group_solve_rates"]) for row in json.loads(out)} == {("gpt-5",)}
+    assert {tuple(row["group_solve_rates"]) for row in json.loads(out)["rows"]} == {("gpt-5",)}
     code, _, err = run("leaderboard", "--example", "--model", "gpt-5")
     assert code == 2 and "--tool and --model name what a harness's output does not record" in err
 
@@ -123,7 +123,7 @@ def test_a_terminal_bench_run_scored_on_correctness_alone_is_its_published_accur
         "-p", "correctness-only", "leaderboard", "--from", "terminal-bench", str(tb_run), "--format", "json", cwd=tb_run
     )
     assert result.returncode == 0, result.stderr
-    [group] = json.loads(result.stdout)
+    [group] = json.loads(result.stdout)["rows"]
     assert group["group"] == "Factory Droid" and group["n_runs"] == group["n_tasks"] == 80
     assert group["means"]["correctness"] == pytest.approx(published * 100) == pytest.approx(48.75)
     assert group["score"] == pytest.approx(48.75)
@@ -315,7 +315,7 @@ def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path
     done = runner.invoke(main, ["leaderboard", "--from", "mini-swe-agent", str(swebench_run), "--by", "model",
                                 "--format", "json"])
     assert done.exit_code == 0, done.output
-    rows = json.loads(done.stdout)
+    rows = json.loads(done.stdout)["rows"]
     assert [row["group"] for row in rows] == ["google/gemini-3-pro-preview"]  # the ungraded model is not on it
     assert rows[0]["n_runs"] == 1 and rows[0]["means"]["correctness"] == 100.0  # only the graded run counts
     assert "note: 2 runs have no verdict (flagged not_graded) and are not ranked" in done.stderr
@@ -323,7 +323,7 @@ def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path
     runs, tasks = str(tmp_path / "runs.jsonl"), str(tmp_path / "tasks.json")  # imported first: the same board
     assert runner.invoke(main, ["import", "mini-swe-agent", str(swebench_run), "-o", runs, "--tasks-out", tasks]).exit_code == 0
     again = runner.invoke(main, ["leaderboard", runs, "--tasks", tasks, "--by", "model", "--format", "json"])
-    assert [row["group"] for row in json.loads(again.stdout)] == ["google/gemini-3-pro-preview"]
+    assert [row["group"] for row in json.loads(again.stdout)["rows"]] == ["google/gemini-3-pro-preview"]
     assert "note: 2 runs have no verdict" in again.stderr
     stored = runner.invoke(main, ["ingest", runs, "--tasks", tasks, "--store", str(tmp_path / "a.db")])
     assert stored.exit_code == 0 and "Stored 1 evaluations" in stored.stdout  # the store ranks what it holds
@@ -550,7 +550,7 @@ def test_arena_import_writes_submissions_and_tasks_that_score_as_the_harness_did
     scored = cli(
         "-p", "correctness-only", "leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path
     )
-    assert json.loads(scored.stdout)[0]["means"]["correctness"] == pytest.approx(48.75)
+    assert json.loads(scored.stdout)["rows"][0]["means"]["correctness"] == pytest.approx(48.75)
 
 
 def test_a_bad_source_refuses_the_import_unless_skipped(tb_run: Path, tmp_path: Path) -> None:
@@ -601,7 +601,7 @@ def test_commands_detect_a_harnesss_output_and_say_what_they_leave_out(swebench_
 def test_the_aider_example_is_a_real_leaderboard(tmp_path: Path) -> None:
     result = cli("leaderboard", "--example", "aider", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    groups = {g["group"]: g for g in json.loads(result.stdout)}
+    groups = {g["group"]: g for g in json.loads(result.stdout)["rows"]}
     assert sum(g["n_runs"] for g in groups.values()) == 181
     assert groups["aider/diff"]["n_runs"] == 86 and groups["aider/whole"]["n_runs"] == 78
     # The example's own arena.toml says what missing figures do: no note of them; the one note
@@ -666,7 +666,10 @@ def test_imported_files_score_as_the_harness_output_does(tb_run: Path, tmp_path:
     files = cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path)
     folder = cli("leaderboard", "--from", "terminal-bench", str(tb_run), "--format", "json", cwd=tmp_path)
     assert files.returncode == folder.returncode == 0, files.stderr
-    assert json.loads(files.stdout) == json.loads(folder.stdout)
+    from_files, from_folder = json.loads(files.stdout), json.loads(folder.stdout)
+    assert from_files["rows"] == from_folder["rows"]
+    # The same runs; the written tasks are other records (they say what the format never records).
+    assert from_files["provenance"]["runs"] == from_folder["provenance"]["runs"]
     note = "terminal-bench output never records tool_calls, estimated_cost"
     assert note in files.stderr and note in folder.stderr
     plain = [{k: v for k, v in t.items() if k != "meta"} for t in json.loads((tmp_path / "tasks.json").read_text())]
@@ -711,4 +714,4 @@ def test_runs_stopped_at_the_harness_step_limit_are_flagged_and_counted_per_task
         "--format", "json", cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert all("step_limit" in row["flags"] for row in json.loads(done.stdout))
+    assert all("step_limit" in row["flags"] for row in json.loads(done.stdout)["rows"])

@@ -56,7 +56,7 @@ def board(tmp_path: Path, config: str, fmt: str, source: Path, *options: str) ->
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(done.stdout)["rows"]
 
 
 def test_a_zstd_eval_log_of_inspect_0_3_285_imports_on_this_python(arena: Arena) -> None:

@@ -95,7 +95,7 @@ def test_every_output_says_it(tmp_path: Path) -> None:
                               capture_output=True, text=True, cwd=tmp_path, check=True)
         return done.stdout
 
-    rows = json.loads(cli("leaderboard", "--format", "json"))
+    rows = json.loads(cli("leaderboard", "--format", "json"))["rows"]
     assert all("inverts" in row for row in rows)
     assert next(r for r in rows if r["group"] == "quitter")["inverts"][0] in ("solver", "steady")
     text = cli("leaderboard")

@@ -167,7 +167,7 @@ def test_arena_tasks_shows_the_fit_and_the_selection(tmp_path) -> None:
     printed = subprocess.run([sys.executable, "-m", "arena_core", "tasks", "--example", "--select", "3", "--format", "json"],
                              cwd=tmp_path, capture_output=True, text=True, env=env)  # fmt: skip
     data = json.loads(printed.stdout)
-    assert len(data["selection"]["tasks"]) == 3 and all(isinstance(r["difficulty"], float) for r in data["tasks"])
+    assert len(data["selection"]["tasks"]) == 3 and all(isinstance(r["difficulty"], float) for r in data["rows"])
 
 
 # ---------------------------------------------------------------------------

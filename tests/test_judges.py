@@ -307,7 +307,7 @@ def test_every_command_scores_judged_tasks_alike_and_arena_judge_resumes(tmp_pat
         assert len(stub.requests) == asked  # the cache answered every command
     evaluations = [json.loads(x) for x in scored.stdout.splitlines()]
     assert {e["correctness_score"] for e in evaluations} == {80.0}
-    assert json.loads(board.stdout)[0]["means"]["correctness"] == 80.0
+    assert json.loads(board.stdout)["rows"][0]["means"]["correctness"] == 80.0
     (tmp_path / "recorded.toml").write_text('judge_cache = ""\n[judges.stub]\nprovider = "recorded"\npath = "verdicts.jsonl"\n')
     replayed = _arena(tmp_path, "-c", "recorded.toml", "score", "runs.jsonl", "--tasks", "tasks.json")
     assert [json.loads(x)["correctness_score"] for x in replayed.stdout.splitlines()] == [80.0] * 4

@@ -129,7 +129,7 @@ def test_the_corrected_board_matches_ppi_python_on_the_runs_correctness(tmp_path
         str(tmp_path / "tasks.json"), "--labels", str(tmp_path / "labels.jsonl"), "--correctness-source", "corrected",
         "--format", "json"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    rows = {row["group"]: row["correctness_corrected"] for row in json.loads(result.stdout)}
+    rows = {row["group"]: row["correctness_corrected"] for row in json.loads(result.stdout)["rows"]}
     for tool, runs in per_tool.items():
         everything = np.array([judge for _, judge in runs.values()])
         y = np.array([runs[s][0] for s in labelled if s in runs])

@@ -338,19 +338,19 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_rows_filters_and_errors(tmp_path: Path) -> None:
-    rows = json.loads(cli("leaderboard", "--example", "--format", "json", cwd=tmp_path).stdout)
+    rows = json.loads(cli("leaderboard", "--example", "--format", "json", cwd=tmp_path).stdout)["rows"]
     for key in ("group", "n_runs", "n_tasks", "score", "ci_low", "ci_high", "rank", "rank_low", "rank_high",
                 "tier", "provisional", "coverage", "means"):
         assert key in rows[0]
-    one = json.loads(cli("leaderboard", "--example", "--task", "debugging-009", "--format", "json", cwd=tmp_path).stdout)
+    one = json.loads(cli("leaderboard", "--example", "--task", "debugging-009", "--format", "json", cwd=tmp_path).stdout)["rows"]
     assert {r["n_tasks"] for r in one} == {1} and all(r["provisional"] and r["rank"] is None for r in one)
     tasks = json.loads((EXAMPLE / "tasks.json").read_text())
     category = tasks[0]["category"]
     in_category = sum(t["category"] == category for t in tasks)
-    by_category = json.loads(cli("leaderboard", "--example", "--category", category, "--format", "json", cwd=tmp_path).stdout)
+    by_category = json.loads(cli("leaderboard", "--example", "--category", category, "--format", "json", cwd=tmp_path).stdout)["rows"]
     assert {r["n_tasks"] for r in by_category} == {in_category}
     aider = json.loads(cli("leaderboard", "--example", "aider", "--by", "meta.edit_format", "--where",
-                           "meta.aider_version=0.75.2.dev", "--format", "json", cwd=tmp_path).stdout)
+                           "meta.aider_version=0.75.2.dev", "--format", "json", cwd=tmp_path).stdout)["rows"]
     real = [json.loads(line) for line in (REAL_DATA / "submissions.jsonl").read_text().splitlines()]
     chosen = [r["meta"]["edit_format"] for r in real if r["meta"].get("aider_version") == "0.75.2.dev"]
     assert {r["group"]: r["n_runs"] for r in aider} == {f: chosen.count(f) for f in set(chosen)}
@@ -360,9 +360,9 @@ def test_cli_rows_filters_and_errors(tmp_path: Path) -> None:
     assert unknown.returncode == 2 and "no aggregator named 'median'" in unknown.stderr
     wrong_by = cli("leaderboard", "--example", "--by", "team", cwd=tmp_path)
     assert wrong_by.returncode == 2 and "by: expected 'tool', 'model', 'tool,model' or 'meta.KEY'" in wrong_by.stderr
-    pairs = json.loads(cli("leaderboard", "--example", "--pairwise", "--format", "json", cwd=tmp_path).stdout)
+    pairs = json.loads(cli("leaderboard", "--example", "--pairwise", "--format", "json", cwd=tmp_path).stdout)["rows"]
     assert len(pairs) == 10 and {"a", "b", "p_value", "p_adjusted", "min_detectable"} <= set(pairs[0])
-    front = json.loads(cli("pareto", "--example", "aider", "--by", "model", "--format", "json", cwd=tmp_path).stdout)
+    front = json.loads(cli("pareto", "--example", "aider", "--by", "model", "--format", "json", cwd=tmp_path).stdout)["rows"]
     assert any(p["on_front"] for p in front) and all(p["dominated_by"] == [] for p in front if p["on_front"])
 
 
@@ -408,7 +408,7 @@ def test_runs_whose_model_is_unknown_are_grouped_per_harness_run(tmp_path) -> No
                            "--tasks", "tasks.json", "--by", "model", "--format", "json"], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    rows = {r["group"]: r for r in json.loads(done.stdout)}
+    rows = {r["group"]: r for r in json.loads(done.stdout)["rows"]}
     assert set(rows) == {"(unknown model: r1)", "(unknown model: r2)", "(unknown model: loose)"}
     assert rows["(unknown model: r1)"]["score"] == 100.0 and rows["(unknown model: r2)"]["score"] == 25.0
     assert rows["(unknown model: r1)"]["n_runs"] == 4
@@ -437,13 +437,13 @@ def test_groups_that_share_no_task_with_the_ranked_ones_are_listed_apart(tmp_pat
             for g, ts in ran.items() for t in ts]  # fmt: skip
     (tmp_path / "tasks.json").write_text(json.dumps(tasks))
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
-    rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)
+    rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)["rows"]
     assert [(r["group"] in "abc", r["apart"], r["rank"] is None) for r in rows] == [(True, False, False)] * 3 + [(False, True, True)] * 2
     text = cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", cwd=tmp_path).stdout
     assert "x \u2020" in text and "\u2020 apart: shares no task with the ranked groups" in text
     joined = [*runs, {"id": "bridge", "task_id": "t4", "tool": "a", "total_tokens": 150, "tool_calls": 3}]
     (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in joined))
-    rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)
+    rows = json.loads(cli("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path).stdout)["rows"]
     assert not any(r["apart"] for r in rows) and all(r["rank"] is not None for r in rows)
 
 
@@ -459,9 +459,9 @@ def test_commands_reading_some_dimensions_do_not_ask_for_figures_only_others_nee
     given = ("runs.jsonl", "--tasks", "tasks.json")
     front = cli("pareto", *given, "--x", "cost", "--y", "correctness", "--format", "json", cwd=tmp_path)
     assert front.returncode == 0, front.stderr
-    assert sorted(p["group"] for p in json.loads(front.stdout)) == ["a", "bb", "ccc"]
+    assert sorted(p["group"] for p in json.loads(front.stdout)["rows"]) == ["a", "bb", "ccc"]
     irt = cli("leaderboard", *given, "--method", "irt", "--format", "json", cwd=tmp_path)
-    assert irt.returncode == 0 and len(json.loads(irt.stdout)) == 3, irt.stderr
+    assert irt.returncode == 0 and len(json.loads(irt.stdout)["rows"]) == 3, irt.stderr
     for refused in (cli("leaderboard", *given, cwd=tmp_path), cli("pareto", *given, "--y", "overall", cwd=tmp_path)):
         assert refused.returncode == 2 and "total_tokens, tool_calls: expected a value" in refused.stderr
 

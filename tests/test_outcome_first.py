@@ -118,7 +118,7 @@ def test_gated_boards_of_aiders_runs_name_no_inversion(method: str) -> None:
     result = CliRunner().invoke(main, ["-p", "gated", "leaderboard", "--example", "aider", "--by", "model",
                                        "--method", method, "--format", "json"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["rows"]
     assert sum(not r["provisional"] for r in rows) >= 2 and all(r["inverts"] == [] for r in rows)
     text = CliRunner().invoke(main, ["-p", "gated", "leaderboard", "--example", "aider", "--by", "model"])
     assert "order: outcome-first" in text.stdout and "see -p gated" not in text.stdout

@@ -52,7 +52,7 @@ def test_runs_and_tasks_left_out_are_not_checked(arena_files: Path) -> None:
     chosen = arena("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--category", "debugging",
                    "--where", "meta.split=test", "--format", "json", cwd=arena_files)
     assert chosen.returncode == 0, chosen.stderr
-    rows = json.loads(chosen.stdout)
+    rows = json.loads(chosen.stdout)["rows"]
     assert {r["group"]: r["n_runs"] for r in rows} == {"a": 3, "b": 3, "c": 3}
     for command in (["tasks"], ["pareto", "--x", "tokens"]):
         done = arena(*command, "runs.jsonl", "--tasks", "tasks.json", "--task", "t1", "--task", "t2",
@@ -73,18 +73,18 @@ def test_excluded_harness_errors_leave_the_denominator_and_are_counted(tmp_path:
     verdictless = sum(r.get("is_resolved") is None for r in published["results"])
     counted = arena("-p", "correctness-only", "leaderboard", TB_RUN, "--format", "json", cwd=FORMATS)
     assert counted.returncode == 0, counted.stderr
-    (row,) = json.loads(counted.stdout)
+    (row,) = json.loads(counted.stdout)["rows"]
     assert row["n_runs"] == 80 and row["score"] == pytest.approx(100 * published["accuracy"])
     (tmp_path / "arena.toml").write_text('infra_failures = "exclude"\n')
     left_out = arena("-c", str(tmp_path / "arena.toml"), "-p", "correctness-only", "leaderboard", TB_RUN,
                      "--format", "json", cwd=FORMATS)
     assert left_out.returncode == 0, left_out.stderr
-    (row,) = json.loads(left_out.stdout)
+    (row,) = json.loads(left_out.stdout)["rows"]
     assert verdictless == 3 and row["n_runs"] == 80 - verdictless
     assert row["score"] == pytest.approx(100 * published["n_resolved"] / (80 - verdictless))
     assert "note: 3 runs flagged as harness errors left out (infra_failures = exclude)" in left_out.stderr
     tasks = arena("-c", str(tmp_path / "arena.toml"), "-p", "gated", "tasks", TB_RUN, "--format", "json", cwd=FORMATS)
-    assert not any("harness_errors" in r["flags"] for r in json.loads(tasks.stdout))
+    assert not any("harness_errors" in r["flags"] for r in json.loads(tasks.stdout)["rows"])
 
 
 def _flagged_runs() -> tuple[list[dict], dict]:

@@ -72,7 +72,7 @@ def test_the_leaderboard_adds_pass_at_k_pass_hat_k_and_flips(tmp_path: Path) -> 
     done = _arena("-p", "correctness-only", "leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--pass-k", "1,2,5",
                   "--format", "json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    rows = {r["group"]: r for r in json.loads(done.stdout)}
+    rows = {r["group"]: r for r in json.loads(done.stdout)["rows"]}
     for tool, values in expected.items():
         got = {int(k): v["value"] for k, v in rows[tool]["pass_at_k"].items()}
         assert got == pytest.approx(values, abs=1e-12)
@@ -91,7 +91,7 @@ def test_pass_at_1_on_the_terminal_bench_sample_is_its_published_accuracy() -> N
     done = _arena("-p", "gated", "leaderboard", "harbor-terminal-bench/tb.run.droid-gpt-5.results.json",
                   "--pass-k", "1,2", "--format", "json", cwd=FORMATS)
     assert done.returncode == 0, done.stderr
-    [row] = json.loads(done.stdout)
+    [row] = json.loads(done.stdout)["rows"]
     published = json.loads((FORMATS / "harbor-terminal-bench" / "tb.run.droid-gpt-5.results.json").read_text())
     assert row["pass_at_k"]["1"]["value"] == pytest.approx(published["accuracy"])  # 0.4875: one attempt a task
     assert row["attempts"] == 1 and "2" not in row["pass_at_k"]

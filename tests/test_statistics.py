@@ -324,7 +324,7 @@ def test_the_python_leaderboard_is_what_the_command_prints_from_files_and_from_a
         cwd=tmp_path,
         env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"},
     ).stdout
-    assert json.loads(printed) == json.loads(json.dumps([to_dict(r) for r in rows]))
+    assert json.loads(printed)["rows"] == json.loads(json.dumps([to_dict(r) for r in rows]))
     store = MemoryStore()
     processed = arena.process(subs, store=store, tasks=tasks)
     from_store = arena.leaderboard(store=store, by="model")

@@ -100,7 +100,7 @@ def test_every_path_gives_the_store_board_whatever_the_arrival_order(places, tmp
             assert printed.returncode == 0, printed.stderr
             served = client.get("/leaderboard", params={"by": by}, headers=reader)
             assert served.status_code == 200, served.text
-            assert api == json.loads(printed.stdout) == finite(served.json()) == at_once[by], (order, by)
+            assert api == json.loads(printed.stdout)["rows"] == finite(served.json()) == at_once[by], (order, by)
         task = sorted(TASK_MAP)[order]
         served = client.get(f"/tasks/{task}/rankings", params={"limit": 1000}, headers=reader).json()
         want = sorted((e for e in arena.evaluate_many(RUNS, TASK_MAP) if e.task_id == task), key=lambda e: e.overall_ranking)
@@ -170,7 +170,7 @@ def test_a_selection_of_runs_is_read_off_the_store_board_by_every_command(tmp_pa
     where = ["--store", "arena.db", "--where", "meta.half=a"]
     printed = run_arena("leaderboard", *where, "--format", "json", cwd=tmp_path)
     assert printed.returncode == 0, printed.stderr
-    board = json.loads(printed.stdout)
+    board = json.loads(printed.stdout)["rows"]
     current = arena.current_scores(store).evaluations(store)
     kept = [e for e in current if e.submission_id in {r["id"] for r in runs if r["meta"]["half"] == "a"}]
     assert board == _rows(arena.leaderboard(kept))

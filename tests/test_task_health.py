@@ -89,7 +89,7 @@ def test_the_terminal_bench_sample(tmp_path: Path) -> None:
                            "harbor-terminal-bench/tb.run.droid-gpt-5.results.json", "--format", "json"],
                           cwd=FORMATS, capture_output=True, text=True, env={**os.environ, "ARENA_DISABLE_PLUGIN_AUTOLOAD": "1"})
     assert done.returncode == 0, done.stderr
-    rows = json.loads(done.stdout)
+    rows = json.loads(done.stdout)["rows"]
     published = json.loads((FORMATS / "harbor-terminal-bench" / "tb.run.droid-gpt-5.results.json").read_text())
     assert len(rows) == 80 and sum("saturated" in r["flags"] for r in rows) == published["n_resolved"] == 39
     assert sum("unsolved" in r["flags"] for r in rows) == published["n_unresolved"] == 41

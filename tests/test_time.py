@@ -40,7 +40,7 @@ def test_a_window_scores_each_model_on_the_problems_published_in_it(dated: Path)
     tasks = {t["id"]: t for t in json.loads((dated / "tasks.json").read_text())}
     inside = {t for t, task in tasks.items() if "2025-03-15" <= task.get("created_at", "") <= "2025-06-15"}
     runs = [json.loads(line) for line in (dated / "runs.jsonl").read_text().splitlines()]
-    for row in json.loads(done.stdout):
+    for row in json.loads(done.stdout)["rows"]:
         mine = [r for r in runs if r["model"] == row["group"] and r["task_id"] in inside]
         assert row["n_tasks"] == len(inside) == 14
         assert row["means"]["correctness"] == pytest.approx(100 * sum(r["success"] for r in mine) / len(mine))
@@ -61,7 +61,7 @@ def _board(folder: Path, *options: str) -> tuple[list[dict], str]:
     done = CliRunner().invoke(main, ["-p", "correctness-only", "leaderboard", str(folder / "runs.jsonl"), "--tasks",
                                      str(folder / "tasks.json"), "--by", "model", "--format", "json", *options])  # fmt: skip
     assert done.exit_code == 0, done.output
-    return json.loads(done.stdout), done.stderr
+    return json.loads(done.stdout)["rows"], done.stderr
 
 
 def test_a_window_per_model_is_livecodebench_s_score_after_each_release(livecodebench: Path) -> None:
@@ -98,7 +98,7 @@ def test_models_without_the_date_are_left_out_and_named(livecodebench: Path) -> 
                                      str(livecodebench / "runs.jsonl"), "--tasks", str(livecodebench / "tasks.json"),
                                      "--by", "model", "--window", "after-cutoff", "--format", "json"])  # fmt: skip
     assert done.exit_code == 0, done.output
-    assert [r["group"] for r in json.loads(done.stdout)] == ["claude-3-opus"]
+    assert [r["group"] for r in json.loads(done.stdout)["rows"]] == ["claude-3-opus"]
     assert "window after-cutoff: claude-3-opus: tasks created after 2023-08-31" in done.stderr
     assert "runs of models without a knowledge_cutoff left out of --window after-cutoff: DSCoder-33b-Ins (479)" \
            in done.stderr  # fmt: skip
@@ -130,13 +130,18 @@ def test_the_time_page_shows_current_output(livecodebench: Path, monkeypatch: py
 
     page = (Path(__file__).parent.parent / "docs" / "time.md").read_text()
     blocks = re.findall(r"```console\n(.*?)```", page, flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 5
     monkeypatch.chdir(livecodebench)
     for block in blocks:
         command, *shown = block.splitlines()
+        command, _, target = command.partition(" > ")  # the shell's redirection of standard output
         done = CliRunner().invoke(main, shlex.split(command.removeprefix("$ arena ")))
         assert done.exit_code == 0, done.output
-        assert _matches(shown, done.stderr.splitlines() + done.stdout.splitlines()), done.output
+        if target:
+            (livecodebench / target).write_text(done.stdout)
+            assert json.loads(done.stdout)["provenance"]["n_runs"] == 2116
+        printed = done.stderr.splitlines() + ([] if target else done.stdout.splitlines())
+        assert _matches(shown, printed), done.output
 
 
 def test_importers_read_when_each_problem_was_published(tmp_path: Path) -> None:
@@ -201,8 +206,13 @@ def test_the_api_and_the_service_take_the_windows_the_cli_takes(tmp_path: Path) 
     reader = {"Authorization": f"Bearer {tokens.create('operator', [])[1]}"}
     served = client.get("/leaderboard", params={"by": "model", "window": "after-cutoff"}, headers=reader)
     assert served.status_code == 200, served.text
-    assert json.loads(printed.stdout) == finite([to_dict(r) for r in api]) == finite(served.json())
+    board = json.loads(printed.stdout)
+    assert board["rows"] == finite([to_dict(r) for r in api]) == finite(served.json())
     assert {r["group"] for r in served.json()} == {"a", "b"}  # c has no date: left out
+    # The same provenance: the runs and tasks in the window, the configuration, the window.
+    made = json.loads(served.headers["Arena-Provenance"])
+    assert made == {**board["provenance"], "command": made["command"]} and made["window"] == {"window": "after-cutoff"}
+    assert made["n_runs"] == 24 + 12 and made["n_tasks"] == 36
     notes = json.loads(served.headers["Arena-Window"])
     assert "window after-cutoff: a: tasks created after 2025-04-30 (24 tasks)" in notes
     assert "window after-cutoff: b: tasks created after 2025-08-31 (12 tasks)" in notes
@@ -232,12 +242,12 @@ def test_the_report_s_time_page_is_arena_trend_and_arena_contamination(livecodeb
     assert made.exit_code == 0, made.output
     page = html.unescape((livecodebench / "site" / "time.html").read_text())
     assert 'href="time.html"' in (livecodebench / "site" / "index.html").read_text()
-    trend = json.loads(CliRunner().invoke(main, ["trend", *common, "--y", "correctness", "--format", "json"]).stdout)[0]
+    trend = json.loads(CliRunner().invoke(main, ["trend", *common, "--y", "correctness", "--format", "json"]).stdout)
     cell = r"<td[^>]*>([^<]*)</td>"
     rows = re.findall(rf"<tr[^>]*>{cell * 6}</tr>", page[: page.index("</table>")])
     assert [(r[2], r[5] == "yes") for r in rows] == [(p["group"], p["on_frontier"]) for p in trend["points"]]
     gaps = json.loads(CliRunner().invoke(main, ["contamination", *common[:3], *common[5:], "--window", "after-release",
-                                                "--format", "json"]).stdout)[0]["models"]  # fmt: skip
+                                                "--format", "json"]).stdout)["models"]  # fmt: skip
     for gap in gaps:
         if gap["naive"] is not None:
             found = re.search(rf"<td>{re.escape(gap['model'])}</td>{cell * 4}", page)

@@ -69,7 +69,7 @@ def test_arena_trend_on_livecodebench_is_the_frontier_of_its_own_file(livecodebe
                                      "--by", "model", "--models", str(livecodebench / "models.csv"), "--y", "correctness",
                                      "--format", "json"])  # fmt: skip
     assert done.exit_code == 0, done.output
-    (found,) = json.loads(done.stdout)
+    found = json.loads(done.stdout)
     data = json.loads(LIVECODEBENCH.read_text())
     means = {m["model_repr"]: np.mean([p["Pass@1"] for p in data["performances"] if p["model"] == m["model_repr"]])
              for m in data["models"]}  # fmt: skip
@@ -93,7 +93,7 @@ def test_a_group_dates_itself_by_its_runs_and_undated_groups_are_named(tmp_path:
     base = ["trend", str(tmp_path / "runs.jsonl"), "--tasks", str(tmp_path / "tasks.json"), "--y", "correctness"]
     done = CliRunner().invoke(main, [*base, "--x", "started_at", "--format", "json"])
     assert done.exit_code == 0, done.output
-    (found,) = json.loads(done.stdout)
+    found = json.loads(done.stdout)
     assert [(p["group"], p["x"]) for p in found["points"]] == [("a", "2025-01-01T10:00:00Z"), ("b", "2025-02-01T10:00:00Z")]
     assert found["undated"] == ["c"]
     none = CliRunner().invoke(main, [*base, "--x", "release_date"])

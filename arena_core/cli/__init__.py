@@ -19,6 +19,7 @@ from arena_core.cli import (
     storing,
     tasks,
     trending,
+    verifying,
     voting,
     weighting,
 )
@@ -44,6 +45,7 @@ del (
     storing,
     tasks,
     trending,
+    verifying,
     voting,
     weighting,
 )

@@ -20,6 +20,7 @@ import attrs
 import click
 
 from arena_core.arena import Arena
+from arena_core.cli.provenances import RecordingCommand
 from arena_core.cli.stores import STORE_ENV
 from arena_core.config.files import ConfigError, LoadedConfig, config_error, load_config
 from arena_core.config.settings import DEFAULT_MISSING
@@ -75,6 +76,10 @@ class State:
         #: ``--votes`` files: people's votes between runs (:attr:`votes`).
         self.vote_paths: tuple[Path, ...] = ()
         self._votes: list[Vote] | None = None
+        #: The runs the command read after selection, or each task's digest of them (streamed,
+        #: or from a store), and how many: for the provenance of a JSON board.
+        self.runs_read: Columns | Sequence[Submission] | Mapping[str, str] | None = None
+        self.runs_count = 0
 
     def record_inputs(self, importer: str, formats: Sequence[str]) -> None:
         """Say in the provenance of the evaluations which importer read the runs, and which versions."""
@@ -289,3 +294,6 @@ def main(ctx: click.Context, config_path: Path | None, profile: str | None, disa
       arena leaderboard --example
     """
     ctx.obj = State(config_path, profile, disable)
+
+
+main.command_class = RecordingCommand  # every subcommand keeps its arguments, for provenance

@@ -9,6 +9,7 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.provenances import board_document
 from arena_core.cli.selection import Selection, pick_of, selection_options
 from arena_core.compare import compare as compare_profiles
 from arena_core.io.output import atomic_output
@@ -99,7 +100,7 @@ def compare(
         by=by,
     )
     text = (
-        json.dumps(report.as_dict(), indent=2) + "\n"
+        json.dumps(board_document(state, tasks, report.as_dict(), pick.time), indent=2) + "\n"
         if fmt == "json"
         else render_html(report)
         if fmt == "html"

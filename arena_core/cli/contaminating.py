@@ -10,7 +10,7 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import echo_json, finite, models_of, models_option
+from arena_core.cli.selection import echo_board, finite, models_of, models_option
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.releases import WINDOWS
@@ -85,8 +85,8 @@ def contamination_command(
     gaps = contamination(table, scores, created, dates, chosen, resamples=resamples)
     undated = sorted(set(table.groups) - set(dates))
     if fmt == "json":
-        echo_json([{"window": window, "y": y, "references": chosen, "undated_models": undated,
-                    "models": [to_dict(g) for g in gaps]}])  # fmt: skip
+        echo_board(state, tasks, {"window": window, "y": y, "references": chosen, "undated_models": undated,
+                                  "models": [to_dict(g) for g in gaps]})  # fmt: skip
         return
     rows = [
         [g.model, g.date, g.before_tasks, g.after_tasks, *finite([g.before, g.after, g.naive, g.adjusted]),

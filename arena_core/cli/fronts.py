@@ -6,7 +6,7 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
-from arena_core.cli.selection import Selection, by_option, echo_json, pick_of, selection_options
+from arena_core.cli.selection import Selection, by_option, echo_board, json_rows, pick_of, selection_options
 from arena_core.engine.columns import Columns
 from arena_core.io.table import render
 from arena_core.model.records import Submission
@@ -56,7 +56,7 @@ def pareto(
         click.echo(note, err=True)
     points = state.arena.pareto(evaluations, subs, by=by, x=x, y=y, meta=meta)
     if fmt == "json":
-        echo_json(points)
+        echo_board(state, tasks, {"rows": json_rows(points)}, pick.time)
         return
     rows = [
         [

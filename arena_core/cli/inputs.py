@@ -170,6 +170,7 @@ def read_inputs(
     ``--votes`` held against them (a vote naming a run not given, or of another task, is an
     error naming the vote) unless ``votes_on_these`` is false (votes may name stored runs)."""
     subs, tasks = _read_inputs(state, given, need_tasks, pick or Pick())
+    state.runs_read = subs
     if state.vote_paths and votes_on_these:
         check_votes(state.votes, {s.id: s.task_id for s in subs})
     return subs, tasks
@@ -209,6 +210,7 @@ def read_columns(
     """Like :func:`read_inputs`, for commands that only score: the records go to columns in one
     pass (no object per submission), with every bad record reported as ``FILE:LINE``."""
     runs, tasks = _read_columns(state, given, pick or Pick())
+    state.runs_read = runs
     if state.vote_paths:
         if isinstance(runs, Columns):
             check_votes(state.votes, dict(zip(map(str, runs.ids), map(str, runs.task_ids), strict=True)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +16,9 @@ from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.repeated import cap_note, parse_ks, repeat_cells, with_repeats
 from arena_core.cli.selection import (
     Selection,
-    echo_json,
+    echo_board,
     evaluations_of,
+    json_rows,
     pick_of,
     selection_options,
     store_option,
@@ -158,7 +158,7 @@ def leaderboard(
     source = streamed_source(state, inputs, pick, why_not=held)
     evaluations: Sequence[Any] | TaskTable
     if source is not None:
-        evaluations, meta = stream_leaderboard(state, source, inputs, pick, by, quiet), None
+        (evaluations, tasks), meta = stream_leaderboard(state, source, inputs, pick, by, quiet, fmt == "json"), None
     else:
         evaluations, meta, tasks = evaluations_of(
             state, inputs, store_path, pick, needs_meta(by) or bool(cluster) or priced, quiet
@@ -189,8 +189,8 @@ def leaderboard(
     if corrected and not isinstance(evaluations, TaskTable):
         fixed = corrected_rows(state, arena, evaluations, tasks, by, meta, store_path)
     if fmt == "json":
-        rows = pairs if pairwise else [_json_row(g, found, fixed) for g in groups]
-        echo_json(rows)
+        rows = json_rows(pairs) if pairwise else [_json_row(g, found, fixed) for g in groups]
+        echo_board(state, tasks, {"rows": rows}, pick.time)
         return
     extra = repeat_cells(ks, found) if ks else ([], {})
     if fixed:
@@ -314,16 +314,18 @@ def _submission_board(
         raise click.UsageError("--by submission takes at most one --task")
     task_id = task_ids[0] if task_ids else None
     if store_path is not None:
-        evaluations, subs, _ = stored_arena(state, store_path, task_id)
+        evaluations, subs, tasks = stored_arena(state, store_path, task_id)
+        state.runs_read = subs
     else:
         subs, tasks = read_inputs(state, inputs)
         if task_id is not None:
             if task_id not in tasks:
                 raise ArenaError(f"--task {task_id!r}: no such task (tasks: {', '.join(sorted(tasks))})")
             subs = [s for s in subs if s.task_id == task_id]
+            tasks, state.runs_read = {task_id: tasks[task_id]}, subs
         evaluations = list(score_all(state, subs, tasks, quiet))
     if fmt == "json":
-        click.echo(json.dumps([to_dict(e) for e in evaluations], indent=2))
+        echo_board(state, tasks, {"rows": [to_dict(e) for e in evaluations]})
         return
     dims = list(dict.fromkeys(d for e in evaluations for d in e.scores))
     flags: dict[str, tuple[str, ...]] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +11,13 @@ import click
 
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, note_unrecorded, read_inputs
+from arena_core.cli.provenances import board_provenance
 from arena_core.cli.repeated import parse_ks
 from arena_core.cli.selection import Selection, pick_of, selection_options, stored_runs
 from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.model.errors import ArenaError, closest
+from arena_core.model.records import Task
+from arena_core.model.serde import to_dict
 from arena_core.report.card import cards_for, render_card, score_card
 from arena_core.report.site import write_site
 from arena_core.stats.runs import check_cluster
@@ -49,8 +53,8 @@ def card(state: State, submission_id: str, inputs: InputFiles, store_path: Path 
     if store_path is not None:
         if inputs.submissions or inputs.example or inputs.tasks:
             raise click.UsageError("give SUBMISSIONS (or --example) or --store, not both")
-        found = _stored_card(state, open_store(store_path), store_path, submission_id)
-        click.echo(json.dumps(found, indent=2) if fmt == "json" else render_card(found))
+        found, tasks = _stored_card(state, open_store(store_path), store_path, submission_id)
+        click.echo(json.dumps(_with_inputs(state, found, tasks), indent=2) if fmt == "json" else render_card(found))
         return
     subs, tasks = read_inputs(state, inputs)
     ids = [s.id for s in subs]
@@ -59,16 +63,27 @@ def card(state: State, submission_id: str, inputs: InputFiles, store_path: Path 
     if state.arena.config.baseline_scope != "task":
         raise ArenaError("score cards use per-task baselines: baseline_scope must be 'task'")
     [found] = cards_for(state.arena, subs, tasks, [submission_id])
-    click.echo(json.dumps(found, indent=2) if fmt == "json" else render_card(found))
+    click.echo(json.dumps(_with_inputs(state, found, tasks), indent=2) if fmt == "json" else render_card(found))
 
 
-def _stored_card(state: State, store: Store, where: Path | str, submission_id: str) -> dict[str, Any]:
+def _with_inputs(state: State, card: dict[str, Any], tasks: Mapping[str, Task]) -> dict[str, Any]:
+    """The card with what it was computed from (the runs of its baseline, the tasks, the
+    version, the command) in its provenance, beside how it was scored."""
+    return {**card, "provenance": {**(card["provenance"] or {}), **to_dict(board_provenance(state, tasks))}}
+
+
+def _stored_card(
+    state: State, store: Store, where: Path | str, submission_id: str
+) -> tuple[dict[str, Any], dict[str, Task]]:
     with store.transaction(write=False) as tx:
         task_id = next((t for t in tx.task_ids() if submission_id in submission_columns(tx, t).ids), None)
+        if task_id is not None:
+            state.runs_read = tx.submissions(task_id)
     if task_id is None:
         raise ArenaError(f"{where}: no stored submission {submission_id!r}")
     stored, submission, task, baseline = stored_baseline(state.arena, store, task_id, submission_id)
-    return {**score_card(state.arena, submission, task, baseline, stored), "baseline_version": baseline.version}
+    card = score_card(state.arena, submission, task, baseline, stored)
+    return {**card, "baseline_version": baseline.version}, {task.id: task}
 
 
 @main.command()
@@ -133,7 +148,7 @@ def report(
         subs = [s for s in stored if pick.keeps_meta(s.task_id, s.meta, s.model)]
         if not subs:
             raise ArenaError(f"{store_path}: no stored run is kept by the options given")
-        store = open_store(store_path)
+        store, state.runs_read = open_store(store_path), subs
     else:
         subs, tasks = read_inputs(state, inputs, pick=pick)
     if note := pick.note():
@@ -143,6 +158,7 @@ def report(
         mine = set(tasks)
         peers = [s for s in stored if s.task_id in mine]
         scored = (peers, [e for e in state.arena.current_scores(store).evaluations(store) if e.task_id in mine])
+    made = to_dict(board_provenance(state, tasks, pick.time))
     pages = write_site(state.arena, subs, tasks, output, by=by, store=store, method=method, cluster=cluster,
-                       pass_k=parse_ks(pass_k), models=pick.time.models, scored=scored)  # fmt: skip
+                       pass_k=parse_ks(pass_k), models=pick.time.models, scored=scored, provenance=made)  # fmt: skip
     click.echo(f"Wrote {len(pages)} pages to {output}/ (open {output / 'index.html'})", err=True)

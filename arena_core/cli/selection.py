@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from attrs import frozen
 from arena_core.cli.app import State, score_all
 from arena_core.cli.inputs import InputFiles, note_unrecorded, read_columns, read_inputs
 from arena_core.cli.picking import Pick
+from arena_core.cli.provenances import board_document
 from arena_core.cli.stores import StoreLocation, open_store
 from arena_core.io.modelfiles import read_models
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
@@ -151,6 +152,7 @@ def evaluations_of(
         stored, subs, tasks = stored_arena(state, store_path)
         tasks = pick.tasks_of(tasks)
         kept = {s.id for s in subs if pick.keeps_meta(s.task_id, s.meta, s.model)}
+        state.runs_read = [s for s in subs if s.id in kept]
         evaluations = [e for e in stored if e.submission_id in kept]
         if not evaluations:
             raise ArenaError(f"{store_path}: no stored run is kept by the options given")
@@ -219,4 +221,14 @@ def finite(value: Any) -> Any:
 
 def echo_json(rows: Sequence[Any]) -> None:
     """Rows (attrs records or dicts) as a JSON array, NaN as null."""
-    click.echo(json.dumps([finite(row if isinstance(row, dict) else to_dict(row)) for row in rows], indent=2))
+    click.echo(json.dumps(json_rows(rows), indent=2))
+
+
+def json_rows(rows: Sequence[Any]) -> list[Any]:
+    """Rows (attrs records or dicts) as JSON values, NaN as null."""
+    return [finite(row if isinstance(row, dict) else to_dict(row)) for row in rows]
+
+
+def echo_board(state: State, tasks: Mapping[str, Task], body: Mapping[str, Any], window: Any = None) -> None:
+    """A JSON board: ``body`` (its rows, and what else it shows) after its provenance."""
+    click.echo(json.dumps(finite(board_document(state, tasks, body, window)), indent=2))

@@ -93,14 +93,19 @@ def _reason(state: State, pick: Pick) -> str | None:
     return None
 
 
-def stream_leaderboard(state: State, source: Source, given: InputFiles, pick: Pick, by: str, quiet: bool) -> TaskTable:
-    """The runs' cells grouped ``by``, streamed."""
+def stream_leaderboard(
+    state: State, source: Source, given: InputFiles, pick: Pick, by: str, quiet: bool, digests: bool = False
+) -> tuple[TaskTable, dict[str, Task]]:
+    """The runs' cells grouped ``by``, streamed, and the tasks; with ``digests``, the runs' digests
+    noted for the board's provenance."""
     tasks = read_task_file(state, given, pick)
     # The board's interval and tests need SciPy's special functions, 0.2 s to import: done while
     # the workers score (once they are started: a process with a thread does not fork them).
-    found = _stream(state, source, tasks, by, None, quiet, started=_import_in_background("scipy.special"))
+    started = _import_in_background("scipy.special")
+    found = _stream(state, source, tasks, by, None, quiet, started=started, digests=digests)
     assert found.table is not None
-    return found.table
+    state.runs_read, state.runs_count = found.digests, found.runs
+    return found.table, tasks
 
 
 def stream_scores(
@@ -160,6 +165,7 @@ def _stream(
     partition_by: Sequence[str] = (),
     on_table: Callable[[Any], None] | None = None,
     started: Callable[[], None] | None = None,
+    digests: bool = False,
 ) -> Streamed:
     config = state.arena.config
     if not quiet:
@@ -173,7 +179,7 @@ def _stream(
         keep_freed_arrays()
     found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
-        on_table=on_table, limit=config.partition_rows, started=started,
+        on_table=on_table, limit=config.partition_rows, started=started, digests=digests,
     )  # fmt: skip
     if not quiet:
         click.echo(f"scored {found.runs:,} runs in {found.partitions} partition(s)", err=True)

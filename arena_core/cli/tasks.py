@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 import math
 import sys
 from pathlib import Path
@@ -16,9 +15,9 @@ from arena_core.cli.inputs import InputFiles, inputs
 from arena_core.cli.selection import (
     Selection,
     by_option,
-    echo_json,
+    echo_board,
     evaluations_of,
-    finite,
+    json_rows,
     pick_of,
     selection_options,
     store_option,
@@ -73,12 +72,8 @@ def tasks(
     rows = state.arena.task_health(evaluations, by=by, meta=meta, model=model, labels=labels)
     chosen = state.arena.select_tasks(evaluations, size, by=by, model=model) if size else None
     if fmt == "json":
-        if chosen is None:
-            echo_json(rows)
-        else:  # the rows and the selection, as one object
-            click.echo(
-                json.dumps(finite({"tasks": [to_dict(r) for r in rows], "selection": to_dict(chosen)}), indent=2)
-            )
+        selected = {} if chosen is None else {"selection": to_dict(chosen)}
+        echo_board(state, known, {"rows": json_rows(rows), **selected}, pick.time)
         return
     cells = [
         [

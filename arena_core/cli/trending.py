@@ -10,7 +10,7 @@ import click
 
 from arena_core.cli.app import State, command, main, quiet_option, score_all
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import by_option, echo_json, models_of, models_option
+from arena_core.cli.selection import by_option, echo_board, models_of, models_option
 from arena_core.io.table import render
 from arena_core.model.checks import moment
 from arena_core.model.errors import ArenaError
@@ -83,7 +83,7 @@ def trend_command(
         raise ArenaError(f"--x {x}: no group has a date (give models' dates in [models] or --models)")
     found = trend(table.groups, scores, dates, rule=rule, resamples=resamples)
     if fmt == "json":
-        echo_json([{**to_dict(found), "x": x, "y": y, "by": by}])
+        echo_board(state, tasks, {**to_dict(found), "x": x, "y": y, "by": by})
         return
     rows = [[p.x, p.group, p.n_tasks, p.y, "yes" if p.on_frontier else ""] for p in found.points]
     click.echo(render([x, by.capitalize(), "Tasks", y.capitalize(), "Frontier"], rows))

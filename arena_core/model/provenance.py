@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
@@ -21,11 +21,15 @@ if TYPE_CHECKING:
     from arena_core.config.settings import ScoringConfig
     from arena_core.registry.info import PluginInfo
 
-__all__ = ["Provenance", "arena_core_version", "config_digest"]
+__all__ = ["BoardProvenance", "Provenance", "arena_core_version", "config_digest"]
 
 
 def _frozen(value: Mapping[str, str] | None) -> Mapping[str, str]:
     return dict(value or {})
+
+
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
 
 
 @frozen
@@ -113,3 +117,27 @@ def build(profile: str, config: ScoringConfig, algorithms: Mapping[str, str], pl
         },
         plugins=versions,
     )
+
+
+@frozen
+class BoardProvenance:
+    """What a board was computed from, so a reader can recompute it and see it is the same
+    (``arena verify``): the runs and tasks it read after selection (their digests, see
+    :mod:`arena_core.engine.fingerprints`, and counts), the configuration, the version and the
+    window, and the command that made it."""
+
+    runs: str
+    """SHA-256 of the runs read, after selection (``--where``, ``--since``, ``--task`` ...)."""
+    n_runs: int
+    tasks: str
+    """SHA-256 of the tasks read, after selection."""
+    n_tasks: int
+    config_digest: str
+    """:func:`config_digest` of the configuration scored with."""
+    profile: str
+    arena_core: str
+    """The version of arena-core that computed the board."""
+    window: Mapping[str, str] = field(converter=_frozen)
+    """``since``, ``until`` and ``window`` (``after-cutoff`` or ``after-release``) as given; empty: every task."""
+    command: tuple[str, ...] = field(converter=_strings)
+    """The command and its options, without the inputs: ``arena verify`` runs it again on the inputs it is given."""

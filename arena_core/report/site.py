@@ -94,6 +94,7 @@ def write_site(
     pass_k: Sequence[int] = (),
     models: Mapping[str, ModelDates] | None = None,
     scored: tuple[Sequence[Submission], Sequence[Evaluation]] | None = None,
+    provenance: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write the site into ``folder`` (created); the paths of the pages written.
 
@@ -107,6 +108,8 @@ def write_site(
     :param scored: the runs of the submissions' tasks and their evaluations, scored already (a
         store's board: every stored run against its task's current baseline), of which the
         site shows ``submissions``; by default the submissions are scored here, on their own.
+    :param provenance: what the site was computed from (a board's provenance, as ``arena report``
+        records it): written as ``provenance.json`` and summed up at the foot of every page.
     """
     if scored is None:
         evaluations: Sequence[Evaluation] = arena.evaluate_many(list(submissions), tasks)
@@ -168,10 +171,10 @@ def write_site(
             pages.append((Path("tasks", f"{slug(task.id)}.html"), f"Task {task.id}", page))
     for ident in written:
         pages.append((Path("cards", f"{slug(ident)}.html"), f"Score card {ident}", _card_page(cards[ident])))
-    return _publish(folder, pages)
+    return _publish(folder, pages, provenance)
 
 
-def _publish(folder: Path, pages: Sequence[tuple[Path, str, str]]) -> list[Path]:
+def _publish(folder: Path, pages: Sequence[tuple[Path, str, str]], provenance: Mapping[str, Any] | None) -> list[Path]:
     """Write every page into a fresh sibling of ``folder``, then put it in ``folder``'s place:
     a failure part-way (a full disk) leaves the previous site, or none, never half of one."""
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -179,8 +182,12 @@ def _publish(folder: Path, pages: Sequence[tuple[Path, str, str]]) -> list[Path]
     try:
         (staging / "tasks").mkdir()
         (staging / "cards").mkdir()
+        foot = ""
+        if provenance is not None:
+            (staging / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+            foot = _foot(provenance)
         for relative, title, body in pages:
-            _write(staging / relative, title, body)
+            _write(staging / relative, title, body, foot)
         if folder.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old.", dir=folder.parent))
             folder.rename(retired / folder.name)
@@ -194,13 +201,25 @@ def _publish(folder: Path, pages: Sequence[tuple[Path, str, str]]) -> list[Path]
     return [folder / relative for relative, _, _ in pages]
 
 
-def _write(path: Path, title: str, body: str) -> Path:
+def _foot(provenance: Mapping[str, Any]) -> str:
+    """A page's foot: what the site was computed from, short (``provenance.json`` has it whole)."""
+    window = ", ".join(f"{k} {v}" for k, v in provenance["window"].items())
+    return (
+        f"<footer><p>Computed by arena-core {escape(provenance['arena_core'])} from {provenance['n_runs']:,} runs "
+        f"(SHA-256 {provenance['runs'][:16]}) of {provenance['n_tasks']:,} tasks (SHA-256 {provenance['tasks'][:16]}), "
+        f"configuration {escape(provenance['config_digest'])} (profile {escape(provenance['profile'])})"
+        f"{'; window: ' + escape(window) if window else ''}: "
+        f'<a href="{{depth}}provenance.json">provenance</a>.</p></footer>'
+    )
+
+
+def _write(path: Path, title: str, body: str, foot: str = "") -> Path:
     depth = "../" if path.parent.name in ("tasks", "cards") else ""
     page = (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{escape(title)}</title>'
         f'<style>{_STYLE}</style></head><body><p><a href="{depth}index.html">Leaderboard</a></p>'
-        f"<h1>{escape(title)}</h1>{body}<script>{_SCRIPT}</script></body></html>\n"
+        f"<h1>{escape(title)}</h1>{body}{foot.replace('{depth}', depth)}<script>{_SCRIPT}</script></body></html>\n"
     )
     path.write_text(page, encoding="utf-8")
     return path

@@ -14,6 +14,9 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
+from arena_core.engine.fingerprints import combined_digest, task_run_digests, tasks_digest
+from arena_core.model.provenance import BoardProvenance, arena_core_version
+from arena_core.model.records import Task
 from arena_core.model.serde import to_dict
 from arena_core.service.problems import Problem
 from arena_core.service.state import Service
@@ -62,17 +65,28 @@ def routes(service: Service) -> APIRouter:
     ) -> list[dict[str, Any]]:
         service.gate.principal(request, reading=True)
         response.headers["Arena-Profile"] = f"{arena.provenance.profile} {arena.provenance.config_digest}"
+        command = ["leaderboard", "--by", by, "--test", test, "--adjust", adjust]
         if since or until or window:
             chosen = TimeWindow(since, until, window, config.models, config.model_aliases)  # checked: 400 if not dates
-            rows, notes = service.boards.get(
-                ("leaderboard", by, test, adjust, since, until, window), lambda: _windowed(by, test, adjust, chosen)
+            given = {"--since": since, "--until": until, "--window": window}
+            command += [a for name, value in given.items() if value for a in (name, value)]
+            rows, notes, made = service.boards.get(
+                ("leaderboard", by, test, adjust, since, until, window),
+                lambda: _windowed(by, test, adjust, chosen, command),
             )
             response.headers["Arena-Window"] = json.dumps(notes)  # ASCII: json escapes the rest
-            return rows
-        return service.boards.get(("leaderboard", by, test, adjust), lambda: _board(by, test, adjust))
+        else:
+            rows, made = service.boards.get(
+                ("leaderboard", by, test, adjust), lambda: _board(by, test, adjust, command)
+            )
+        response.headers["Arena-Provenance"] = made
+        return rows
 
-    def _windowed(by: str, test: str, adjust: str, chosen: TimeWindow) -> tuple[list[dict[str, Any]], list[str]]:
-        """The board of the store's current evaluations in the window, and what the window says."""
+    def _windowed(
+        by: str, test: str, adjust: str, chosen: TimeWindow, command: list[str]
+    ) -> tuple[list[dict[str, Any]], list[str], str]:
+        """The board of the store's current evaluations in the window, what the window says, and
+        its provenance (of the runs and tasks in the window)."""
         with store.transaction(write=False) as tx:
             tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
         current, meta = arena.current_scores(store).read(store)
@@ -82,9 +96,33 @@ def routes(service: Service) -> APIRouter:
         rows = arena.leaderboard(
             kept, by=by, test=test, adjustment=adjust, meta=meta
         )  # the runs' meta, as the CLI's board of a store reads it
-        return [to_dict(r) for r in rows], chosen.notes()
+        shown, ids = chosen.tasks(tasks), {e.submission_id for e in kept}
+        with store.transaction(write=False) as tx:
+            runs = [s for t in dict.fromkeys(e.task_id for e in kept) for s in tx.submissions(t) if s.id in ids]
+        made = _provenance(task_run_digests(runs), len(runs), shown, chosen, command)
+        return [to_dict(r) for r in rows], chosen.notes(), made
 
-    def _board(by: str, test: str, adjust: str) -> list[dict[str, Any]]:
+    def _provenance(
+        digests: dict[str, str], count: int, tasks: dict[str, Task], chosen: TimeWindow | None, command: list[str]
+    ) -> str:
+        """The board's :class:`~arena_core.model.provenance.BoardProvenance`, as compact JSON (a header's value)."""
+        window = {k: v for k in ("since", "until", "window") if (v := getattr(chosen, k, None))}
+        made = BoardProvenance(
+            runs=combined_digest(digests), n_runs=count, tasks=tasks_digest(tasks.values()), n_tasks=len(tasks),
+            config_digest=arena.provenance.config_digest, profile=arena.provenance.profile,
+            arena_core=arena_core_version(), window=window, command=command,
+        )  # fmt: skip
+        return json.dumps(to_dict(made), separators=(",", ":"))
+
+    def _board(by: str, test: str, adjust: str, command: list[str]) -> tuple[list[dict[str, Any]], str]:
+        current = arena.current_scores(store)
+        with store.transaction(write=False) as tx:
+            tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+        digests = current.run_digests(store)
+        made = _provenance(digests, len(current.evaluations(store)), tasks, None, command)
+        return _rows(by, test, adjust), made
+
+    def _rows(by: str, test: str, adjust: str) -> list[dict[str, Any]]:
         simple = (
             config.leaderboard_method == "task_mean"
             and config.infra_failures == "fail"

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from arena_core.engine.ahead import checked_ahead, needs_checking, verdict_key
+from arena_core.engine.fingerprints import task_run_digests
 from arena_core.model.records import CriterionResult, Evaluation, Submission, Task
 from arena_core.store.cells import CellLedger
 
@@ -147,6 +148,11 @@ class CurrentScores:
         sums of each task kept with its evaluations, so a board reads one row per group and task."""
         return [row for entry in self._refreshed(store) for row in entry.cells(grouping)]
 
+    def run_digests(self, store: Store) -> dict[str, str]:
+        """Each task's digest of its stored runs (:func:`~arena_core.engine.fingerprints.task_run_digests`),
+        kept with its evaluations, for the provenance of the store's board."""
+        return {entry.task_id: entry.digest for entry in self._refreshed(store) if entry.evaluations}
+
     def _refreshed(self, store: Store) -> list[_Task]:
         with store.transaction(write=False) as tx:
             generations = tx.task_generations() if hasattr(tx, "task_generations") else None
@@ -170,19 +176,22 @@ class CurrentScores:
         found = {t: _Task(t, generations.get(t)) for t in (task_ids or dict.fromkeys(s.task_id or "" for s in runs))}
         for run in runs:
             found[run.task_id or ""].meta[run.id] = run.meta
+        for task_id, digest in task_run_digests(runs).items():
+            found[task_id].digest = digest
         for evaluation in evaluations:
             found[evaluation.task_id].evaluations.append(evaluation)
         return found
 
 
 class _Task:
-    """One task's current evaluations, its runs' meta, the generation they were scored at, and
-    their cells."""
+    """One task's current evaluations, its runs' meta and digest, the generation they were
+    scored at, and their cells."""
 
     def __init__(self, task_id: str, generation: Hashable) -> None:
         self.task_id, self.generation = task_id, generation
         self.evaluations: list[Evaluation] = []
         self.meta: dict[str, Mapping[str, Any]] = {}
+        self.digest = ""
         self._cells: list[tuple[object, ...]] | None = None
 
     def cells(self, grouping: str) -> list[tuple[object, ...]]:
