@@ -264,3 +264,10 @@ def test_the_service_board_says_what_the_cli_board_of_the_store_says(tmp_path: P
         assert made["runs"] == runs_digest([structure(r, Submission) for r in RUNS[: 120 if not seen else 180]])
         seen.append(made["runs"])
     assert seen[0] != seen[1]
+    # A task's rankings: the provenance of its runs, as the CLI's board of that task says it.
+    task = TASKS[0]["id"]
+    served = client.get(f"/tasks/{task}/rankings", headers=reader)
+    made = json.loads(served.headers["Arena-Provenance"])
+    printed = _board(tmp_path, "leaderboard", "--store", "a.db", "--by", "submission", "--task", task)["provenance"]
+    assert made == printed and made["command"] == ["leaderboard", "--by", "submission", "--task", task]
+    assert made["n_runs"] == len(served.json()) == sum(r["task_id"] == task for r in RUNS) and made["n_tasks"] == 1

@@ -315,7 +315,7 @@ def _submission_board(
     task_id = task_ids[0] if task_ids else None
     if store_path is not None:
         evaluations, subs, tasks = stored_arena(state, store_path, task_id)
-        state.runs_read = subs
+        state.runs_read, tasks = subs, {task_id: tasks[task_id]} if task_id in tasks else tasks
     else:
         subs, tasks = read_inputs(state, inputs)
         if task_id is not None:

@@ -39,15 +39,23 @@ def routes(service: Service) -> APIRouter:
     def rankings(
         task_id: str,
         request: Request,
+        response: Response,
         offset: int = Query(0, ge=0, le=MAX_OFFSET),
         limit: int = Query(100, ge=1, le=1000),
     ) -> list[Any]:
         service.gate.principal(request, reading=True)
         with store.transaction(write=False) as tx:
-            if tx.get_task(task_id) is None:
-                raise Problem(404, f"no task {task_id!r} is stored")
+            task = tx.get_task(task_id)
+        if task is None:
+            raise Problem(404, f"no task {task_id!r} is stored")
         # The task's runs against its current baseline, best first (equal scores first stored first).
-        ranked = sorted(arena.current_scores(store).of_task(store, task_id), key=lambda e: -e.overall_score)
+        current = arena.current_scores(store)
+        ranked = sorted(current.of_task(store, task_id), key=lambda e: -e.overall_score)
+        digest = current.run_digests(store).get(task_id)
+        command = ["leaderboard", "--by", "submission", "--task", task_id]
+        response.headers["Arena-Provenance"] = _provenance(
+            {task_id: digest} if digest else {}, len(ranked), {task_id: task}, None, command
+        )
         return [to_dict(e) for e in ranked[offset : offset + limit]]
 
     @router.get("/leaderboard")
