@@ -1,6 +1,7 @@
 """The boards an :class:`~arena_core.arena.Arena` computes from evaluations (or a store): the
 leaderboard of groups with intervals, rank ranges, tiers and inversions; paired tests; Pareto
-fronts; task health; the most informative tasks; repeated attempts; bias."""
+fronts; task health; the most informative tasks; predictions of the cells not run and the
+adaptive evaluation of a new agent; repeated attempts; bias."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from arena_core.engine.scoring import Scorer
 from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, structure_each
 from arena_core.registry.components import Components
+from arena_core.stats.adaptive import AdaptiveTest
 from arena_core.stats.bias import BiasFinding, detect_bias
 from arena_core.stats.irttasks import Selection, select_tasks
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
 from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
+from arena_core.stats.prediction import CellPrediction, GroupExpectation, predict
 from arena_core.stats.repeats import Repeats, repeats
 from arena_core.stats.runs import gather_runs, needs_meta, task_table
 from arena_core.stats.taskhealth import TaskHealth, task_health
@@ -202,6 +205,38 @@ class Boards:
         return select_tasks(
             gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection), size, model
         )
+
+    def predict(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        *,
+        store: Store | None = None,
+        by: str = "tool",
+        model: str = "rasch",
+        cells: str = "missing",
+        **selection: Any,
+    ) -> tuple[list[GroupExpectation], list[CellPrediction]]:
+        """Each group's expected score on every task, and its chance on each of the ``cells``
+        (``missing``, ``all``, ``none``) by the item response fit ``model`` (``arena predict``;
+        see :mod:`arena_core.stats.prediction`)."""
+        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        return predict(table, model, cells)
+
+    def adaptive(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        *,
+        store: Store | None = None,
+        by: str = "tool",
+        model: str = "rasch",
+        categories: Mapping[str, str | None] | None = None,
+        **selection: Any,
+    ) -> AdaptiveTest:
+        """The board's tasks fitted, to place a new agent on it: which tasks it should run next
+        and where it stands (``arena adaptive``; see :mod:`arena_core.stats.adaptive`);
+        ``categories`` (task to category) balances the tasks chosen over them."""
+        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        return AdaptiveTest(table, model, categories)
 
     def repeats(
         self,

@@ -38,7 +38,7 @@ _FIELDS = {
 }
 _SHOWN = 10
 #: The commands that print a board with its provenance.
-BOARD_COMMANDS = ("leaderboard", "tasks", "pareto", "contamination", "trend", "compare", "card")
+BOARD_COMMANDS = ("leaderboard", "tasks", "pareto", "predict", "contamination", "trend", "compare", "card")
 #: Fields that say when a row was computed, not what it is: left out of the comparison.
 _WHEN = frozenset({"evaluated_at"})
 

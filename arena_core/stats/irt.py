@@ -22,7 +22,10 @@ from attrs import frozen
 
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["MODELS", "NEWTON_GROUPS", "IrtFit", "expected_scores", "fit", "information", "probabilities", "responses"]
+__all__ = [
+    "MODELS", "NEWTON_GROUPS", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
+    "responses", "standard_errors",
+]  # fmt: skip
 
 #: The models :func:`fit` knows: ``rasch`` (1PL) and ``2pl``.
 MODELS = ("rasch", "2pl")
@@ -199,3 +202,19 @@ def information(found: IrtFit, row: int = 0) -> np.ndarray:
     a, p = found.discriminations[row], probabilities(found)[row]
     out: np.ndarray = (a * a * p * (1 - p)).sum(axis=0)
     return out
+
+
+def standard_errors(found: IrtFit, counts: np.ndarray, model: str = "rasch") -> tuple[np.ndarray, np.ndarray]:
+    """``(groups,)`` and ``(tasks,)``: the standard errors of the abilities and difficulties of
+    resample 0, from the penalised likelihood's curvature at the fit (each parameter's own
+    information, the others held: ``sum a^2 n p (1 - p)`` plus its prior's precision)."""
+    a, p = found.discriminations[0], probabilities(found)[0]
+    spread = np.asarray(counts, dtype=float) * p * (1 - p) * (a * a)[None, :]
+    ability = spread.sum(axis=1) + 1 / _ABILITY_SD[model] ** 2
+    difficulty = spread.sum(axis=0) + 1 / _DIFFICULTY_SD**2
+    return 1 / np.sqrt(ability), 1 / np.sqrt(difficulty)
+
+
+def ability_prior(model: str) -> float:
+    """The standard deviation of the abilities' prior under ``model`` (logits)."""
+    return _ABILITY_SD[model]
