@@ -21,7 +21,7 @@ import pytest
 from clirun import run_arena
 
 from arena_core.stats.adaptive import AdaptiveTest
-from arena_core.stats.prediction import predict
+from arena_core.stats.prediction import board_fit, predict
 from arena_core.stats.tasktable import Runs, TaskTable
 
 
@@ -46,7 +46,7 @@ def _table(y: np.ndarray, keep: np.ndarray, names: list[int] | None = None) -> T
 
 def _brier_against_means(y: np.ndarray, keep: np.ndarray, model: str) -> tuple[np.ndarray, np.ndarray, float, float]:
     """(predictions, outcomes) of the hidden cells, and the Brier scores of each group's and each task's mean."""
-    _, cells = predict(_table(y, keep), model)
+    _, cells = predict(board_fit(_table(y, keep), model))
     rows = np.array([int(c.group[1:]) for c in cells])
     cols = np.array([int(c.task[1:]) for c in cells])
     predicted, outcome = np.array([c.probability for c in cells]), y[rows, cols]
@@ -76,7 +76,7 @@ def test_the_expected_full_set_score_covers_the_score_on_every_task() -> None:
     for seed in range(10, 14):
         y, _, rng = _world(25, 400, seed)
         keep = rng.random(y.shape) >= 0.3
-        groups, _ = predict(_table(y, keep), "2pl", cells="none")
+        groups, _ = predict(board_fit(_table(y, keep), "2pl"), cells="none")
         for g in groups:
             truth = 100 * y[int(g.group[1:])].mean()  # the score had the group run every task
             covered.append(g.low <= truth <= g.high)
@@ -89,7 +89,7 @@ def test_the_expected_full_set_score_covers_the_score_on_every_task() -> None:
 def test_a_cell_that_ran_is_reported_with_what_it_scored() -> None:
     y, _, rng = _world(6, 40, 3)
     keep = rng.random(y.shape) >= 0.25
-    groups, cells = predict(_table(y, keep), "rasch", cells="all")
+    groups, cells = predict(board_fit(_table(y, keep), "rasch"), cells="all")
     assert len(cells) == 6 * 40
     for c in cells:
         g, t = int(c.group[1:]), int(c.task[1:])

@@ -14,7 +14,7 @@ import numpy as np
 from arena_core.config.settings import ScoringConfig
 from arena_core.engine.columns import Columns
 from arena_core.engine.scoring import Scorer
-from arena_core.model.records import Evaluation, Submission
+from arena_core.model.records import Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each
 from arena_core.registry.components import Components
 from arena_core.stats.adaptive import AdaptiveTest
@@ -23,9 +23,11 @@ from arena_core.stats.irttasks import Selection, select_tasks
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
 from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
-from arena_core.stats.prediction import CellPrediction, GroupExpectation, predict
+from arena_core.stats.prediction import CellPrediction, GroupExpectation, board_fit, predict
 from arena_core.stats.repeats import Repeats, repeats
 from arena_core.stats.runs import gather_runs, needs_meta, task_table
+from arena_core.stats.similar import SimilarTask, similar_tasks
+from arena_core.stats.taskfeatures import FeatureEffect, feature_effects
 from arena_core.stats.taskhealth import TaskHealth, task_health
 from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store
@@ -214,13 +216,53 @@ class Boards:
         by: str = "tool",
         model: str = "rasch",
         cells: str = "missing",
+        tasks: Mapping[str, Task] | None = None,
+        features: Sequence[str] = (),
         **selection: Any,
     ) -> tuple[list[GroupExpectation], list[CellPrediction]]:
         """Each group's expected score on every task, and its chance on each of the ``cells``
         (``missing``, ``all``, ``none``) by the item response fit ``model`` (``arena predict``;
-        see :mod:`arena_core.stats.prediction`)."""
+        see :mod:`arena_core.stats.prediction`). With ``tasks``, those no group ran are on the
+        board too; with ``features`` (``category``, ``difficulty``, ``created_at``, ``meta.KEY``)
+        the difficulties are explained by them (:mod:`arena_core.stats.taskfeatures`)."""
         table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
-        return predict(table, model, cells)
+        return predict(board_fit(table, model, tasks, features), cells)
+
+    def feature_effects(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        *,
+        tasks: Mapping[str, Task],
+        features: Sequence[str],
+        store: Store | None = None,
+        by: str = "tool",
+        model: str = "rasch",
+        **selection: Any,
+    ) -> list[FeatureEffect]:
+        """How much each value of each of ``features`` moves a task's fitted difficulty, with a
+        95% interval (``arena tasks --features``; see :mod:`arena_core.stats.taskfeatures`)."""
+        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        board = board_fit(table, model, tasks, features)
+        assert board.features is not None
+        return feature_effects(board.fit, board.features, board.counts)
+
+    def similar_tasks(
+        self,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        *,
+        task: str,
+        count: int = 10,
+        tasks: Mapping[str, Task] | None = None,
+        features: Sequence[str] = (),
+        store: Store | None = None,
+        by: str = "tool",
+        model: str = "rasch",
+        **selection: Any,
+    ) -> list[SimilarTask]:
+        """The ``count`` tasks most like ``task``: solved by the same groups, and alike in
+        ``features`` (``arena tasks --similar``; see :mod:`arena_core.stats.similar`)."""
+        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        return similar_tasks(board_fit(table, model, tasks, features), task, count)
 
     def adaptive(
         self,

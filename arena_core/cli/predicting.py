@@ -27,6 +27,7 @@ from arena_core.io.table import render
 from arena_core.model.serde import to_dict
 from arena_core.stats.adaptive import AdaptiveEstimate, AdaptiveTest, responses_of
 from arena_core.stats.runs import needs_meta
+from arena_core.stats.taskfeatures import parse_features
 
 _MODELS = {"irt": "rasch", "irt_2pl": "2pl"}
 
@@ -40,6 +41,9 @@ _MODELS = {"irt": "rasch", "irt_2pl": "2pl"}
               help="The item response fit: irt (Rasch) or irt_2pl (a slope per task).")  # fmt: skip
 @click.option("--cells", type=click.Choice(["missing", "all"]), default="missing", show_default=True,
               help="Predict the cells no run filled, or every cell.")  # fmt: skip
+@click.option("--features", "feature_names", metavar="NAME,...",
+              help="Explain the difficulties by these task features (category, difficulty, created_at, meta.KEY): "
+              "a task nobody ran is predicted from them.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True)
 @quiet_option
 @command
@@ -51,23 +55,29 @@ def predict(
     selection: Selection,
     method: str,
     cells: str,
+    feature_names: str | None,
     fmt: str,
     quiet: bool,
 ) -> None:
     """Each group's chance of solving each task it did not run (the expected share of credit,
     with a 95% interval), and its expected score on every task of the board, by the item
-    response fit --method irt ranks with. The table shows the groups; --format csv gives one
-    row per cell, --format json both.
+    response fit --method irt ranks with. Tasks of the tasks file no run is of are on the board
+    too (with --features, predicted from their features). The table shows the groups;
+    --format csv gives one row per cell, --format json both.
 
     \b
     Examples:
       arena predict --example aider --by model
       arena predict runs.jsonl --tasks tasks.json --by model --method irt_2pl --format csv
+      arena predict runs.jsonl --tasks tasks.json --by model --features category,meta.repo
     """
     state.reads_only(("correctness",))
     pick = pick_of(state, selection)
     evaluations, meta, tasks = evaluations_of(state, inputs, store_path, pick, needs_meta(by), quiet)
-    groups, predicted = state.arena.predict(evaluations, by=by, model=_MODELS[method], cells=cells, meta=meta)
+    groups, predicted = state.arena.predict(
+        evaluations, by=by, model=_MODELS[method], cells=cells, tasks=tasks,
+        features=parse_features(feature_names), meta=meta,
+    )  # fmt: skip
     if fmt == "json":
         echo_board(state, tasks, {"groups": json_rows(groups), "rows": json_rows(predicted)}, pick.time)
         return

@@ -26,7 +26,8 @@ from attrs import frozen
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Evaluation
 from arena_core.stats import irt
-from arena_core.stats.prediction import Z95, board_fit, expected_score, predict, score_interval
+from arena_core.stats.irt import Z95
+from arena_core.stats.prediction import board_fit, expected_score, predict, score_interval
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = ["AdaptiveEstimate", "AdaptiveTest", "responses_of"]
@@ -65,14 +66,14 @@ class AdaptiveTest:
     ) -> None:
         """:param table: the board (groups x tasks); :param categories: task to category, for content balancing."""
         found = board_fit(table, model)
-        fitted = found[2]
+        fitted = found.fit
         self.tasks = list(table.tasks)
         self._index = {t: k for k, t in enumerate(self.tasks)}
         self.difficulties, self.discriminations = fitted.difficulties[0], fitted.discriminations[0]
         abilities = fitted.abilities[0]
         self.prior_mean = float(abilities.mean())
         self.prior_sd = float(max(abilities.std(), 0.5)) if len(abilities) > 1 else irt.ability_prior(model)
-        board, _ = predict(table, model, cells="none", fitted=found)
+        board, _ = predict(found, cells="none")
         self.board = {g.group: g.expected for g in board}
         named = categories or {}
         self.categories = [named.get(t) or "" for t in self.tasks]

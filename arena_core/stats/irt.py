@@ -20,21 +20,25 @@ from __future__ import annotations
 import numpy as np
 from attrs import frozen
 
+from arena_core.stats.irtprior import DifficultyPrior
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = [
-    "MODELS", "NEWTON_GROUPS", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
+    "MODELS", "NEWTON_GROUPS", "Z95", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
     "responses", "standard_errors",
 ]  # fmt: skip
+
+#: The standard normal's 97.5th percentile: a 95% interval is this many standard errors each side.
+Z95 = 1.959963984540054
 
 #: The models :func:`fit` knows: ``rasch`` (1PL) and ``2pl``.
 MODELS = ("rasch", "2pl")
 
 #: Prior standard deviations (logits). Abilities are N(0, 2) under Rasch; under 2PL N(0, 1),
-#: which also fixes the scale the discriminations are on. Difficulties N(0, 2); log
-#: discriminations N(0, 0.5): most tasks discriminate between 0.4 and 2.7 times the average.
+#: which also fixes the scale the discriminations are on. Difficulties N(0, 2) (or about their
+#: features' prediction: irtprior.py); log discriminations N(0, 0.5): most tasks discriminate
+#: between 0.4 and 2.7 times the average.
 _ABILITY_SD = {"rasch": 2.0, "2pl": 1.0}
-_DIFFICULTY_SD = 2.0
 _LOG_DISCRIMINATION_SD = 0.5
 _MAX_STEP = 1.0
 _TOLERANCE = 1e-6
@@ -55,6 +59,10 @@ class IrtFit:
     discriminations: np.ndarray
     iterations: int
     """Newton iterations the slowest chunk took (``_MAX_ITERATIONS``: it stopped there)."""
+    effects: np.ndarray
+    """``(resamples, features)``: the features' effects on the difficulties (none without features)."""
+    residual_sd: np.ndarray
+    """``(resamples,)``: the spread of the difficulties about their prior mean (2 without features)."""
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -62,21 +70,21 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rasch_chunk(n: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+def _rasch_chunk(n: np.ndarray, s: np.ndarray, prior: DifficultyPrior) -> tuple[np.ndarray, np.ndarray, int]:
     """Rasch by Newton's method on abilities and difficulties jointly: the difficulties' block of
     the Hessian is diagonal, so each step solves a ``groups x groups`` system (its Schur
     complement) per resample. Converges in a handful of steps."""
     r, g, t = n.shape
     theta, b = np.zeros((r, g)), np.zeros((r, t))
-    prior_theta, prior_b = 1 / _ABILITY_SD["rasch"] ** 2, 1 / _DIFFICULTY_SD**2
+    prior_theta = 1 / _ABILITY_SD["rasch"] ** 2
     iterations = 0
     while iterations < _MAX_ITERATIONS:
         iterations += 1
         p = _sigmoid(theta[:, :, None] - b[:, None, :])
         residual, c = s - n * p, n * p * (1 - p)
         grad_theta = residual.sum(axis=2) - prior_theta * theta
-        grad_b = -residual.sum(axis=1) - prior_b * b
-        d = c.sum(axis=1) + prior_b  # (r, t)
+        grad_b = -residual.sum(axis=1) - prior.precision * (b - prior.mean)
+        d = c.sum(axis=1) + prior.precision  # (r, t)
         scaled = c / d[:, None, :]
         schur = -np.matmul(scaled, np.swapaxes(c, 1, 2))
         schur[:, np.arange(g), np.arange(g)] += c.sum(axis=2) + prior_theta
@@ -85,24 +93,21 @@ def _rasch_chunk(n: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
         step_theta, step_b = np.clip(step_theta, -_MAX_STEP, _MAX_STEP), np.clip(step_b, -_MAX_STEP, _MAX_STEP)
         theta += step_theta
         b += step_b
-        if max(np.abs(step_theta).max(initial=0.0), np.abs(step_b).max(initial=0.0)) < _TOLERANCE:
+        moved = prior.update(b, c.sum(axis=1))
+        if max(np.abs(step_theta).max(initial=0.0), np.abs(step_b).max(initial=0.0), moved) < _TOLERANCE:
             break
     return theta, b, iterations
 
 
 def _alternating_chunk(
-    n: np.ndarray, s: np.ndarray, theta: np.ndarray, b: np.ndarray, model: str
+    n: np.ndarray, s: np.ndarray, theta: np.ndarray, b: np.ndarray, model: str, prior: DifficultyPrior
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Alternating Newton steps on abilities, difficulties and (2PL) log discriminations, from
     ``theta`` and ``b``: each step costs one pass over the cells, with no ``groups x groups``
     system to solve, so it serves boards of many groups (Rasch) and the 2PL fit."""
     alpha = np.zeros_like(b)
     slopes = model == "2pl"
-    prior_theta, prior_b, prior_alpha = (
-        1 / _ABILITY_SD[model] ** 2,
-        1 / _DIFFICULTY_SD**2,
-        1 / _LOG_DISCRIMINATION_SD**2,
-    )
+    prior_theta, prior_alpha = 1 / _ABILITY_SD[model] ** 2, 1 / _LOG_DISCRIMINATION_SD**2
     iterations = 0
     while iterations < _MAX_ITERATIONS:
         iterations += 1
@@ -116,9 +121,10 @@ def _alternating_chunk(
         gap = theta[:, :, None] - b[:, None, :]
         p = _sigmoid(a[:, None, :] * gap)
         residual, spread = s - n * p, n * p * (1 - p)
-        step_b = (-a * residual.sum(axis=1) - prior_b * b) / (a * a * spread.sum(axis=1) + prior_b)
+        information = a * a * spread.sum(axis=1)
+        step_b = (-a * residual.sum(axis=1) - prior.precision * (b - prior.mean)) / (information + prior.precision)
         b = b + np.clip(step_b, -_MAX_STEP, _MAX_STEP)
-        steps = [step_theta, step_b]
+        steps = [step_theta, step_b, np.array([prior.update(b, information)])]
         if slopes:
             gap = theta[:, :, None] - b[:, None, :]
             p = _sigmoid(a[:, None, :] * gap)
@@ -132,7 +138,13 @@ def _alternating_chunk(
     return theta, b, np.exp(alpha), iterations
 
 
-def fit(counts: np.ndarray, solved: np.ndarray, weights: np.ndarray | None = None, model: str = "rasch") -> IrtFit:
+def fit(
+    counts: np.ndarray,
+    solved: np.ndarray,
+    weights: np.ndarray | None = None,
+    model: str = "rasch",
+    features: np.ndarray | None = None,
+) -> IrtFit:
     """Fit ``model`` to a board's verdicts.
 
     :param counts: ``(groups, tasks)`` runs per cell (0 where a group did not run a task).
@@ -140,6 +152,9 @@ def fit(counts: np.ndarray, solved: np.ndarray, weights: np.ndarray | None = Non
         where ``counts`` is 0).
     :param weights: ``(resamples, tasks)`` how many times each task is drawn; one row of ones
         when omitted.
+    :param features: ``(tasks, features)``: each task's features (indicators, standardised
+        numbers): the difficulties' prior is then centred on their linear
+        prediction (:mod:`arena_core.stats.irtprior`), whose effects the fit reports.
     """
     if model not in MODELS:
         raise ValueError(f"model: expected one of {', '.join(MODELS)}, got {model!r}")
@@ -151,20 +166,24 @@ def fit(counts: np.ndarray, solved: np.ndarray, weights: np.ndarray | None = Non
     for start in range(0, len(weights), chunk):
         w = weights[start : start + chunk, None, :]
         n = w * counts[None]
+        prior = DifficultyPrior(features, w[:, 0, :])
         if counts.shape[0] <= NEWTON_GROUPS:
-            theta, b, iterations = _rasch_chunk(n, n * solved[None])
+            theta, b, iterations = _rasch_chunk(n, n * solved[None], prior)
             a = np.ones_like(b)
         else:
             zeros = np.zeros((len(w), counts.shape[0])), np.zeros((len(w), counts.shape[1]))
-            theta, b, a, iterations = _alternating_chunk(n, n * solved[None], *zeros, "rasch")
+            theta, b, a, iterations = _alternating_chunk(n, n * solved[None], *zeros, "rasch", prior)
         if model == "2pl":
-            scale = _ABILITY_SD["rasch"]
-            theta, b, a, more = _alternating_chunk(n, n * solved[None], theta / scale, b / scale, "2pl")
+            scale, prior = _ABILITY_SD["rasch"], DifficultyPrior(features, w[:, 0, :])
+            theta, b, a, more = _alternating_chunk(n, n * solved[None], theta / scale, b / scale, "2pl", prior)
             iterations += more
-        parts.append((theta, b, a))
+        spread = np.sqrt(1 / prior.precision[:, 0])
+        parts.append((theta, b, a, prior.effects if prior.effects is not None else np.zeros((len(w), 0)), spread))
         slowest = max(slowest, iterations)
-    abilities, difficulties, discriminations = (np.concatenate([p[i] for p in parts]) for i in range(3))
-    return IrtFit(abilities, difficulties, discriminations, slowest)
+    abilities, difficulties, discriminations, effects, spreads = (
+        np.concatenate([p[i] for p in parts]) for i in range(5)
+    )
+    return IrtFit(abilities, difficulties, discriminations, slowest, effects, spreads)
 
 
 def responses(table: TaskTable) -> tuple[np.ndarray, np.ndarray] | None:
@@ -211,7 +230,7 @@ def standard_errors(found: IrtFit, counts: np.ndarray, model: str = "rasch") -> 
     a, p = found.discriminations[0], probabilities(found)[0]
     spread = np.asarray(counts, dtype=float) * p * (1 - p) * (a * a)[None, :]
     ability = spread.sum(axis=1) + 1 / _ABILITY_SD[model] ** 2
-    difficulty = spread.sum(axis=0) + 1 / _DIFFICULTY_SD**2
+    difficulty = spread.sum(axis=0) + 1 / found.residual_sd[0] ** 2
     return 1 / np.sqrt(ability), 1 / np.sqrt(difficulty)
 
 

@@ -15,17 +15,19 @@ every task.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import numpy as np
 from attrs import frozen
 
 from arena_core.model.errors import ValidationError
+from arena_core.model.records import Task
 from arena_core.stats import irt
+from arena_core.stats.taskfeatures import FeatureMatrix, feature_matrix
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["Z95", "CellPrediction", "GroupExpectation", "board_fit", "expected_score", "predict", "score_interval"]
+__all__ = ["BoardFit", "CellPrediction", "GroupExpectation", "board_fit", "expected_score", "predict", "score_interval"]
 
-#: The standard normal's 97.5th percentile: a 95% interval is this many standard errors each side.
-Z95 = 1.959963984540054
 
 
 @frozen
@@ -64,42 +66,61 @@ class GroupExpectation:
     """95% interval of ``expected``."""
 
 
-def board_fit(table: TaskTable, model: str = "rasch") -> tuple[np.ndarray, np.ndarray, irt.IrtFit]:
-    """``(counts, solved, fit)``: what :func:`predict` reads of ``table`` and the fit of ``model``."""
+@frozen
+class BoardFit:
+    """A board's item response fit: its groups and tasks (those run, then those of ``tasks``
+    nobody ran), the cells' runs and mean share of credit, the fit, and the task features."""
+
+    groups: list[str]
+    tasks: list[str]
+    counts: np.ndarray
+    solved: np.ndarray
+    fit: irt.IrtFit
+    model: str
+    features: FeatureMatrix | None
+
+
+def board_fit(
+    table: TaskTable, model: str = "rasch", tasks: Mapping[str, Task] | None = None, features: Sequence[str] = ()
+) -> BoardFit:
+    """Fit ``model`` to ``table``'s verdicts; with ``tasks``, those no group ran are added
+    (their difficulty is their features' prediction, or the prior's 0 without ``features``)."""
     found = irt.responses(table)
     if found is None:
         raise ValidationError("predict", "correctness", "runs with correctness scores (the fit reads the verdicts)")
     counts, solved = found
-    return counts, solved, irt.fit(counts, solved, model=model)
+    names = list(table.tasks)
+    unrun = [t for t in sorted(tasks or {}) if t not in set(names)]
+    if unrun:
+        counts = np.hstack([counts, np.zeros((len(table.groups), len(unrun)))])
+        solved = np.hstack([solved, np.zeros((len(table.groups), len(unrun)))])
+        names += unrun
+    matrix = feature_matrix([(tasks or {}).get(t) for t in names], features) if features else None
+    fitted = irt.fit(counts, solved, model=model, features=None if matrix is None else matrix.values)
+    return BoardFit(list(table.groups), names, counts, solved, fitted, model, matrix)
 
 
-def predict(
-    table: TaskTable,
-    model: str = "rasch",
-    cells: str = "missing",
-    fitted: tuple[np.ndarray, np.ndarray, irt.IrtFit] | None = None,
-) -> tuple[list[GroupExpectation], list[CellPrediction]]:
-    """Each group's expected full-set score, and its predictions for the ``cells`` (``missing``:
-    the cells it did not run; ``all``; ``none``) of ``table``, fitted with ``model`` (``rasch`` or
-    ``2pl``), or read from ``fitted`` (:func:`board_fit` of the table, made already)."""
+def predict(board: BoardFit, cells: str = "missing") -> tuple[list[GroupExpectation], list[CellPrediction]]:
+    """Each group's expected score over the board's tasks, and its predictions for the ``cells``
+    (``missing``: those it did not run; ``all``; ``none``)."""
     if cells not in ("missing", "all", "none"):
         raise ValidationError("predict", "cells", "missing, all or none", cells)
-    counts, solved, found = fitted or board_fit(table, model)
+    counts, solved, found, model = board.counts, board.solved, board.fit, board.model
     se_theta, se_b = irt.standard_errors(found, counts, model)
     theta, b, a = found.abilities[0], found.difficulties[0], found.discriminations[0]
     logit = a[None, :] * (theta[:, None] - b[None, :])
-    spread = Z95 * a[None, :] * np.sqrt(se_theta[:, None] ** 2 + se_b[None, :] ** 2)
+    spread = irt.Z95 * a[None, :] * np.sqrt(se_theta[:, None] ** 2 + se_b[None, :] ** 2)
     p, low, high = _sigmoid(logit), _sigmoid(logit - spread), _sigmoid(logit + spread)
     groups = []
-    for g, name in enumerate(table.groups):
+    for g, name in enumerate(board.groups):
         ran = counts[g] > 0
         middle, lower, upper = (
             expected_score(solved[g], ran, a, b, ability)
-            for ability in (theta[g], theta[g] - Z95 * se_theta[g], theta[g] + Z95 * se_theta[g])
+            for ability in (theta[g], theta[g] - irt.Z95 * se_theta[g], theta[g] + irt.Z95 * se_theta[g])
         )
         groups.append(
             GroupExpectation(
-                name, float(theta[g]), float(se_theta[g]), int(ran.sum()), len(table.tasks),
+                name, float(theta[g]), float(se_theta[g]), int(ran.sum()), len(board.tasks),
                 float(100 * solved[g][ran].mean()) if ran.any() else None, *score_interval(middle, lower, upper),
             )
         )  # fmt: skip
@@ -108,8 +129,8 @@ def predict(
             group, task, float(p[g, t]), float(low[g, t]), float(high[g, t]), int(counts[g, t]),
             float(solved[g, t]) if counts[g, t] > 0 else None,
         )
-        for g, group in enumerate(table.groups)
-        for t, task in enumerate(table.tasks)
+        for g, group in enumerate(board.groups)
+        for t, task in enumerate(board.tasks)
         if cells == "all" or (cells == "missing" and counts[g, t] == 0)
     ]  # fmt: skip
     return groups, predicted
@@ -132,8 +153,8 @@ def score_interval(
     """(estimate, low, high): the ability's interval ends' distances and the outcome noise in quadrature."""
     estimate, noise = middle
     below, above = estimate - lower[0], upper[0] - estimate
-    low = estimate - float(np.hypot(below, Z95 * noise))
-    high = estimate + float(np.hypot(above, Z95 * noise))
+    low = estimate - float(np.hypot(below, irt.Z95 * noise))
+    high = estimate + float(np.hypot(above, irt.Z95 * noise))
     return estimate, max(low, 0.0), min(high, 100.0)
 
 
