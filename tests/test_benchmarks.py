@@ -77,3 +77,13 @@ def test_the_votes_benchmark_runs_and_prints_its_figures() -> None:
     assert re.search(r"3\. sandwich 95% intervals hold the true ratings [\d.]+% of", printed)
     assert re.search(r"4\. hygiene, .* recall [\d.]+, precision [\d.]+; the group's inflation [+-][\d.]+ Elo", printed)
     assert re.search(r"5\. bootstrap 95% intervals \(\d+ resamples\) hold the true ratings [\d.]+% of", printed)
+
+
+def test_the_feature_fit_benchmark_finds_scipy_s_mode_and_prints_its_ratio() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "irt_features.py"), "--groups", "10", "--tasks", "300"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr  # the script asserts the two modes equal before timing
+    assert re.search(r"10 groups x 300 tasks, 8 features: arena-core [\d.]+ s, SciPy L-BFGS-B [\d.]+ s: [\d.]+x; "
+                     r"largest gap [\d.e+-]+ logits", result.stdout)  # fmt: skip

@@ -62,9 +62,7 @@ class DifficultyPrior:
         return change
 
 
-def effect_errors(
-    features: np.ndarray, information: np.ndarray, residual_sd: float
-) -> np.ndarray:
+def effect_errors(features: np.ndarray, information: np.ndarray, residual_sd: float) -> np.ndarray:
     """``(features,)``: the effects' standard errors at the fit: the inverse of the joint
     posterior's curvature in the effects once the difficulties are integrated out,
     ``X' diag(1 / (sigma^2 + 1 / I_t)) X + I / 2^2``, where ``I_t`` is task ``t``'s information."""

@@ -29,7 +29,6 @@ from arena_core.stats.tasktable import TaskTable
 __all__ = ["BoardFit", "CellPrediction", "GroupExpectation", "board_fit", "expected_score", "predict", "score_interval"]
 
 
-
 @frozen
 class CellPrediction:
     """One group's prediction on one task."""
