@@ -41,7 +41,8 @@ def _shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/embedding.md", "docs/baselines-and-rankings.md", "docs/store.md",
-                                  "docs/performance.md", "docs/leaderboards.md", "docs/time.md"])
+                                  "docs/performance.md", "docs/leaderboards.md", "docs/time.md",
+                                  "docs/adaptive.md"])
 def test_python_examples_run(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples may write files such as arena.db
     namespace: dict = {"__name__": "docs_example"}

@@ -234,3 +234,49 @@ def test_on_livecodebench_hidden_runs_are_predicted_better_than_means(livecodebe
     model_mean = np.mean((np.array([by_model[m] for m, _ in cells]) - truth) ** 2)
     task_mean = np.mean((np.array([np.mean(by_task.get(t, [0.5])) for _, t in cells]) - truth) ** 2)
     assert brier < min(model_mean, task_mean), (brier, model_mean, task_mean)  # 0.139 against 0.218 and 0.151
+
+
+def test_the_adaptive_page_shows_current_output(livecodebench: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/adaptive.md's commands, run on LiveCodeBench's results: six models are the board,
+    GPT-4O-2024-05-13 the new agent, its runs those the page's loop chose (until +-5 points)."""
+    import re
+    import shlex
+
+    from click.testing import CliRunner
+    from test_docs import _matches
+
+    from arena_core import Arena
+    from arena_core.cli import main
+    from arena_core.config.files import BUILTIN_PROFILES
+    from arena_core.io.readers import read_tasks
+    from arena_core.model.records import Submission
+    from arena_core.model.serde import structure
+    from arena_core.stats.adaptive import responses_of
+
+    runs = [json.loads(line) for line in (livecodebench / "runs.jsonl").read_text().splitlines()]
+    new = "GPT-4O-2024-05-13"
+    (livecodebench / "board.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs if r["model"] != new))
+    mine = {r["task_id"]: r for r in runs if r["model"] == new}
+    arena = Arena(BUILTIN_PROFILES["correctness-only"], autoload=False)
+    tasks = read_tasks(livecodebench / "tasks.json")
+    board = [structure(r, Submission) for r in runs if r["model"] != new]
+    test = arena.adaptive(arena.evaluate_many(board, tasks), by="model")
+    done: list[dict] = []
+    responses: dict[str, float] = {}
+    while not test.estimate(responses, stop_width=5).stop:
+        [task] = test.next(responses)
+        done.append(mine[task])
+        responses = responses_of(arena.evaluate_many([structure(r, Submission) for r in done], tasks))
+    (livecodebench / "gpt-4o.jsonl").write_text("".join(json.dumps(r) + "\n" for r in done))
+    page = (Path(__file__).parent.parent / "docs" / "adaptive.md").read_text()
+    truth = 100 * np.mean([r["tests_passed"] / r["tests_total"] for r in mine.values()])
+    assert f"Its score on all 479 problems is {truth:.2f}" in page
+    blocks = re.findall(r"```console\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 4
+    monkeypatch.chdir(livecodebench)
+    for block in blocks:
+        command, *shown = block.splitlines()
+        done_ = CliRunner().invoke(main, shlex.split(command.removeprefix("$ arena ")))
+        assert done_.exit_code == 0, done_.output
+        assert _matches(shown, done_.stdout.splitlines()), done_.output
+    assert f"tasks run: {len(done)} of 479" in page

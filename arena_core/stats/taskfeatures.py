@@ -72,7 +72,10 @@ def feature_matrix(tasks: Sequence[Task | None], names: Sequence[str]) -> Featur
     levels: dict[str, tuple[str, ...]] = {}
     for name in names:
         values = [_value(task, name) for task in tasks]
-        levels[name] = tuple(_NONE if v is None else str(v) for v in values)
+        levels[name] = tuple(
+            _NONE if v is None else task.created_at[:10] if name == "created_at" and task and task.created_at else str(v)
+            for task, v in zip(tasks, values, strict=True)
+        )
         numbers = [v for v in values if v is not None]
         if numbers and all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers):
             present = np.array([v is not None for v in values])
