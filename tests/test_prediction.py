@@ -280,3 +280,19 @@ def test_the_adaptive_page_shows_current_output(livecodebench: Path, monkeypatch
         assert done_.exit_code == 0, done_.output
         assert _matches(shown, done_.stdout.splitlines()), done_.output
     assert f"tasks run: {len(done)} of 479" in page
+
+
+def test_a_board_shows_each_group_s_expected_score_on_every_task(tmp_path: Path) -> None:
+    """``arena leaderboard --expected``: the groups ran different tasks; each row carries the
+    expected score ``arena predict`` gives it, and the table shows it."""
+    _files(tmp_path)
+    given = ["runs.jsonl", "--tasks", "tasks.json"]
+    board = json.loads(run_arena("-p", "correctness-only", "leaderboard", *given, "--expected", "--format", "json",
+                                 cwd=tmp_path).stdout)  # fmt: skip
+    predicted = json.loads(run_arena("-p", "correctness-only", "predict", *given, "--format", "json", cwd=tmp_path).stdout)
+    expected = {g["group"]: g for g in predicted["groups"]}
+    assert len(board["rows"]) == 8 and all(row["expected"] == expected[row["group"]] for row in board["rows"])
+    assert all(row["expected"]["tasks_run"] < 40 for row in board["rows"])  # every group left some task out
+    shown = run_arena("-p", "correctness-only", "leaderboard", *given, "--expected", cwd=tmp_path).stdout
+    first = board["rows"][0]["expected"]
+    assert "Expected (95% CI)" in shown and f"{first['expected']:.2f} ({first['low']:.2f}-{first['high']:.2f})" in shown

@@ -210,7 +210,7 @@ class Boards:
 
     def predict(
         self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | None = None,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
         *,
         store: Store | None = None,
         by: str = "tool",

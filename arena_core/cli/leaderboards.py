@@ -33,6 +33,7 @@ from arena_core.pricing.notes import cost_notes
 from arena_core.stats.corrected import CorrectedRow
 from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS, PairRow
+from arena_core.stats.prediction import GroupExpectation
 from arena_core.stats.runs import needs_meta
 from arena_core.stats.tasktable import TaskTable
 
@@ -88,6 +89,12 @@ from arena_core.stats.tasktable import TaskTable
     help="corrected: add each group's mean correctness corrected by people's labels (--labels), "
     "prediction-powered, with its interval (default: correctness_source, judge).",
 )
+@click.option(
+    "--expected",
+    is_flag=True,
+    help="Add each group's expected score on every task (its own where it ran, the IRT fit's prediction "
+    "elsewhere), with its interval: for boards where groups ran different tasks (see docs/adaptive.md).",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option(
     "--executor",
@@ -114,6 +121,7 @@ def leaderboard(
     adjust: str,
     pass_k: str | None,
     correctness_source: str | None,
+    expected: bool,
     fmt: str,
     executor: str | None,
     quiet: bool,
@@ -188,14 +196,19 @@ def leaderboard(
     fixed = {}
     if corrected and not isinstance(evaluations, TaskTable):
         fixed = corrected_rows(state, arena, evaluations, tasks, by, meta, store_path)
+    whole = {}
+    if expected:
+        whole = {g.group: g for g in arena.predict(evaluations, by=by, cells="none", tasks=tasks, meta=meta)[0]}
     if fmt == "json":
-        rows = json_rows(pairs) if pairwise else [_json_row(g, found, fixed) for g in groups]
+        rows = json_rows(pairs) if pairwise else [_json_row(g, found, fixed, whole) for g in groups]
         echo_board(state, tasks, {"rows": rows}, pick.time)
         return
     extra = repeat_cells(ks, found) if ks else ([], {})
+    if whole:
+        cells = {g: [f"{e.expected:.2f} ({e.low:.2f}-{e.high:.2f})"] for g, e in whole.items()}
+        extra = _joined(extra, ["Expected (95% CI)"], cells)
     if fixed:
-        header, cells = corrected_table(fixed, [g.group for g in groups])
-        extra = ([*extra[0], *header], {g: [*extra[1].get(g, ["-"] * len(extra[0])), *cells[g]] for g in cells})
+        extra = _joined(extra, *corrected_table(fixed, [g.group for g in groups]))
     click.echo(_board(groups, by, extra))
     if fixed:
         click.echo(
@@ -230,10 +243,24 @@ def leaderboard(
         click.echo(_matrix(groups, pairs, adjust))
 
 
-def _json_row(group: GroupRow, found: dict[str, Any], fixed: dict[str, CorrectedRow]) -> dict[str, Any]:
+def _joined(
+    extra: tuple[list[str], dict[str, list[Any]]], header: list[str], cells: dict[str, list[Any]]
+) -> tuple[list[str], dict[str, list[Any]]]:
+    """The board's extra columns with ``header``'s appended (``-`` where a group has none)."""
+    groups = {*extra[1], *cells}
+    return [*extra[0], *header], {
+        g: [*extra[1].get(g, ["-"] * len(extra[0])), *cells.get(g, ["-"] * len(header))] for g in groups
+    }
+
+
+def _json_row(
+    group: GroupRow, found: dict[str, Any], fixed: dict[str, CorrectedRow], whole: dict[str, GroupExpectation]
+) -> dict[str, Any]:
     row = with_repeats(to_dict(group), found.get(group.group))
     if group.group in fixed:
         row["correctness_corrected"] = to_dict(fixed[group.group])
+    if group.group in whole:
+        row["expected"] = to_dict(whole[group.group])
     return row
 
 
