@@ -73,7 +73,11 @@ def feature_matrix(tasks: Sequence[Task | None], names: Sequence[str]) -> Featur
     for name in names:
         values = [_value(task, name) for task in tasks]
         levels[name] = tuple(
-            _NONE if v is None else task.created_at[:10] if name == "created_at" and task and task.created_at else str(v)
+            _NONE
+            if v is None
+            else task.created_at[:10]
+            if name == "created_at" and task and task.created_at
+            else str(v)
             for task, v in zip(tasks, values, strict=True)
         )
         numbers = [v for v in values if v is not None]
