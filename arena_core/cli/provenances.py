@@ -1,6 +1,6 @@
 """The provenance a JSON board carries: what it read, how it was configured, and the command.
 
-Every command that prints a board as JSON (``leaderboard``, ``tasks``, ``pareto``,
+Every command that prints a board as JSON (``leaderboard``, ``tasks``, ``pareto``, ``predict``,
 ``contamination``, ``trend``, ``compare``, ``card``) prints one object whose ``provenance``
 is a :class:`~arena_core.model.provenance.BoardProvenance`. The command is recorded as it was
 typed, less its inputs (the runs, ``--tasks``, ``--from``, ``--example``, ``--store``,
