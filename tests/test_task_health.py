@@ -99,3 +99,49 @@ def test_the_terminal_bench_sample(tmp_path: Path) -> None:
                             "harbor-terminal-bench/tb.run.droid-gpt-5.results.json", "--format", "csv"],
                            cwd=FORMATS, capture_output=True, text=True).stdout
     assert table.splitlines()[0] == "Task,Runs,Groups,Solved %,Mean,Discrimination,Difficulty,Flags" and len(table.splitlines()) == 81
+
+
+def _one_task_at_a_time(runs, meta):  # the definition, task by task: what the rows must equal
+    solved = (np.nan_to_num(runs.dimensions["correctness"]) >= 100.0) * 1.0
+    groups, tasks = np.array(runs.groups, dtype=object), np.array(runs.tasks, dtype=object)
+    overall = {g: solved[groups == g].mean() for g in set(runs.groups)}
+    found = {}
+    for task in sorted(set(runs.tasks)):
+        mine = tasks == task
+        verdicts, members = solved[mine], groups[mine]
+        rates = {g: float(verdicts[members == g].mean()) for g in sorted(set(members.tolist()))}
+        scores = np.array([overall[g] for g in members])
+        r = np.nan if len(verdicts) < 2 or verdicts.std() == 0 or scores.std() == 0 else pointbiserialr(verdicts, scores)[0]
+        flaky = any(0 < rate < 1 and (members == g).sum() >= 2 for g, rate in rates.items())
+        errors = any("harness_error" in (meta.get(runs.ids[i], {}).get("flags") or ()) for i in np.flatnonzero(mine))
+        found[task] = (int(mine.sum()), rates, float(verdicts.mean()), float(runs.overall[mine].mean()), r, flaky, errors)
+    return found
+
+
+def test_the_rows_equal_the_definition_task_by_task_on_random_boards() -> None:
+    """Task health is computed for every task at once (sorted codes and sums); each row equals
+    the per-task computation of its definition on random boards with repeats, missing cells,
+    constant tasks and flagged runs."""
+    from arena_core.stats.tasktable import Runs
+
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        size = 3000
+        groups = [f"g{k}" for k in rng.integers(0, 12, size)]
+        tasks = [f"t{k:03d}" for k in rng.integers(0, 300, size)]
+        correctness = np.where(rng.random(size) < 0.5, 100.0, rng.choice([0.0, 50.0], size))
+        correctness[np.array([t < "t030" for t in tasks])] = 100.0  # saturated tasks
+        runs = Runs([f"r{i}" for i in range(size)], groups, tasks, rng.random(size) * 100, {"correctness": correctness},
+                    np.ones(size))  # fmt: skip
+        meta = {f"r{i}": {"flags": ["harness_error"]} for i in range(0, size, 97)}
+        rows = task_health(runs, meta)
+        expected = _one_task_at_a_time(runs, meta)
+        assert [r.task for r in rows] == list(expected)
+        for row in rows:
+            n, rates, rate, mean, r, flaky, errors = expected[row.task]
+            assert (row.runs, row.group_solve_rates, row.groups) == (n, rates, len(rates))
+            assert row.solve_rate == pytest.approx(rate, abs=1e-12) and row.mean_score == pytest.approx(mean, abs=1e-9)
+            assert (np.isnan(row.discrimination) and np.isnan(r)) or row.discrimination == pytest.approx(r, abs=1e-9)
+            assert ("flaky" in row.flags) == flaky and ("harness_errors" in row.flags) == errors
+            assert ("saturated" in row.flags) == (rate == 1.0) and ("unsolved" in row.flags) == (rate == 0.0)
+    assert task_health(Runs([], [], [], np.zeros(0), {"correctness": np.zeros(0)}, np.zeros(0))) == []
