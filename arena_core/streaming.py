@@ -47,9 +47,10 @@ from arena_core.io.arrays import to_numpy
 from arena_core.io.decoding import InputError
 from arena_core.io.ids import id_hashes
 from arena_core.io.pieces import ROW, Source, rows_of_tasks
-from arena_core.io.planning import Part, TaskCounts, plan, task_counts
-from arena_core.io.readers import MAX_REPORTED, Problems, used_twice
+from arena_core.io.planning import Part, plan, task_counts
+from arena_core.io.readers import MAX_REPORTED
 from arena_core.io.spill import read_spilled, spill, write_spilled
+from arena_core.io.streamchecks import check_ids, check_tasks, located, raise_problems
 from arena_core.io.tables import records_of_table
 from arena_core.io.writers import write_shard
 from arena_core.model.errors import ArenaError, ValidationError
@@ -145,9 +146,9 @@ def stream(
     problems = sorted(p for o in outcomes for p in o.problems)
     count = sum(o.count for o in outcomes)
     if count:
-        _raise(problems, count)
-    _check_ids(source, np.concatenate([o.hashes for o in outcomes]) if outcomes else np.zeros(0, np.uint64))
-    _check_tasks(source, counts, tasks)
+        raise_problems(problems, count)
+    check_ids(source, np.concatenate([o.hashes for o in outcomes]) if outcomes else np.zeros(0, np.uint64))
+    check_tasks(source, counts, tasks)
     errors = [o.error for o in outcomes if o.error]
     if errors:
         raise ArenaError(errors[0])
@@ -307,7 +308,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
     try:  # ids used twice, here or across partitions, are found by their hashes, afterwards
         result: Any = arena.evaluate_many(columns.ids_checked(), job.tasks, evaluated_at=job.stamp)  # a batch
     except ValidationError as error:
-        return _Outcome(0, hashes, [], 0, error=_located(source, rows, columns.ids, error))
+        return _Outcome(0, hashes, [], 0, error=located(source, rows, columns.ids, error))
     cells = None
     if job.by is not None:
         meta = _unknown_models_meta(table) if "model" in job.by else None
@@ -326,66 +327,3 @@ def _unknown_models_meta(table: Any) -> dict[str, Any] | None:
         return None
     unknown = table.filter(pc.is_null(table["model"])).select(["id", "meta"]).to_pylist()
     return {row["id"]: {k: v for k, v in (row["meta"] or {}).items() if v is not None} for row in unknown}
-
-
-def _located(source: Source, rows: np.ndarray, ids: Sequence[str], error: ValidationError) -> str:
-    """The error, after ``FILE: record N: `` of the run it names when it names one."""
-    kind, _, name = error.record.partition(" ")
-    if kind == "submission":
-        for index, ident in enumerate(ids):
-            if repr(ident) == name:
-                return f"{source.where(int(rows[index]))}: {error}"
-    return str(error)
-
-
-def _raise(problems: list[tuple[int, str]], count: int) -> None:
-    """The first problems (in input order) and how many there were, as the whole read reports them."""
-    found = Problems()
-    for _, message in problems:
-        found.add(message)
-    found.count = count
-    found.raise_if_any()
-
-
-def _check_tasks(source: Source, counts: TaskCounts, tasks: Mapping[str, Task]) -> None:
-    """Every run's task among the tasks given, or the error scoring the whole input raises, for its
-    first run that names another (a worker knows its own partition's tasks only).
-
-    :raises ValidationError: naming that run and every task given.
-    """
-    for piece, found in zip(source.pieces, counts.groups, strict=True):
-        if all(t is not None and t in tasks for t in found):
-            continue
-        table = source.read([piece], ["id", "task_id"])
-        for ident, task in zip(table["id"].to_pylist(), table["task_id"].to_pylist(), strict=True):
-            if task is None or task not in tasks:
-                known = ", ".join(sorted(tasks)) or "none"
-                raise ValidationError(
-                    f"submission {str(ident)!r}", "task_id", f"one of the given tasks ({known})", task
-                )
-
-
-def _check_ids(source: Source, hashes: np.ndarray) -> None:
-    """Every id used once: equal hashes are read again and compared as text (the error path only).
-    ``hashes`` is sorted in place.
-
-    :raises InputError: each id used again, where, and where it was first used.
-    """
-    ordered = hashes
-    ordered.sort()  # in place: a copy's fresh pages would cost as much again as the sort
-    candidates = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    if not len(candidates):
-        return
-    first: dict[str, int] = {}
-    repeats: list[tuple[int, str]] = []
-    for piece in source.pieces:
-        table = source.read([piece], ["id"])
-        chosen = np.flatnonzero(np.isin(id_hashes(table["id"]), candidates))
-        row_numbers = to_numpy(table[ROW])[chosen]
-        for row, ident in zip(row_numbers.tolist(), table["id"].take(chosen).to_pylist(), strict=True):
-            if ident in first:
-                repeats.append((row, used_twice(source.where(row), ident, source.where(first[ident]))))
-            else:
-                first[ident] = row
-    if repeats:
-        _raise(repeats, len(repeats))
