@@ -26,6 +26,7 @@ from attrs import frozen
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Evaluation
 from arena_core.stats import irt
+from arena_core.stats.battles import logistic
 from arena_core.stats.irt import Z95
 from arena_core.stats.prediction import board_fit, expected_score, predict, score_interval
 from arena_core.stats.tasktable import TaskTable
@@ -110,7 +111,7 @@ class AdaptiveTest:
         observed, ran = self._responses(responses)
         theta, _ = self._ability(observed, ran)
         a, b = self.discriminations, self.difficulties
-        p = 1 / (1 + np.exp(-a * (theta - b)))
+        p = logistic(a * (theta - b))
         worth = a * a * p * (1 - p)
         names = sorted(set(self.categories))
         share = {c: self.categories.count(c) / len(self.tasks) for c in names}
@@ -149,14 +150,14 @@ class AdaptiveTest:
         precision = 1 / self.prior_sd**2
         theta = self.prior_mean
         for _ in range(_STEPS):
-            p = 1 / (1 + np.exp(-a * (theta - b)))
+            p = logistic(a * (theta - b))
             gradient = float(np.sum(a * (y - p))) - precision * (theta - self.prior_mean)
             curvature = float(np.sum(a * a * p * (1 - p))) + precision
             step = float(np.clip(gradient / curvature, -1.0, 1.0))
             theta += step
             if abs(step) < 1e-8:
                 break
-        p = 1 / (1 + np.exp(-a * (theta - b)))
+        p = logistic(a * (theta - b))
         return float(theta), float(1 / np.sqrt(np.sum(a * a * p * (1 - p)) + precision))
 
 

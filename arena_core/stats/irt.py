@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from attrs import frozen
 
+from arena_core.stats.battles import logistic
 from arena_core.stats.irtprior import DifficultyPrior
 from arena_core.stats.tasktable import TaskTable
 
@@ -65,11 +66,6 @@ class IrtFit:
     """``(resamples,)``: the spread of the difficulties about their prior mean (2 without features)."""
 
 
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    out: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * z))  # no overflow warnings for large |z|
-    return out
-
-
 def _rasch_chunk(n: np.ndarray, s: np.ndarray, prior: DifficultyPrior) -> tuple[np.ndarray, np.ndarray, int]:
     """Rasch by Newton's method on abilities and difficulties jointly: the difficulties' block of
     the Hessian is diagonal, so each step solves a ``groups x groups`` system (its Schur
@@ -80,7 +76,7 @@ def _rasch_chunk(n: np.ndarray, s: np.ndarray, prior: DifficultyPrior) -> tuple[
     iterations = 0
     while iterations < _MAX_ITERATIONS:
         iterations += 1
-        p = _sigmoid(theta[:, :, None] - b[:, None, :])
+        p = logistic(theta[:, :, None] - b[:, None, :])
         residual, c = s - n * p, n * p * (1 - p)
         grad_theta = residual.sum(axis=2) - prior_theta * theta
         grad_b = -residual.sum(axis=1) - prior.precision * (b - prior.mean)
@@ -112,14 +108,14 @@ def _alternating_chunk(
     while iterations < _MAX_ITERATIONS:
         iterations += 1
         a = np.exp(alpha)
-        p = _sigmoid(a[:, None, :] * (theta[:, :, None] - b[:, None, :]))
+        p = logistic(a[:, None, :] * (theta[:, :, None] - b[:, None, :]))
         residual, spread = s - n * p, n * p * (1 - p)
         step_theta = (np.einsum("rgt,rt->rg", residual, a) - prior_theta * theta) / (
             np.einsum("rgt,rt->rg", spread, a * a) + prior_theta
         )
         theta = theta + np.clip(step_theta, -_MAX_STEP, _MAX_STEP)
         gap = theta[:, :, None] - b[:, None, :]
-        p = _sigmoid(a[:, None, :] * gap)
+        p = logistic(a[:, None, :] * gap)
         residual, spread = s - n * p, n * p * (1 - p)
         information = a * a * spread.sum(axis=1)
         step_b = (-a * residual.sum(axis=1) - prior.precision * (b - prior.mean)) / (information + prior.precision)
@@ -127,7 +123,7 @@ def _alternating_chunk(
         steps = [step_theta, step_b, np.array([prior.update(b, information)])]
         if slopes:
             gap = theta[:, :, None] - b[:, None, :]
-            p = _sigmoid(a[:, None, :] * gap)
+            p = logistic(a[:, None, :] * gap)
             residual, spread = s - n * p, n * p * (1 - p)
             grad = a * (residual * gap).sum(axis=1) - prior_alpha * alpha
             step_alpha = grad / (a * a * (spread * gap * gap).sum(axis=1) + prior_alpha)
@@ -199,7 +195,7 @@ def responses(table: TaskTable) -> tuple[np.ndarray, np.ndarray] | None:
 def probabilities(found: IrtFit) -> np.ndarray:
     """``(resamples, groups, tasks)``: each group's probability of solving each task at the fit."""
     gap = found.abilities[:, :, None] - found.difficulties[:, None, :]
-    return _sigmoid(found.discriminations[:, None, :] * gap)
+    return logistic(found.discriminations[:, None, :] * gap)
 
 
 def expected_scores(found: IrtFit, weights: np.ndarray | None = None) -> np.ndarray:

@@ -23,6 +23,7 @@ from attrs import frozen
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Task
 from arena_core.stats import irt
+from arena_core.stats.battles import logistic
 from arena_core.stats.taskfeatures import FeatureMatrix, feature_matrix
 from arena_core.stats.tasktable import TaskTable
 
@@ -109,7 +110,7 @@ def predict(board: BoardFit, cells: str = "missing") -> tuple[list[GroupExpectat
     theta, b, a = found.abilities[0], found.difficulties[0], found.discriminations[0]
     logit = a[None, :] * (theta[:, None] - b[None, :])
     spread = irt.Z95 * a[None, :] * np.sqrt(se_theta[:, None] ** 2 + se_b[None, :] ** 2)
-    p, low, high = _sigmoid(logit), _sigmoid(logit - spread), _sigmoid(logit + spread)
+    p, low, high = logistic(logit), logistic(logit - spread), logistic(logit + spread)
     groups = []
     for g, name in enumerate(board.groups):
         ran = counts[g] > 0
@@ -140,7 +141,7 @@ def expected_score(
 ) -> tuple[float, float]:
     """``(100 x expected share over every task, 100 x the outcome noise's standard deviation)``
     of an ``ability``: the ``observed`` share where ``ran``, the predicted one elsewhere."""
-    p = _sigmoid(a * (ability - b))
+    p = logistic(a * (ability - b))
     share = np.where(ran, observed, p)
     noise = np.sqrt(np.sum(np.where(ran, 0.0, p * (1 - p))))
     return float(100 * share.mean()), float(100 * noise / len(p))
@@ -155,8 +156,3 @@ def score_interval(
     low = estimate - float(np.hypot(below, irt.Z95 * noise))
     high = estimate + float(np.hypot(above, irt.Z95 * noise))
     return estimate, max(low, 0.0), min(high, 100.0)
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    out: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * z))
-    return out
