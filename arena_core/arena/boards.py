@@ -31,7 +31,7 @@ from arena_core.stats.taskfeatures import FeatureEffect, feature_effects
 from arena_core.stats.taskhealth import TaskHealth, task_health
 from arena_core.stats.tasktable import TaskTable
 from arena_core.store import Store
-from arena_core.store.current import CurrentScores
+from arena_core.store.current import CurrentScores, stored_tasks
 
 __all__ = ["Boards"]
 
@@ -104,8 +104,7 @@ class Boards:
             selection["meta"] = meta
         if selection.get("cluster") and selection.get("task_meta") is None:
             with store.transaction(write=False) as tx:
-                found = {t: tx.get_task(t) for t in tx.task_ids()}
-            selection["task_meta"] = {t: task.meta for t, task in found.items() if task is not None}
+                selection["task_meta"] = {t: task.meta for t, task in stored_tasks(tx).items()}
         return current
 
     def current_scores(self, store: Store) -> CurrentScores:

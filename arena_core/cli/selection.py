@@ -27,7 +27,7 @@ from arena_core.model.releases import WINDOWS, ModelDates
 from arena_core.model.serde import to_dict
 from arena_core.stats.windows import TimeWindow
 from arena_core.store import Store
-from arena_core.store.current import score_stored
+from arena_core.store.current import score_stored, stored_tasks
 
 store_option = click.option(
     "--store",
@@ -177,7 +177,7 @@ def _stored(store: Store, path: Path | str, task_id: str | None) -> tuple[list[S
     with store.transaction(write=False) as tx:
         ids = [task_id] if task_id else tx.task_ids()
         subs = [s for t in ids for s in tx.submissions(t)]
-        tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+        tasks = stored_tasks(tx)
     if not subs:
         raise ArenaError(f"{path}: no stored runs" + (f" for task {task_id!r}" if task_id else ""))
     return subs, tasks

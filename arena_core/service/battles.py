@@ -39,6 +39,7 @@ from arena_core.service.state import Service
 from arena_core.stats.battles import ELO_SCALE, Battles, fit
 from arena_core.stats.learnedweights import fit_from_votes, learned_profile
 from arena_core.stats.voteboard import figure_reader, flagged_voters, vote_board
+from arena_core.store.current import stored_tasks
 from arena_core.store.votes import VoteStore
 
 __all__ = ["BattleDesk", "routes"]
@@ -69,7 +70,7 @@ class BattleDesk:
             generation = service.boards.generation
             if self._runs is None or self._runs[0] != generation:
                 with service.store.transaction(write=False) as tx:
-                    tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+                    tasks = stored_tasks(tx)
                     runs = [s for t in tasks for s in tx.submissions(t)]
                 names = group_labels(runs, self.by, service.arena.config.model_aliases) if runs else []
                 by_task: dict[str, list[tuple[Submission, str]]] = {}

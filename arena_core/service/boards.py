@@ -24,6 +24,7 @@ from arena_core.stats.leaderboard import leaderboard
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS
 from arena_core.stats.windows import TimeWindow
 from arena_core.store.cells import GROUPINGS, task_table
+from arena_core.store.current import stored_tasks
 
 __all__ = ["MAX_OFFSET", "routes"]
 
@@ -96,7 +97,7 @@ def routes(service: Service) -> APIRouter:
         """The board of the store's current evaluations in the window, what the window says, and
         its provenance (of the runs and tasks in the window)."""
         with store.transaction(write=False) as tx:
-            tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+            tasks = stored_tasks(tx)
         current, meta = arena.current_scores(store).read(store)
         kept = chosen.evaluations(current, tasks)
         if not kept:
@@ -125,7 +126,7 @@ def routes(service: Service) -> APIRouter:
     def _board(by: str, test: str, adjust: str, command: list[str]) -> tuple[list[dict[str, Any]], str]:
         current = arena.current_scores(store)
         with store.transaction(write=False) as tx:
-            tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+            tasks = stored_tasks(tx)
         digests = current.run_digests(store)
         made = _provenance(digests, len(current.evaluations(store)), tasks, None, command)
         return _rows(by, test, adjust), made

@@ -25,6 +25,7 @@ from arena_core.service.guards import parse_body
 from arena_core.service.problems import Problem
 from arena_core.service.state import Service
 from arena_core.stats.calibration import calibrate, requirement_categories, verdicts_of
+from arena_core.store.current import stored_tasks
 from arena_core.store.labels import LabelStore, QueuedItem
 
 __all__ = ["ReviewQueue", "routes"]
@@ -123,7 +124,7 @@ def routes(service: Service, queue: ReviewQueue) -> APIRouter:
         evaluations = _evaluations(service)
         run = {e.submission_id: e for e in evaluations}
         with store.transaction(write=False) as tx:
-            tasks = {t: task for t in tx.task_ids() if (task := tx.get_task(t)) is not None}
+            tasks = stored_tasks(tx)
         categories = requirement_categories(tasks.values())
 
         def group_of(item: Item) -> str | None:

@@ -20,11 +20,9 @@ from arena_core.model.errors import ValidationError
 from arena_core.model.records import Evaluation, Task
 from arena_core.model.releases import WINDOWS, ModelDates, after
 from arena_core.model.serde import structure
+from arena_core.stats.runs import UNKNOWN
 
-__all__ = ["UNKNOWN_MODEL", "TimeWindow"]
-
-#: How a run without a model is named among the models left out of a window.
-UNKNOWN_MODEL = "(unknown)"
+__all__ = ["TimeWindow"]
 
 
 @define
@@ -80,7 +78,7 @@ class TimeWindow:
         found = self.models.get(name) if name is not None else None
         date = found.date(self.window) if found is not None else None
         if name is None or date is None:
-            shown = name or UNKNOWN_MODEL
+            shown = name or UNKNOWN  # as a board names a run without a model
             self.dateless[shown] = self.dateless.get(shown, 0) + 1
             return False
         created = self.created.get(task_id) if isinstance(task_id, str) else None

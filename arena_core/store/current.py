@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from arena_core.store import Store
 
 __all__ = [
-    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "score_stored", "stored_verdicts",
-    "verdicts_kept",
+    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "score_stored", "stored_tasks",
+    "stored_verdicts", "verdicts_kept",
 ]  # fmt: skip
 
 #: The queries a SQL store answers :meth:`task_generations` with: each task's record, and each
@@ -70,6 +70,12 @@ def stored_verdicts(
     return found
 
 
+def stored_tasks(tx: Any, task_ids: Iterable[str] | None = None) -> dict[str, Task]:
+    """The stored tasks of ``task_ids`` (every stored task by default), by id, read in ``tx``."""
+    wanted = tx.task_ids() if task_ids is None else task_ids
+    return {t: task for t in wanted if (task := tx.get_task(t)) is not None}
+
+
 def current_evaluations(arena: Arena, store: Store, task_ids: Iterable[str] | None = None) -> list[Evaluation]:
     """The stored runs of ``task_ids`` (every task by default) scored together against their
     tasks' current baselines, with their stored verdicts; tasks without runs give nothing."""
@@ -91,8 +97,7 @@ def _read_and_score(
 ) -> tuple[list[Submission], list[Evaluation]]:
     """The stored runs of ``task_ids`` (every task by default) and their current evaluations."""
     with store.transaction(write=False) as tx:
-        wanted = list(tx.task_ids() if task_ids is None else task_ids)
-        tasks = {t: task for t in wanted if (task := tx.get_task(t)) is not None}
+        tasks = stored_tasks(tx, task_ids)
         runs = [s for t in tasks for s in tx.submissions(t)]
     return runs, score_stored(arena, store, runs, tasks)
 
