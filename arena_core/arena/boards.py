@@ -29,7 +29,7 @@ from arena_core.stats.runs import gather_runs, needs_meta, task_table
 from arena_core.stats.similar import SimilarTask, similar_tasks
 from arena_core.stats.taskfeatures import FeatureEffect, feature_effects
 from arena_core.stats.taskhealth import TaskHealth, task_health
-from arena_core.stats.tasktable import TaskTable
+from arena_core.stats.tasktable import Runs, TaskTable
 from arena_core.store import Store
 from arena_core.store.current import CurrentScores, stored_tasks
 
@@ -78,8 +78,16 @@ class Boards:
             intervals and rank ranges then resample families) and ``meta`` (submission id to
             meta, for ``meta.KEY``, ``where`` and ``cluster``; read from ``store`` when it is given).
         """
-        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        table = self._table(evaluations, store, by, selection)
         return self._board(table, method, interval, test, adjustment, ranks, order)
+
+    def _table(self, evaluations: Any, store: Store | None, by: str, selection: dict[str, Any]) -> TaskTable:
+        """The cells grouped ``by`` of the evaluations given (or a table of them), or of ``store``'s board."""
+        return task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+
+    def _runs(self, evaluations: Any, store: Store | None, by: str, selection: dict[str, Any]) -> Runs:
+        """The runs grouped ``by`` of the evaluations given, or of ``store``'s board."""
+        return gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
 
     def _chosen(
         self,
@@ -152,7 +160,7 @@ class Boards:
     ) -> list[PairRow]:
         """Paired tests between every two ranked groups of the leaderboard (best first) on the
         tasks both ran: ``arena leaderboard --pairwise`` (see :mod:`arena_core.stats.pairwise`)."""
-        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        table = self._table(evaluations, store, by, selection)
         board = self._board(table, None, None, test, adjustment, "overlap", order)  # the order only: no rank bootstrap
         index = {name: g for g, name in enumerate(table.groups)}
         ranked = [index[row.group] for row in board if not row.provisional]
@@ -194,7 +202,7 @@ class Boards:
         (task to difficulty label) the labels the fit is checked against."""
         if store is not None and selection.get("meta") is None:
             selection["meta"] = self.current_scores(store).read(store)[1]  # the importers' flags, always
-        runs = gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        runs = self._runs(evaluations, store, by, selection)
         return task_health(runs, selection.get("meta"), model=model, labels=labels)
 
     def select_tasks(
@@ -203,9 +211,7 @@ class Boards:
     ) -> Selection:  # fmt: skip
         """The ``size`` most informative tasks, and how they rank the groups (``arena tasks --select``;
         see :mod:`arena_core.stats.irttasks`)."""
-        return select_tasks(
-            gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection), size, model
-        )
+        return select_tasks(self._runs(evaluations, store, by, selection), size, model)
 
     def predict(
         self,
@@ -224,7 +230,7 @@ class Boards:
         see :mod:`arena_core.stats.prediction`). With ``tasks``, those no group ran are on the
         board too; with ``features`` (``category``, ``difficulty``, ``created_at``, ``meta.KEY``)
         the difficulties are explained by them (:mod:`arena_core.stats.taskfeatures`)."""
-        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        table = self._table(evaluations, store, by, selection)
         return predict(board_fit(table, model, tasks, features), cells)
 
     def feature_effects(
@@ -240,7 +246,7 @@ class Boards:
     ) -> list[FeatureEffect]:
         """How much each value of each of ``features`` moves a task's fitted difficulty, with a
         95% interval (``arena tasks --features``; see :mod:`arena_core.stats.taskfeatures`)."""
-        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        table = self._table(evaluations, store, by, selection)
         board = board_fit(table, model, tasks, features)
         assert board.features is not None
         return feature_effects(board.fit, board.features, board.counts)
@@ -260,7 +266,7 @@ class Boards:
     ) -> list[SimilarTask]:
         """The ``count`` tasks most like ``task``: solved by the same groups, and alike in
         ``features`` (``arena tasks --similar``; see :mod:`arena_core.stats.similar`)."""
-        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        table = self._table(evaluations, store, by, selection)
         return similar_tasks(board_fit(table, model, tasks, features), task, count)
 
     def adaptive(
@@ -276,7 +282,7 @@ class Boards:
         """The board's tasks fitted, to place a new agent on it: which tasks it should run next
         and where it stands (``arena adaptive``; see :mod:`arena_core.stats.adaptive`);
         ``categories`` (task to category) balances the tasks chosen over them."""
-        table = task_table(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        table = self._table(evaluations, store, by, selection)
         return AdaptiveTest(table, model, categories)
 
     def repeats(
@@ -290,7 +296,7 @@ class Boards:
     ) -> dict[str, Repeats]:
         """Per group, pass@k and pass^k for each of ``ks``, the flip rate and HAL's outcome
         consistency: ``arena leaderboard --pass-k`` (see :mod:`arena_core.stats.repeats`)."""
-        runs = gather_runs(self.scorer, self._chosen(evaluations, store, by, selection), by, **selection)
+        runs = self._runs(evaluations, store, by, selection)
         return repeats(runs, ks, self.components.interval_methods[self.config.leaderboard_interval])
 
     def detect_bias(
