@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from arena_core.engine.columns import Columns
-from arena_core.engine.fingerprints import combined_digest, task_run_digests, tasks_digest
-from arena_core.model.provenance import BoardProvenance, arena_core_version
+from arena_core.engine.fingerprints import provenance_of, task_run_digests
+from arena_core.model.provenance import BoardProvenance
 from arena_core.model.records import Task
 from arena_core.model.serde import to_dict
 
@@ -50,18 +50,8 @@ def board_provenance(state: State, tasks: Mapping[str, Task], window: TimeWindow
     per_task = read if isinstance(read, Mapping) else task_run_digests(read if read is not None else [])
     size = read.size if isinstance(read, Columns) else len(read) if isinstance(read, Sequence) else state.runs_count
     ctx = click.get_current_context()
-    arena = state.arena
-    return BoardProvenance(
-        runs=combined_digest(per_task),
-        n_runs=size,
-        tasks=tasks_digest(tasks.values()),
-        n_tasks=len(tasks),
-        config_digest=arena.provenance.config_digest,
-        profile=arena.provenance.profile,
-        arena_core=arena_core_version(),
-        window={k: v for k in ("since", "until", "window") if (v := getattr(window, k, None))},
-        command=[ctx.info_name or "", *_board_arguments(ctx.command, ctx.meta.get(_ARGV, []))],
-    )
+    command = [ctx.info_name or "", *_board_arguments(ctx.command, ctx.meta.get(_ARGV, []))]
+    return provenance_of(per_task, size, tasks, state.arena.provenance, window, command)
 
 
 def board_document(

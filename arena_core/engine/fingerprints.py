@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import orjson
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Columns
+from arena_core.model.provenance import BoardProvenance, Provenance, arena_core_version
 from arena_core.model.records import Submission, Task
 from arena_core.model.serde import to_dict
 
-__all__ = ["combined_digest", "runs_digest", "task_run_digests", "tasks_digest"]
+__all__ = ["combined_digest", "provenance_of", "runs_digest", "task_run_digests", "tasks_digest"]
 
 _SEPARATOR = b"\x1f"
 
@@ -71,6 +73,30 @@ def tasks_digest(tasks: Iterable[Task]) -> str:
     for task in sorted(tasks, key=lambda t: t.id):
         h.update(orjson.dumps(to_dict(task), option=orjson.OPT_SORT_KEYS) + b"\n")
     return h.hexdigest()
+
+
+def provenance_of(
+    per_task: Mapping[str, str],
+    runs: int,
+    tasks: Mapping[str, Task],
+    scoring: Provenance,
+    window: Any,
+    command: Sequence[str],
+) -> BoardProvenance:
+    """A board's provenance: its runs' digest from ``per_task`` (:func:`task_run_digests`), the
+    digest of ``tasks``, the configuration ``scoring`` names, this version, ``window``'s
+    ``since``/``until``/``window`` (any object with them, or ``None``) and the ``command``."""
+    return BoardProvenance(
+        runs=combined_digest(per_task),
+        n_runs=runs,
+        tasks=tasks_digest(tasks.values()),
+        n_tasks=len(tasks),
+        config_digest=scoring.config_digest,
+        profile=scoring.profile,
+        arena_core=arena_core_version(),
+        window={k: v for k in ("since", "until", "window") if (v := getattr(window, k, None))},
+        command=command,
+    )
 
 
 def _canonical(values: np.ndarray) -> np.ndarray:

@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 
-from arena_core.engine.fingerprints import combined_digest, task_run_digests, tasks_digest
-from arena_core.model.provenance import BoardProvenance, arena_core_version
+from arena_core.engine.fingerprints import provenance_of, task_run_digests
 from arena_core.model.records import Task
 from arena_core.model.serde import to_dict
 from arena_core.service.problems import Problem
@@ -52,7 +51,7 @@ def routes(service: Service) -> APIRouter:
         # The task's runs against its current baseline, best first (equal scores first stored first).
         current = arena.current_scores(store)
         ranked = sorted(current.of_task(store, task_id), key=lambda e: -e.overall_score)
-        digest = current.run_digests(store).get(task_id)
+        digest = current.run_digests(store)[0].get(task_id)
         command = ["leaderboard", "--by", "submission", "--task", task_id]
         response.headers["Arena-Provenance"] = _provenance(
             {task_id: digest} if digest else {}, len(ranked), {task_id: task}, None, command
@@ -105,7 +104,7 @@ def routes(service: Service) -> APIRouter:
         rows = arena.leaderboard(
             kept, by=by, test=test, adjustment=adjust, meta=meta
         )  # the runs' meta, as the CLI's board of a store reads it
-        shown, ids = chosen.tasks(tasks), {e.submission_id for e in kept}
+        shown, ids = {t: tasks[t] for t in chosen.created}, {e.submission_id for e in kept}  # the window's tasks
         with store.transaction(write=False) as tx:
             runs = [s for t in dict.fromkeys(e.task_id for e in kept) for s in tx.submissions(t) if s.id in ids]
         made = _provenance(task_run_digests(runs), len(runs), shown, chosen, command)
@@ -115,20 +114,14 @@ def routes(service: Service) -> APIRouter:
         digests: dict[str, str], count: int, tasks: dict[str, Task], chosen: TimeWindow | None, command: list[str]
     ) -> str:
         """The board's :class:`~arena_core.model.provenance.BoardProvenance`, as compact JSON (a header's value)."""
-        window = {k: v for k in ("since", "until", "window") if (v := getattr(chosen, k, None))}
-        made = BoardProvenance(
-            runs=combined_digest(digests), n_runs=count, tasks=tasks_digest(tasks.values()), n_tasks=len(tasks),
-            config_digest=arena.provenance.config_digest, profile=arena.provenance.profile,
-            arena_core=arena_core_version(), window=window, command=command,
-        )  # fmt: skip
+        made = provenance_of(digests, count, tasks, arena.provenance, chosen, command)
         return json.dumps(to_dict(made), separators=(",", ":"))
 
     def _board(by: str, test: str, adjust: str, command: list[str]) -> tuple[list[dict[str, Any]], str]:
         current = arena.current_scores(store)
         with store.transaction(write=False) as tx:
             tasks = stored_tasks(tx)
-        digests = current.run_digests(store)
-        made = _provenance(digests, len(current.evaluations(store)), tasks, None, command)
+        made = _provenance(*current.run_digests(store), tasks, None, command)
         return _rows(by, test, adjust), made
 
     def _rows(by: str, test: str, adjust: str) -> list[dict[str, Any]]:

@@ -153,10 +153,11 @@ class CurrentScores:
         sums of each task kept with its evaluations, so a board reads one row per group and task."""
         return [row for entry in self._refreshed(store) for row in entry.cells(grouping)]
 
-    def run_digests(self, store: Store) -> dict[str, str]:
+    def run_digests(self, store: Store) -> tuple[dict[str, str], int]:
         """Each task's digest of its stored runs (:func:`~arena_core.engine.fingerprints.task_run_digests`),
-        kept with its evaluations, for the provenance of the store's board."""
-        return {entry.task_id: entry.digest for entry in self._refreshed(store) if entry.evaluations}
+        kept with its evaluations, and how many runs there are: the provenance of the store's board."""
+        held = [entry for entry in self._refreshed(store) if entry.evaluations]
+        return {entry.task_id: entry.digest for entry in held}, sum(len(entry.evaluations) for entry in held)
 
     def _refreshed(self, store: Store) -> list[_Task]:
         with store.transaction(write=False) as tx:
