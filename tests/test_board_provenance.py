@@ -271,3 +271,6 @@ def test_the_service_board_says_what_the_cli_board_of_the_store_says(tmp_path: P
     printed = _board(tmp_path, "leaderboard", "--store", "a.db", "--by", "submission", "--task", task)["provenance"]
     assert made == printed and made["command"] == ["leaderboard", "--by", "submission", "--task", task]
     assert made["n_runs"] == len(served.json()) == sum(r["task_id"] == task for r in RUNS) and made["n_tasks"] == 1
+    # A stored run's card: the runs of its task, which its baseline was computed from.
+    card = _board(tmp_path, "card", RUNS[0]["id"], "--store", "a.db")["provenance"]
+    assert (card["runs"], card["n_runs"], card["tasks"]) == (made["runs"], made["n_runs"], made["tasks"])

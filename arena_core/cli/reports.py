@@ -53,8 +53,12 @@ def card(state: State, submission_id: str, inputs: InputFiles, store_path: Path 
     if store_path is not None:
         if inputs.submissions or inputs.example or inputs.tasks:
             raise click.UsageError("give SUBMISSIONS (or --example) or --store, not both")
-        found, tasks = _stored_card(state, open_store(store_path), store_path, submission_id)
-        click.echo(json.dumps(_with_inputs(state, found, tasks), indent=2) if fmt == "json" else render_card(found))
+        found, task = _stored_card(state, open_store(store_path), store_path, submission_id)
+        if fmt == "json":  # the runs of its task, which its baseline was computed from, read for the provenance
+            state.runs_read = stored_runs(store_path, task.id)[0]
+        click.echo(
+            json.dumps(_with_inputs(state, found, {task.id: task}), indent=2) if fmt == "json" else render_card(found)
+        )
         return
     subs, tasks = read_inputs(state, inputs)
     ids = [s.id for s in subs]
@@ -72,18 +76,14 @@ def _with_inputs(state: State, card: dict[str, Any], tasks: Mapping[str, Task]) 
     return {**card, "provenance": {**(card["provenance"] or {}), **to_dict(board_provenance(state, tasks))}}
 
 
-def _stored_card(
-    state: State, store: Store, where: Path | str, submission_id: str
-) -> tuple[dict[str, Any], dict[str, Task]]:
+def _stored_card(state: State, store: Store, where: Path | str, submission_id: str) -> tuple[dict[str, Any], Task]:
     with store.transaction(write=False) as tx:
         task_id = next((t for t in tx.task_ids() if submission_id in submission_columns(tx, t).ids), None)
-        if task_id is not None:
-            state.runs_read = tx.submissions(task_id)
     if task_id is None:
         raise ArenaError(f"{where}: no stored submission {submission_id!r}")
     stored, submission, task, baseline = stored_baseline(state.arena, store, task_id, submission_id)
     card = score_card(state.arena, submission, task, baseline, stored)
-    return {**card, "baseline_version": baseline.version}, {task.id: task}
+    return {**card, "baseline_version": baseline.version}, task
 
 
 @main.command()
