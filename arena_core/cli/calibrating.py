@@ -3,9 +3,7 @@ corrected by their labels (:mod:`arena_core.stats.calibration`)."""
 
 from __future__ import annotations
 
-import csv
 import math
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -14,7 +12,7 @@ import click
 from arena_core.cli.app import State, command, main, quiet_option
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
 from arena_core.cli.picking import Pick
-from arena_core.cli.selection import echo_json, evaluations_of, store_option, stored_on_arrival, stored_runs
+from arena_core.cli.selection import echo_csv, echo_json, evaluations_of, store_option, stored_on_arrival, stored_runs
 from arena_core.io.judgements import VerdictLine, label_of, read_verdicts, verdict_of
 from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
@@ -167,9 +165,7 @@ def _print(rows: list[CalibrationRow], fmt: str, confidence_level: float) -> Non
               "Judge %", "People %", "Corrected %", f"{confidence_level:.0%} CI", "Raters alpha", "Judges alpha"]  # fmt: skip
     cells = [_cells(r) for r in rows]
     if fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(cells)
+        echo_csv(header, cells)
     else:
         click.echo(render(header, cells))
         click.echo(

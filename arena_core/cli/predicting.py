@@ -3,9 +3,7 @@ tasks a new agent should run next (see docs/adaptive.md)."""
 
 from __future__ import annotations
 
-import csv
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -17,6 +15,7 @@ from arena_core.cli.selection import (
     Selection,
     by_option,
     echo_board,
+    echo_csv,
     evaluations_of,
     json_rows,
     pick_of,
@@ -82,12 +81,8 @@ def predict(
         echo_board(state, tasks, {"groups": json_rows(groups), "rows": json_rows(predicted)}, pick.time)
         return
     if fmt == "csv":
-        out = csv.writer(sys.stdout, lineterminator="\n")
-        out.writerow(["group", "task", "probability", "low", "high", "runs", "observed"])
-        for p in predicted:
-            out.writerow(
-                [p.group, p.task, p.probability, p.low, p.high, p.runs, "" if p.observed is None else p.observed]
-            )
+        header = ["group", "task", "probability", "low", "high", "runs", "observed"]
+        echo_csv(header, ([p.group, p.task, p.probability, p.low, p.high, p.runs, p.observed] for p in predicted))
         return
     rows = [
         [g.group, f"{g.tasks_run}/{g.tasks}", g.observed, g.expected, f"{g.low:.2f}-{g.high:.2f}", g.ability]

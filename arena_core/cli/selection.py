@@ -4,9 +4,11 @@ before anything is checked: :mod:`arena_core.cli.picking`)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from functools import wraps
 from pathlib import Path
 from typing import Any
@@ -222,6 +224,13 @@ def finite(value: Any) -> Any:
 def echo_json(rows: Sequence[Any]) -> None:
     """Rows (attrs records or dicts) as a JSON array, NaN as null."""
     click.echo(json.dumps(json_rows(rows), indent=2))
+
+
+def echo_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """A table as CSV on standard output (``None`` as an empty cell)."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
 
 
 def json_rows(rows: Sequence[Any]) -> list[Any]:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import math
-import sys
 from pathlib import Path
 
 import click
@@ -17,6 +15,7 @@ from arena_core.cli.selection import (
     Selection,
     by_option,
     echo_board,
+    echo_csv,
     evaluations_of,
     json_rows,
     pick_of,
@@ -122,9 +121,7 @@ def tasks(
     header = ["Task", "Runs", "Groups", "Solved %", "Mean", "Discrimination", "Difficulty",
               *([] if model == "rasch" else ["Slope"]), "Flags"]  # fmt: skip
     if fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(cells)
+        echo_csv(header, cells)
         return
     click.echo(render(header, cells))
     click.echo(
@@ -154,9 +151,7 @@ def _similar(state: State, known: dict[str, Task], found: list[SimilarTask], tas
     ]  # fmt: skip
     header = ["Task", "Similarity", "Correlation", "Groups", "Difficulty gap", "Shared"]
     if fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
+        echo_csv(header, rows)
         return
     click.echo(f"tasks most like {task}:")
     click.echo(render(header, rows))

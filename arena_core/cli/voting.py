@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import csv
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -13,7 +11,7 @@ import click
 from arena_core import examples
 from arena_core.cli.app import State, command, main
 from arena_core.cli.inputs import InputFiles, inputs, read_inputs
-from arena_core.cli.selection import finite, stored_runs
+from arena_core.cli.selection import echo_csv, finite, stored_runs
 from arena_core.compare import group_labels
 from arena_core.io.table import render
 from arena_core.io.votes import check_votes, read_votes
@@ -134,9 +132,7 @@ def _print(board: VoteBoard, by: str, fmt: str, confidence_level: float, keep_fl
         row += [f"{r.rank_low}-{r.rank_high}", r.tier, r.votes, r.voters, round(r.share, 1)]
         cells.append(row)
     if fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(cells)
+        echo_csv(header, cells)
         return
     click.echo(render(header, cells))
     if board.style:
