@@ -13,6 +13,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core import hookimpl
+from arena_core.stats import exactmoments
 
 
 def _clip(low: float, high: float) -> tuple[float, float]:
@@ -34,8 +35,9 @@ class SpecInterval:
             return (0.0, 100.0)
         n = len(scores)
         t_value = 2.776 if n < 30 else 1.96
-        margin = t_value * (statistics.stdev(scores) / math.sqrt(n))
-        mean = statistics.mean(scores)
+        values = np.asarray(scores, dtype=float)
+        margin = t_value * (exactmoments.stdev(values) / math.sqrt(n))
+        mean = exactmoments.mean(values)
         return _clip(mean - margin, mean + margin)
 
 
@@ -44,7 +46,9 @@ class StudentT:
 
     The t quantile is SciPy's inverse of Student's distribution function, ``scipy.special``'s
     ``stdtrit``, which ``scipy.stats.t.ppf`` calls (equal bit for bit): ``scipy.special`` is
-    imported on first use in a third of the time of ``scipy.stats``.
+    imported on first use in a third of the time of ``scipy.stats``. Both intervals take the
+    standard deviation of ``statistics.stdev``, exactly, from
+    :mod:`arena_core.stats.exactmoments` (a board of 2,000 groups spent 4 s in ``statistics``).
     """
 
     name = "student_t"
@@ -56,7 +60,7 @@ class StudentT:
 
         n = len(scores)
         t_value = float(stdtrit(n - 1, (1 + confidence_level) / 2))
-        margin = t_value * statistics.stdev(scores) / math.sqrt(n)
+        margin = t_value * exactmoments.stdev(np.asarray(scores, dtype=float)) / math.sqrt(n)
         mean = statistics.fmean(scores)
         return _clip(mean - margin, mean + margin)
 

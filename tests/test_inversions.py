@@ -141,7 +141,8 @@ def test_inversions_from_matrix_products_equal_the_pair_by_pair_tests_on_random_
                 fast = module.inversions(table, ranks, adjustment=adjustment, confidence_level=level)
                 ordered = sorted(ranks, key=lambda g: (ranks[g], table.groups[g]))
                 slow: dict[int, list[int]] = {g: [] for g in ranks}
-                for above, below, difference in module._pair_by_pair(correctness, ordered, "t", adjustment, 1 - level):
+                for i, j, difference in zip(*module._pair_by_pair(correctness, ordered, "t", adjustment, 1 - level)):
+                    above, below = ordered[i], ordered[j]
                     if ranks[above] < ranks[below] and difference > 0:  # the definition of an inversion
                         slow[above].append(below)
                 assert fast == slow, (trial, adjustment, level)

@@ -40,13 +40,15 @@ def inversions(
     in rank order. Groups without a rank are not tested; a table without correctness has none."""
     found: dict[int, list[int]] = {g: [] for g in ranks}
     ordered = sorted(ranks, key=lambda g: (ranks[g], table.groups[g]))
-    for above, below, ahead in significant_differences(
+    above, below, ahead = _significant(
         table, ordered, test=test, adjustment=adjustment, confidence_level=confidence_level
-    ):
-        if ranks[above] < ranks[below] and ahead > 0:
-            found[above].append(below)
-    for above in found:
-        found[above].sort(key=lambda g: (ranks[g], table.groups[g]))
+    )
+    rank = np.array([ranks[g] for g in ordered], dtype=np.int64)
+    inverted = (rank[above] < rank[below]) & (ahead > 0)
+    for a, b in zip(above[inverted].tolist(), below[inverted].tolist(), strict=True):
+        found[ordered[a]].append(ordered[b])
+    for g in found:
+        found[g].sort(key=lambda b: (ranks[b], table.groups[b]))
     return found
 
 
@@ -66,32 +68,40 @@ def significant_differences(
     the pairs whose p-value is below the level can be significant after either adjustment, so
     only those are kept to adjust: time and memory stay near linear in the pairs, with the
     figures of the pair-by-pair test."""
+    above, below, ahead = _significant(
+        table, ordered, test=test, adjustment=adjustment, confidence_level=confidence_level
+    )
+    ordered = list(ordered)
+    return [(ordered[i], ordered[j], a) for i, j, a in zip(above.tolist(), below.tolist(), ahead.tolist(), strict=True)]
+
+
+def _significant(
+    table: TaskTable, ordered: Sequence[int], *, test: str, adjustment: str, confidence_level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`significant_differences` as arrays: positions in ``ordered`` of the pairs' first and
+    second groups, and the second's mean advantage (a board of 2,000 groups can have a million)."""
     check_test(test, adjustment)
     values = table.dimension_means.get(DIMENSION)
     ordered = list(ordered)
+    none = np.zeros(0, dtype=np.int64)
     if values is None or len(ordered) < 2:
-        return []
+        return none, none, none.astype(float)
     alpha = 1 - confidence_level
     if test != "t":
         return _pair_by_pair(values, ordered, test, adjustment, alpha)
     tested = 0
     kept: list[tuple[np.ndarray, ...]] = []  # per block: p, above, below, below's mean advantage
     for block in pair_blocks(values[ordered], below=alpha):
-        later = np.arange(len(ordered))[None, :] > block.rows[:, None]  # each pair once: above before below
+        later = block.columns[None, :] > block.rows[:, None]  # each pair once: above before below
         counted = later & ~np.isnan(block.p_value)
         tested += int(counted.sum())
         r, c = np.nonzero(counted & (block.p_value < alpha))
-        kept.append((block.p_value[r, c], block.rows[r], c, -block.mean[r, c]))
+        kept.append((block.p_value[r, c], block.rows[r], block.columns[c], -block.mean[r, c]))
     p_values, above_at, below_at, advantage = (np.concatenate(parts) for parts in zip(*kept, strict=True))
     order = np.lexsort((below_at, above_at, p_values))  # the pair-by-pair test's stable order
     adjusted = _adjusted_head(p_values[order], tested, adjustment)
     chosen = order[adjusted < alpha]
-    return [
-        (ordered[i], ordered[j], ahead)
-        for i, j, ahead in zip(
-            above_at[chosen].tolist(), below_at[chosen].tolist(), advantage[chosen].tolist(), strict=True
-        )
-    ]
+    return above_at[chosen], below_at[chosen], advantage[chosen]
 
 
 def _adjusted_head(p_values: np.ndarray, total: int, adjustment: str) -> np.ndarray:
@@ -109,17 +119,23 @@ def _adjusted_head(p_values: np.ndarray, total: int, adjustment: str) -> np.ndar
 
 def _pair_by_pair(
     values: np.ndarray, ordered: list[int], test: str, adjustment: str, alpha: float
-) -> list[tuple[int, int, float]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tests that are not sums of squares (sign flips, McNemar's), one pair at a time."""
     pairs: list[tuple[int, int, float]] = []
     p_values = []
-    for above, below in combinations(ordered, 2):
-        shared = ~np.isnan(values[above]) & ~np.isnan(values[below])
-        differences = values[below][shared] - values[above][shared]
-        pairs.append((above, below, float(differences.mean()) if len(differences) else 0.0))
+    for i, j in combinations(range(len(ordered)), 2):
+        above, below = values[ordered[i]], values[ordered[j]]
+        shared = ~np.isnan(above) & ~np.isnan(below)
+        differences = below[shared] - above[shared]
+        pairs.append((i, j, float(differences.mean()) if len(differences) else 0.0))
         p_values.append(paired_p_value(differences, test))
     adjusted = adjust(np.array(p_values, dtype=float), adjustment)
-    return [pair for pair, p in zip(pairs, adjusted.tolist(), strict=True) if p < alpha]
+    kept = [pair for pair, p in zip(pairs, adjusted.tolist(), strict=True) if p < alpha]
+    if not kept:
+        none = np.zeros(0, dtype=np.int64)
+        return none, none, none.astype(float)
+    firsts, seconds, ahead = zip(*kept, strict=True)
+    return np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64), np.array(ahead, dtype=float)
 
 
 def named(table: TaskTable, found: Mapping[int, Sequence[int]]) -> dict[str, tuple[str, ...]]:

@@ -11,7 +11,8 @@ shared tasks have
 
 four matrix products for all pairs, from which the t statistic and, through one vectorised
 ``scipy.special.stdtr``, the two-sided p-value of ``scipy.stats.ttest_1samp``. The products are
-made a block of rows at a time, so memory stays bounded however many groups there are.
+made a block of rows at a time, each row against the groups from its block on (a pair is tested
+once, and half the products are not made), so memory stays bounded however many groups there are.
 
 A pair whose differences are all equal (no spread) is decided as the pair-by-pair test decides
 it (p = 1 for a zero difference, else 0): its variance, from sums, is taken for zero below a
@@ -35,10 +36,13 @@ _NO_SPREAD = 1e-10
 
 @frozen
 class PairBlock:
-    """The paired t-tests of the groups ``rows`` against every group: each array ``(len(rows), groups)``."""
+    """The paired t-tests of the groups ``rows`` against the groups ``columns``: each array
+    ``(len(rows), len(columns))``."""
 
     rows: np.ndarray
     """Indices of this block's groups (the first of each pair)."""
+    columns: np.ndarray
+    """Indices of the groups they are tested against: the block's first group and every later one."""
     shared: np.ndarray
     """Tasks both groups have a value for."""
     mean: np.ndarray
@@ -47,11 +51,10 @@ class PairBlock:
     """Two-sided, of the paired t-test; NaN below 2 shared tasks."""
 
 
-def pair_blocks(
-    values: np.ndarray, rows: np.ndarray | None = None, *, below: float | None = None
-) -> Iterator[PairBlock]:
-    """The paired t-tests between the groups ``rows`` (all, by default) and every group, over
-    ``values`` (``(groups, tasks)``, NaN where a group has none), a block of rows at a time.
+def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[PairBlock]:
+    """The paired t-tests of every two groups of ``values`` (``(groups, tasks)``, NaN where a
+    group has none), a block of rows at a time, each against the groups from the block's first on:
+    every pair ``i < j`` is in the block of ``i``, at column ``j``.
 
     :param below: only p-values under this are wanted: the others are given as 1, without
         computing them (a t statistic short of the critical value, with a margin, has one at least).
@@ -67,13 +70,12 @@ def pair_blocks(
     p = present.astype(float)
     x = np.where(present, values, 0.0)
     xx = x * x
-    chosen = np.arange(len(values)) if rows is None else np.asarray(rows)
     step = max(1, _BLOCK_CELLS // max(1, len(values)))
-    for start in range(0, len(chosen), step):
-        block = chosen[start : start + step]
-        shared = p[block] @ p.T
-        total = x[block] @ p.T - p[block] @ x.T
-        squares = xx[block] @ p.T + p[block] @ xx.T - 2.0 * (x[block] @ x.T)
+    for start in range(0, len(values), step):
+        block, later = slice(start, start + step), slice(start, None)
+        shared = p[block] @ p[later].T
+        total = x[block] @ p[later].T - p[block] @ x[later].T
+        squares = xx[block] @ p[later].T + p[block] @ xx[later].T - 2.0 * (x[block] @ x[later].T)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(shared > 0, total / np.maximum(shared, 1), 0.0)
             variance = (squares - shared * mean * mean) / (shared - 1)
@@ -89,4 +91,5 @@ def pair_blocks(
         no_spread = np.where(np.abs(mean) <= _NO_SPREAD * np.sqrt(np.maximum(squares, 0.0) + 1.0), 1.0, 0.0)
         p_value = np.where(flat, no_spread, p_value)
         p_value = np.where(shared >= 2, p_value, np.nan)
-        yield PairBlock(block, shared.astype(np.int64), mean, p_value)
+        rows, columns = np.arange(len(values))[block], np.arange(start, len(values))
+        yield PairBlock(rows, columns, shared.astype(np.int64), mean, p_value)
