@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 
 
@@ -87,3 +89,27 @@ def test_the_feature_fit_benchmark_finds_scipy_s_mode_and_prints_its_ratio() -> 
     assert result.returncode == 0, result.stderr  # the script asserts the two modes equal before timing
     assert re.search(r"10 groups x 300 tasks, 8 features: arena-core [\d.]+ s, SciPy L-BFGS-B [\d.]+ s: [\d.]+x; "
                      r"largest gap [\d.e+-]+ logits", result.stdout)  # fmt: skip
+
+
+def test_the_board_benchmark_checks_its_rows_against_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/boards.py compares arena-core's board with its NumPy reference before timing
+    them; the comparison fails on a row that differs, so its "rows equal" is earned."""
+    import attrs
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import boards
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    boards.run(12, 40)
+    assert re.search(r"12 groups x 40 tasks \([\d,]+ inversions\): arena-core [\d.]+ s, NumPy reference [\d.]+ s: "
+                     r"[\d.]+x \(rows equal\)", capsys.readouterr().out)  # fmt: skip
+    table = boards.board(12, 40)
+    rows = boards.ours(table)
+    expected = boards.reference(table.means, table.dimension_means["correctness"])
+    assert boards.check(table, rows, expected) > 0  # inversions were there to compare
+    inverting = next(i for i, row in enumerate(rows) if row.inverts)
+    for at, changed in ((3, attrs.evolve(rows[3], rank_high=rows[3].rank_high + 1)),
+                        (inverting, attrs.evolve(rows[inverting], inverts=rows[inverting].inverts[1:]))):  # fmt: skip
+        with pytest.raises(AssertionError):
+            boards.check(table, [*rows[:at], changed, *rows[at + 1 :]], expected)

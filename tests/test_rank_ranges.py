@@ -120,6 +120,24 @@ def test_paired_ranges_are_the_rank_quantiles_and_hold_the_board_rank() -> None:
     assert best.tolist() == [3, 1, 1] and worst.tolist() == [3, 1, 1]
 
 
+def test_paired_ranges_rank_every_resample_as_one_resample_at_a_time_does() -> None:
+    """All resamples ranked at once give the ranges of ranking each resample on its own (each
+    score's rank 1 + the scores above it, NaN left out) on random boards with ties and holes."""
+    rng = np.random.default_rng(4)
+    for trial in range(30):
+        resamples, groups = int(rng.integers(1, 60)), int(rng.integers(1, 30))
+        scores = np.round(rng.uniform(0, 10, (resamples, groups)), int(rng.integers(0, 2)))  # ties
+        scores[rng.random(scores.shape) < rng.uniform(0, 0.4)] = np.nan
+        board = rng.integers(1, groups + 1, groups)
+        level = float(rng.choice([0.5, 0.9, 0.95]))
+        best, worst = paired_ranges(scores, board, level)
+        for g in range(groups):
+            mine = [1 + np.sum(row[~np.isnan(row)] > row[g]) for row in scores if not np.isnan(row[g])]
+            low = min(board[g], np.quantile(mine, (1 - level) / 2, method="lower")) if mine else board[g]
+            high = max(board[g], np.quantile(mine, (1 + level) / 2, method="higher")) if mine else board[g]
+            assert (best[g], worst[g]) == (low, high), (trial, g)
+
+
 def test_leader_tiers_take_the_groups_that_could_displace_the_leader_and_do_not_chain() -> None:
     # ranges 1-2, 1-3, 2-4, 4-5, 5-5: chaining joins all; the leader (1-2) takes 1-3 and 2-4
     best, worst = np.array([1, 1, 2, 4, 5]), np.array([2, 3, 4, 5, 5])
