@@ -113,3 +113,19 @@ def test_the_board_benchmark_checks_its_rows_against_the_reference(capsys: pytes
                         (inverting, attrs.evolve(rows[inverting], inverts=rows[inverting].inverts[1:]))):  # fmt: skip
         with pytest.raises(AssertionError):
             boards.check(table, [*rows[:at], changed, *rows[at + 1 :]], expected)
+
+
+def test_the_importer_benchmark_imports_every_run_it_wrote(capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/importers.py writes trajectories and trials from the samples and times their
+    import against reading the same files; the import must yield one run a copy before it is
+    timed (the script asserts it), so a ratio is of the same work."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import importers
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    for kind in ("mini-swe-agent", "harbor"):
+        importers.run(kind, 12)
+    out = capsys.readouterr().out
+    for kind in ("mini-swe-agent", "harbor"):
+        assert re.search(rf"arena import {kind}, 12 runs: [\d.]+ s; reading and decoding the same files [\d.]+ s: [\d.]+x", out)

@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_core import Arena
 from arena_core.importing.collect import ImportSession
@@ -565,3 +567,18 @@ def test_a_damaged_openhands_index_file_is_named_and_the_other_folders_still_rea
     with pytest.raises(InputError, match=r"swe-bench\.json: [^:]+: resolved: expected true, false or null, got 'yes'"):
         imported(arena, "openhands-index", copy)
 
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["```bash", "```", " ", "\t", "\n", "ls", "`", "bash"]), max_size=14))
+def test_a_one_x_turn_counts_a_command_exactly_when_mini_swe_agent_s_action_regex_matches(parts: list[str]) -> None:
+    """The importer asks whether mini-swe-agent's action regex matches with a substring search
+    (plugins/importers/mini_swe_agent.py); on replies built from fences, blanks and breaks it
+    answers as the regex itself does."""
+    import re
+
+    from arena_plugins.importers.mini_swe_agent import _commands
+
+    content = "".join(parts)
+    regex = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+    assert _commands({"role": "assistant", "content": content}, "t") == (1 if regex.search(content) else 0), content

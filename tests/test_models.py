@@ -103,6 +103,20 @@ def test_pass_rate_prefers_counts_over_the_reported_fraction() -> None:
     assert Submission("s", tests_passed=0, tests_total=0).pass_rate is None
 
 
+
+def _nested(value: object) -> object:
+    """A table as deep as a record's may be (``"deepest"``), one level deeper (``"too deep"``),
+    or ``value`` itself."""
+    from arena_core.model.scalars import MAX_NESTING
+
+    if value not in ("deepest", "too deep"):
+        return value
+    table: object = {}
+    for _ in range(MAX_NESTING - 1 if value == "deepest" else MAX_NESTING):
+        table = {"k": table}
+    return table
+
+
 _VALUES = st.one_of(
     st.none(),
     st.booleans(),
@@ -113,6 +127,7 @@ _VALUES = st.one_of(
     st.lists(st.sampled_from(["a.py", "b.py", 3]), max_size=3),
     st.tuples(st.sampled_from(["a.py", 7])),
     st.dictionaries(st.sampled_from(["k"]), st.integers(0, 2), max_size=1),
+    st.sampled_from([{"run": {"trajectory": "a", "steps": [1, {"k": None}]}}, "deepest", "too deep"]).map(_nested),
 )
 _KEYS = st.sampled_from(
     [

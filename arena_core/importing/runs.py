@@ -10,6 +10,7 @@ several.
 from __future__ import annotations
 
 import math
+import os
 import re
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from arena_core.io.decoding import InputError, loads, open_binary, read_text
+from arena_core.io.decoding import InputError, loads, read_text
 from arena_core.model.checks import moment
 
 __all__ = [
@@ -44,8 +45,6 @@ __all__ = [
 #: The criterion a derived task carries: the harness's own verdict, as the importer set it in
 #: ``success``, so a correctness-only profile reproduces the harness's accuracy.
 VERDICT_CRITERION = "harness_verdict"
-
-_MISSING = object()
 
 
 @frozen
@@ -128,15 +127,19 @@ def value(data: Any, dotted: str, where: str, kind: type | tuple[type, ...], *, 
     :raises InputError: ``WHERE: a.b.c: expected ..., got ...``.
     """
     found: Any = data
-    for key in dotted.split("."):
-        if not isinstance(found, Mapping):
-            found = _MISSING
+    for key in _keys(dotted):
+        if type(found) is not dict and not isinstance(found, Mapping):  # JSON's tables are dicts: no ABC check
+            found = None
             break
-        found = found.get(key, _MISSING)
-    if found is _MISSING or found is None:
+        found = found.get(key)
+    if found is None:
         if required:
             raise InputError(f"{where}: {dotted}: expected {_describe(kind)}, got nothing")
         return None
+    if type(found) is kind or (type(kind) is tuple and type(found) in kind):  # what sources hold
+        if type(found) is float and not math.isfinite(found):
+            raise InputError(f"{where}: {dotted}: expected a finite number, got {found!r}")
+        return found
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if isinstance(found, bool) and bool not in kinds:
         raise InputError(f"{where}: {dotted}: expected {_describe(kind)}, got {found!r}")
@@ -145,6 +148,19 @@ def value(data: Any, dotted: str, where: str, kind: type | tuple[type, ...], *, 
     if isinstance(found, float) and not math.isfinite(found):
         raise InputError(f"{where}: {dotted}: expected a finite number, got {found!r}")
     return found
+
+
+#: Dotted paths split once: an importer asks for the same few hundred times a file.
+_SPLIT: dict[str, tuple[str, ...]] = {}
+
+
+def _keys(dotted: str) -> tuple[str, ...]:
+    keys = _SPLIT.get(dotted)
+    if keys is None:
+        keys = tuple(dotted.split("."))
+        if len(_SPLIT) < 4096:  # the importers' own paths; a path built from data is split each time
+            _SPLIT[dotted] = keys
+    return keys
 
 
 def count(data: Any, dotted: str, where: str, *, zero_is_missing: bool = False) -> int | None:
@@ -257,17 +273,31 @@ def files_under(paths: Sequence[Path], accept: Callable[[Path], bool]) -> Iterat
 def regular_files(root: Path) -> list[Path]:
     """The regular files under ``root``: special files (FIFOs, devices, sockets) are skipped, and
     a symlink is followed only when what it names lies inside ``root`` (a run folder's link to
-    a host file must not pull that file into an import)."""
+    a host file must not pull that file into an import). Linked folders are not entered.
+
+    Folders are listed with ``os.scandir``, whose entries know their own type: a file that is
+    not a link costs no call to the system (``Path.rglob`` and a ``stat`` each took three)."""
     top = root.resolve()
     found = []
-    for path in root.rglob("*"):
+    folders = [os.fspath(root)]
+    while folders:
         try:
-            if path.is_symlink() and not path.resolve().is_relative_to(top):
-                continue
-            if path.is_file() and stat.S_ISREG(path.stat().st_mode):
-                found.append(path)
-        except (OSError, RuntimeError):
+            with os.scandir(folders.pop()) as listing:
+                entries = list(listing)
+        except OSError:
             continue
+        for entry in entries:
+            try:
+                if entry.is_symlink():
+                    target = Path(entry.path).resolve()
+                    if target.is_relative_to(top) and stat.S_ISREG(os.stat(entry.path).st_mode):
+                        found.append(Path(entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):  # a regular file: not a FIFO, device or socket
+                    found.append(Path(entry.path))
+            except (OSError, RuntimeError):
+                continue
     return found
 
 
@@ -299,20 +329,22 @@ def unlinked_file(path: Path, below: Path) -> bool:
     """Whether ``path`` is a regular file reached from the folder ``below`` without passing a
     link (neither it nor a folder between is a symlink): a file a run's folder names by a fixed
     name (a trial's ``agent/trajectory.json``) is read only when it really lies there."""
-    try:
-        relative = path.relative_to(below)
-    except ValueError:
+    base, target = os.fspath(below), os.fspath(path)  # both normalised by Path: compared as strings
+    if base == os.curdir:  # Path(".") / "agent" is "agent"
+        base = ""
+    prefix = base if not base or base.endswith(os.sep) else base + os.sep
+    if not target.startswith(prefix):
         return False
-    place = below
-    for part in relative.parts:
-        place = place / part
+    place = base
+    for part in target[len(prefix) :].split(os.sep):
+        place = os.path.join(place, part)
         try:
-            info = place.lstat()
+            mode = os.lstat(place).st_mode
         except OSError:
             return False
-        if stat.S_ISLNK(info.st_mode):
+        if stat.S_ISLNK(mode):
             return False
-    return stat.S_ISREG(info.st_mode)
+    return stat.S_ISREG(mode)
 
 
 def is_regular(path: Path) -> bool:
@@ -327,7 +359,19 @@ def peek(path: Path, size: int = 4096) -> bytes:
     """The first ``size`` bytes of a regular file (empty when it is not one or cannot be read),
     for ``detect``."""
     try:
-        with open_binary(path) as fh:
-            return fh.read(size)
-    except (InputError, OSError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
+    except (OSError, ValueError):
         return b""
+    try:  # read from the descriptor: a buffered file object cost more than the read
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        head = b""
+        while len(head) < size and (more := os.read(fd, size - len(head))):
+            head += more
+        return head
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)

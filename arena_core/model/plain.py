@@ -31,14 +31,18 @@ _SUBMISSION_FIELDS: dict[str, type] = {
 def plain_submission(data: dict[str, Any]) -> Submission | None:
     """The common record, structured without the converter: known keys only, each value of
     exactly the type its field takes (an int for a float field is made a float, as the converter
-    does), then the model's own validators. ``None`` for anything else (extra keys, a workspace,
+    does; ``meta`` a dict nested no deeper than the converter allows), then the model's own validators. ``None`` for anything else (extra keys, a workspace,
     a ``3.0`` for a count, an invalid value), which the converter then structures or refuses
     with its usual error. A third of the converter's time for a typical record."""
     fields: dict[str, Any] = {}
     for key, value in data.items():
         kind = _SUBMISSION_FIELDS.get(key)
         given = type(value)
-        if kind is tuple:
+        if key == "meta":  # what an importer records of the run, as the converter takes it
+            if given is not dict or nesting(value) > MAX_NESTING:
+                return None
+            fields[key] = value
+        elif kind is tuple:
             if given not in (list, tuple) or not all(type(item) is str for item in value):
                 return None
             fields[key] = tuple(value)

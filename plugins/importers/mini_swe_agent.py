@@ -16,6 +16,7 @@ unresolved. The mapping is in docs/importers/mini-swe-agent.md.
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,8 +44,12 @@ __all__ = ["MiniSweAgent", "graded_trajectory", "is_trajectory", "trajectory_run
 HARNESS = "mini-swe-agent"
 #: The trajectory formats read, oldest first: 1.x writes ``mini-swe-agent-1``, 2.x ``mini-swe-agent-1.1``.
 FORMATS = ("mini-swe-agent-1", "mini-swe-agent-1.1")
-#: 1.x: one command per assistant turn, in a fenced bash block (mini-swe-agent's action regex).
-_ACTION = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+#: 1.x: one command per assistant turn, in a fenced bash block: mini-swe-agent's action regex is
+#: ``r"```bash\s*\n(.*?)\n```"`` (DOTALL). Whether it matches is whether the first ``bash`` fence
+#: whose blank run holds a line break (this pattern, ending at the first break) is followed by a
+#: closing fence on a later line: a later opening fence could only close later. Asked this way
+#: the answer costs a substring search, not a lazy match over the whole reply.
+_ACTION_OPENING = re.compile(r"```bash[^\S\n]*\n")
 
 
 class MiniSweAgent:
@@ -61,10 +66,12 @@ class MiniSweAgent:
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         files = list(files_under(paths, lambda p: is_trajectory(p) or is_report(p)))
+        reports = [p for p in files if is_report(p)]  # each file's head read once, not once a pass
         verdicts = Verdicts()
-        yield from verdicts.read_reports(files)
+        yield from verdicts.read_reports(reports)
+        chosen = set(reports)
         for path in files:
-            if not is_report(path):
+            if path not in chosen:
                 yield graded_trajectory(path, verdicts)
 
 
@@ -102,15 +109,11 @@ def trajectory_run(path: Path) -> ImportedRun:
         )
     messages = value(data, "messages", where, list, required=True)
     flags: list[str] = []
-    turns = [
-        m
-        for m in messages
-        if isinstance(m, Mapping) and (m.get("role") == "assistant" or m.get("object") == "response")
-    ]
+    turns = [m for m in messages if type(m) is dict and (m.get("role") == "assistant" or m.get("object") == "response")]
     submission["tool_calls"] = sum(_commands(turn, f"{where}: messages") for turn in turns)
     # A reply the harness could not parse is kept as a ``user`` message (``interrupt_type:
     # FormatError``) carrying the billed response: its tokens were spent like any turn's.
-    refused = [m for m in messages if isinstance(m, Mapping) and _interrupt(m) == "FormatError"]
+    refused = [m for m in messages if type(m) is dict and _dig(m, "extra", "interrupt_type") == "FormatError"]
     usages = [_usage(turn, f"{where}: messages") for turn in turns]
     usages += [u for m in refused if (u := _usage(m, f"{where}: messages")) is not None]
     if usages and all(u is not None for u in usages):
@@ -161,32 +164,57 @@ def graded_trajectory(path: Path, verdicts: Verdicts) -> ImportedRun | InputErro
     return ImportedRun(run.where, submission, run.task)
 
 
+def _dig(data: Any, *keys: str) -> Any:
+    """The value under ``keys`` in nested JSON tables, ``None`` when absent: a direct lookup for
+    the fields read once per message (``value`` checks a found value's type; callers hand it
+    only the values that are not what they expect, for its error)."""
+    for key in keys:
+        if type(data) is not dict:
+            return None
+        data = data.get(key)
+    return data
+
+
+def _whole(table: Mapping[str, Any], key: str, where: str) -> int | None:
+    """``count(table, key, where)``, its checks made only for a value that is not a plain count."""
+    found = table.get(key)
+    if found is None or (type(found) is int and found >= 0):
+        return found
+    return count(table, key, where)
+
+
 def _commands(turn: Mapping[str, Any], where: str) -> int:
     """The commands a model turn ran: its ``extra.actions`` (2.x), else its bash block (1.x)."""
-    actions = value(turn, "extra.actions", where, list)
+    actions = _dig(turn, "extra", "actions")
+    if actions is not None and type(actions) is not list:
+        actions = value(turn, "extra.actions", where, list)
     if actions is not None:
         return len(actions)
-    return 1 if _ACTION.search(str(turn.get("content") or "")) else 0
+    content = str(turn.get("content") or "")
+    opening = _ACTION_OPENING.search(content)
+    return 1 if opening is not None and content.find("\n```", opening.end()) != -1 else 0
 
 
 def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
     """A turn's tokens: the provider's usage under ``extra.response`` (chat completions), or a
     Responses-API turn's own ``usage``; ``None`` without one. Either shape is read wherever it
     sits (a refused Responses-API reply keeps its response under ``extra.response``)."""
-    usage = value(turn, "extra.response.usage", where, dict)
+    usage = _dig(turn, "extra", "response", "usage")
+    if usage is not None and type(usage) is not dict:
+        usage = value(turn, "extra.response.usage", where, dict)
     if usage is None and turn.get("object") == "response":
         usage = value(turn, "usage", where, dict)
     if usage is None:
         return None
     if "input_tokens" in usage:  # the Responses API: prompt = input, completion = output
-        given, made = count(usage, "input_tokens", where), count(usage, "output_tokens", where)
+        given, made = _whole(usage, "input_tokens", where), _whole(usage, "output_tokens", where)
         cached = count(usage, "input_tokens_details.cached_tokens", where) or 0
         written = 0
     else:  # chat completions: prompt tokens include the cached ones
-        given, made = count(usage, "prompt_tokens", where), count(usage, "completion_tokens", where)
+        given, made = _whole(usage, "prompt_tokens", where), _whole(usage, "completion_tokens", where)
         cached = count(usage, "prompt_tokens_details.cached_tokens", where) or 0
-        written = count(usage, "cache_creation_input_tokens", where) or 0
-    total = count(usage, "total_tokens", where)
+        written = _whole(usage, "cache_creation_input_tokens", where) or 0
+    total = _whole(usage, "total_tokens", where)
     if given is None or made is None:
         return {"total": total} if total is not None else None
     return {
@@ -207,23 +235,28 @@ def _breakdown(usages: list[dict[str, int]]) -> dict[str, int]:
     }
 
 
-def _interrupt(message: Mapping[str, Any]) -> Any:
-    extra = message.get("extra")
-    return extra.get("interrupt_type") if isinstance(extra, Mapping) else None
-
-
 def _stamps(messages: list[Any], where: str) -> list[float]:
     """When the messages were written: their ``extra.timestamp`` (2.x stamps every message it
     makes itself), else, in a 1.x trajectory that has none, the model's ``created`` times. The
     two are never mixed: ``created`` is the provider's clock in whole seconds, and a 2.x
-    format-error message carries one without a timestamp."""
-    found = _times(messages, "extra.timestamp", where)
-    return found or _times(messages, "extra.response.created", where)
+    format-error message carries one without a timestamp. One pass over the messages; the
+    ``created`` times are checked only when they are used."""
+    stamps: list[float] = []
+    created: list[Mapping[str, Any]] = []
+    for message in messages:
+        extra = message.get("extra") if type(message) is dict else None
+        if type(extra) is not dict:
+            continue
+        if extra.get("timestamp") is not None:
+            stamps.append(_time(message, extra["timestamp"], "extra.timestamp", where))
+        elif not stamps and _dig(extra, "response", "created") is not None:
+            created.append(message)
+    if stamps:
+        return stamps
+    return [_time(m, m["extra"]["response"]["created"], "extra.response.created", where) for m in created]
 
 
-def _times(messages: list[Any], key: str, where: str) -> list[float]:
-    return [
-        float(stamp)
-        for m in messages
-        if isinstance(m, Mapping) and (stamp := value(m, key, where, (int, float))) is not None
-    ]
+def _time(message: Mapping[str, Any], stamp: Any, key: str, where: str) -> float:
+    if not (type(stamp) is int or (type(stamp) is float and math.isfinite(stamp))):
+        stamp = value(message, key, where, (int, float))  # what is wrong with it
+    return float(stamp)
