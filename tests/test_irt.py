@@ -250,3 +250,26 @@ def test_boards_of_many_groups_fit_by_alternating_steps_to_the_same_maximum(monk
     alternating = irt.fit(counts, solved)
     assert np.allclose(alternating.abilities, newton.abilities, atol=1e-4)
     assert np.allclose(alternating.difficulties, newton.difficulties, atol=1e-4)
+
+
+@pytest.mark.parametrize("model", ["rasch", "2pl"])
+@pytest.mark.parametrize("newton_groups", [irt.NEWTON_GROUPS, 0])
+def test_resamples_started_at_the_whole_boards_fit_reach_each_resamples_own_maximum(
+    model: str, newton_groups: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bootstrap's refits start at the whole board's fit; each reaches the maximum that the
+    resample fitted alone, from zero (as before), reaches: the same abilities and difficulties,
+    by Newton's method and by alternating steps (boards past ``NEWTON_GROUPS``), for Rasch and
+    for 2PL (whose resamples skip the Rasch start)."""
+    monkeypatch.setattr(irt, "NEWTON_GROUPS", newton_groups)
+    _, _, _, solved, ran = simulate(12, 60, seed=21, two_pl=model == "2pl", runs_on=lambda g, rng: rng.random(60) < 0.8)
+    counts = ran.astype(float)
+    rng = np.random.default_rng(2)
+    weights = np.vstack([np.bincount(rng.integers(0, 60, 60), minlength=60) for _ in range(6)]).astype(float)
+    together = irt.fit(counts, solved, weights, model)
+    for row in range(len(weights)):
+        alone = irt.fit(counts, solved, weights[row : row + 1], model)  # one resample: started at zero
+        assert np.allclose(together.abilities[row], alone.abilities[0], atol=2e-5), (row, model)
+        drawn = weights[row] > 0
+        assert np.allclose(together.difficulties[row][drawn], alone.difficulties[0][drawn], atol=2e-5)
+        assert np.allclose(together.discriminations[row][drawn], alone.discriminations[0][drawn], atol=2e-4)

@@ -71,9 +71,12 @@ class Fit:
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
-    """``1 / (1 + exp(-x))`` without overflow, as ``(1 + tanh(x / 2)) / 2`` (SciPy's ``expit``
-    would cost importing SciPy; one ``tanh`` is cheaper than ``exp`` of ``logaddexp``)."""
-    found: np.ndarray = 0.5 + 0.5 * np.tanh(0.5 * x)
+    """``1 / (1 + exp(-x))`` without overflow: SciPy's ``expit`` (its vectorised loop takes half
+    the time of ``(1 + tanh(x / 2)) / 2``, which was half an IRT board's time), imported when
+    first used: a command that fits nothing does not import SciPy for it."""
+    from scipy.special import expit
+
+    found: np.ndarray = expit(x)
     return found
 
 

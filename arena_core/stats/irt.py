@@ -66,12 +66,14 @@ class IrtFit:
     """``(resamples,)``: the spread of the difficulties about their prior mean (2 without features)."""
 
 
-def _rasch_chunk(n: np.ndarray, s: np.ndarray, prior: DifficultyPrior) -> tuple[np.ndarray, np.ndarray, int]:
-    """Rasch by Newton's method on abilities and difficulties jointly: the difficulties' block of
-    the Hessian is diagonal, so each step solves a ``groups x groups`` system (its Schur
-    complement) per resample. Converges in a handful of steps."""
+def _rasch_chunk(
+    n: np.ndarray, s: np.ndarray, prior: DifficultyPrior, theta: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Rasch by Newton's method on abilities and difficulties jointly, from ``theta`` and ``b``:
+    the difficulties' block of the Hessian is diagonal, so each step solves a ``groups x groups``
+    system (its Schur complement) per resample. Converges in a handful of steps."""
     r, g, t = n.shape
-    theta, b = np.zeros((r, g)), np.zeros((r, t))
+    theta, b = theta.copy(), b.copy()
     prior_theta = 1 / _ABILITY_SD["rasch"] ** 2
     iterations = 0
     while iterations < _MAX_ITERATIONS:
@@ -96,12 +98,19 @@ def _rasch_chunk(n: np.ndarray, s: np.ndarray, prior: DifficultyPrior) -> tuple[
 
 
 def _alternating_chunk(
-    n: np.ndarray, s: np.ndarray, theta: np.ndarray, b: np.ndarray, model: str, prior: DifficultyPrior
+    n: np.ndarray,
+    s: np.ndarray,
+    theta: np.ndarray,
+    b: np.ndarray,
+    model: str,
+    prior: DifficultyPrior,
+    alpha: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Alternating Newton steps on abilities, difficulties and (2PL) log discriminations, from
-    ``theta`` and ``b``: each step costs one pass over the cells, with no ``groups x groups``
-    system to solve, so it serves boards of many groups (Rasch) and the 2PL fit."""
-    alpha = np.zeros_like(b)
+    ``theta``, ``b`` and ``alpha`` (0 by default): each step costs one pass over the cells, with
+    no ``groups x groups`` system to solve, so it serves boards of many groups (Rasch) and the
+    2PL fit."""
+    alpha = np.zeros_like(b) if alpha is None else alpha.copy()
     slopes = model == "2pl"
     prior_theta, prior_alpha = 1 / _ABILITY_SD[model] ** 2, 1 / _LOG_DISCRIMINATION_SD**2
     iterations = 0
@@ -157,22 +166,32 @@ def fit(
     counts = np.asarray(counts, dtype=float)
     solved = np.where(counts > 0, np.nan_to_num(np.asarray(solved, dtype=float)), 0.0)
     weights = np.ones((1, counts.shape[1])) if weights is None else np.asarray(weights, dtype=float)
+    # Resamples start at the whole board's fit, which each is near: a few steps from there
+    # reach the optimum that many more reach from zero (the 2PL's Rasch start is skipped).
+    start = fit(counts, solved, None, model, features) if len(weights) > 1 else None
     chunk = max(1, _CHUNK_CELLS // max(1, counts.size))
     parts, slowest = [], 0
-    for start in range(0, len(weights), chunk):
-        w = weights[start : start + chunk, None, :]
+    for start_row in range(0, len(weights), chunk):
+        w = weights[start_row : start_row + chunk, None, :]
         n = w * counts[None]
         prior = DifficultyPrior(features, w[:, 0, :])
-        if counts.shape[0] <= NEWTON_GROUPS:
-            theta, b, iterations = _rasch_chunk(n, n * solved[None], prior)
-            a = np.ones_like(b)
+        if start is not None:
+            theta, b = (np.repeat(x, len(w), axis=0) for x in (start.abilities, start.difficulties))
         else:
-            zeros = np.zeros((len(w), counts.shape[0])), np.zeros((len(w), counts.shape[1]))
-            theta, b, a, iterations = _alternating_chunk(n, n * solved[None], *zeros, "rasch", prior)
-        if model == "2pl":
-            scale, prior = _ABILITY_SD["rasch"], DifficultyPrior(features, w[:, 0, :])
-            theta, b, a, more = _alternating_chunk(n, n * solved[None], theta / scale, b / scale, "2pl", prior)
-            iterations += more
+            theta, b = np.zeros((len(w), counts.shape[0])), np.zeros((len(w), counts.shape[1]))
+        if start is not None and model == "2pl":
+            alpha = np.repeat(np.log(start.discriminations), len(w), axis=0)
+            theta, b, a, iterations = _alternating_chunk(n, n * solved[None], theta, b, "2pl", prior, alpha)
+        else:
+            if counts.shape[0] <= NEWTON_GROUPS:
+                theta, b, iterations = _rasch_chunk(n, n * solved[None], prior, theta, b)
+                a = np.ones_like(b)
+            else:
+                theta, b, a, iterations = _alternating_chunk(n, n * solved[None], theta, b, "rasch", prior)
+            if model == "2pl":
+                scale, prior = _ABILITY_SD["rasch"], DifficultyPrior(features, w[:, 0, :])
+                theta, b, a, more = _alternating_chunk(n, n * solved[None], theta / scale, b / scale, "2pl", prior)
+                iterations += more
         spread = np.sqrt(1 / prior.precision[:, 0])
         parts.append((theta, b, a, prior.effects if prior.effects is not None else np.zeros((len(w), 0)), spread))
         slowest = max(slowest, iterations)

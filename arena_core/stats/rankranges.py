@@ -30,6 +30,8 @@ from arena_core.stats.tasktable import TaskTable
 
 __all__ = ["chained_tiers", "leader_tiers", "overlap_ranges", "paired_ranges", "resampled_scores", "uniform_counts"]
 
+#: Resampled scores this close (relative to their size, or absolutely below 1) are tied.
+_TIED = 1e-9
 #: Largest number of task weights drawn at once: bounds the memory of a resample batch.
 _CHUNK_CELLS = 4_000_000
 
@@ -72,12 +74,17 @@ def paired_ranges(scores: np.ndarray, ranks: np.ndarray, confidence_level: float
     and upper quantiles of the group's competition rank over the resamples (a group without a
     score in a resample is left out of that resample), widened to hold its board rank
     ``ranks``. Every resample is ranked at once: sorted, each score's rank the position of the
-    first equal one (NaN sorts last, after every score it could outrank)."""
+    first equal one (NaN sorts last, after every score it could outrank). Scores within a
+    relative ``_TIED`` of each other are equal: two groups with the same raw score on the same
+    tasks have one Rasch ability, which two paths of floating-point arithmetic can reach a few
+    units in the last place apart, and their order in a resample must not depend on which."""
     resamples, count = scores.shape
     order = np.argsort(-scores, axis=1, kind="stable")
     ordered = np.take_along_axis(scores, order, axis=1)
     first = np.ones(ordered.shape, dtype=bool)
-    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    with np.errstate(invalid="ignore"):  # NaN, sorted last, is never tied
+        gap = ordered[:, :-1] - ordered[:, 1:]
+        first[:, 1:] = ~(gap <= _TIED * np.maximum(np.abs(ordered[:, :-1]), 1.0))
     at = np.maximum.accumulate(np.where(first, np.arange(count), 0), axis=1)
     ranked = np.empty(scores.shape)
     np.put_along_axis(ranked, order, at + 1.0, axis=1)
