@@ -72,7 +72,7 @@ def _rasch_chunk(
     """Rasch by Newton's method on abilities and difficulties jointly, from ``theta`` and ``b``:
     the difficulties' block of the Hessian is diagonal, so each step solves a ``groups x groups``
     system (its Schur complement) per resample. Converges in a handful of steps."""
-    r, g, t = n.shape
+    g = n.shape[1]
     theta, b = theta.copy(), b.copy()
     prior_theta = 1 / _ABILITY_SD["rasch"] ** 2
     iterations = 0
