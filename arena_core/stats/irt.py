@@ -138,6 +138,15 @@ def _alternating_chunk(
             step_alpha = grad / (a * a * (spread * gap * gap).sum(axis=1) + prior_alpha)
             alpha = alpha + np.clip(step_alpha, -_MAX_STEP, _MAX_STEP)
             steps.append(step_alpha)
+        # Moving every ability and difficulty by one amount leaves each cell's odds as they
+        # were: only the priors pull along that direction, where steps one block at a time
+        # crawl (136 steps for a Rasch board of 25 groups x 500 tasks, 10 with this one). The
+        # priors' optimum along it is reached exactly in one step.
+        shift = -(prior_theta * theta.sum(axis=1) + (prior.precision * (b - prior.mean)).sum(axis=1)) / (
+            prior_theta * theta.shape[1] + prior.precision[:, 0] * b.shape[1]
+        )
+        theta, b = theta + shift[:, None], b + shift[:, None]
+        steps.append(shift)
         if max(np.abs(x).max(initial=0.0) for x in steps) < _TOLERANCE:
             break
     return theta, b, np.exp(alpha), iterations
