@@ -46,6 +46,11 @@ def records(draw: st.DrawFn, *, valid: bool) -> dict[str, Any]:
         record["files_created"] = draw(st.lists(st.sampled_from(["a.py", "b/c.ts"]), max_size=3))
     if draw(st.booleans()):
         record["notes"] = "kept under meta"
+    if draw(st.booleans()):
+        record["meta"] = draw(st.dictionaries(st.sampled_from(["flags", "notes", "derived", "run"]),
+                                              st.sampled_from([["step_limit"], "from meta", 1]), max_size=3))  # fmt: skip
+    if draw(st.booleans()) and "total_tokens" not in record:  # the model sums them, and says so in meta
+        record["input_tokens"], record["output_tokens"] = draw(st.integers(0, 10**5)), draw(st.integers(0, 10**5))
     if not valid:
         field = draw(st.sampled_from([*NUMERIC_FIELDS, "id", "tool", "model", "success", "files_created", "meta"]))
         record[field] = draw(st.one_of(ODD_VALUES, st.sampled_from(["", " ", "a\x1b", "b\u202e", ["a", 1], ["a", ["b"]], [{"x": 1}], "s"])))
@@ -72,6 +77,17 @@ def test_valid_records_give_the_columns_of_their_models(batch: list[dict[str, An
     got = columns_from_records(batch, _structure)
     assert got is not None
     _same(got, expected)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(batch=st.lists(records(valid=True), min_size=1, max_size=12))
+def test_the_columns_keep_each_runs_meta_as_its_model_holds_it(batch: list[dict[str, Any]]) -> None:
+    """``with_meta``: the meta a command groups and filters by, read from the records (unknown
+    keys under it, the record's own meta winning, ``derived`` where the model sums the tokens)."""
+    got = columns_from_records(batch, _structure, with_meta=True)
+    assert got is not None and got.metas is not None
+    assert [dict(m) for m in got.metas] == [dict(_structure(r).meta) for r in batch]
+    assert columns_from_records(batch, _structure).metas is None  # kept only when asked for
 
 
 @settings(max_examples=200, deadline=None, derandomize=True)

@@ -205,11 +205,12 @@ def _read_inputs(
 
 
 def read_columns(
-    state: State, given: InputFiles, *, pick: Pick | None = None
+    state: State, given: InputFiles, *, pick: Pick | None = None, with_meta: bool = False
 ) -> tuple[Columns | list[Submission], dict[str, Task]]:
     """Like :func:`read_inputs`, for commands that only score: the records go to columns in one
-    pass (no object per submission), with every bad record reported as ``FILE:LINE``."""
-    runs, tasks = _read_columns(state, given, pick or Pick())
+    pass (no object per submission), with every bad record reported as ``FILE:LINE``.
+    ``with_meta``: the columns keep each run's meta (``Columns.metas``), read from the records."""
+    runs, tasks = _read_columns(state, given, pick or Pick(), with_meta)
     state.runs_read = runs
     if state.vote_paths:
         if isinstance(runs, Columns):
@@ -219,18 +220,20 @@ def read_columns(
     return runs, tasks
 
 
-def _read_columns(state: State, given: InputFiles, pick: Pick) -> tuple[Columns | list[Submission], dict[str, Task]]:
+def _read_columns(
+    state: State, given: InputFiles, pick: Pick, with_meta: bool
+) -> tuple[Columns | list[Submission], dict[str, Task]]:
     name, paths = _importer_for(state, given)
     _own_files_name_their_runs(given, name)
     shards = shard_files(paths) if name is None else None
     if shards is not None:
-        return _shard_columns(state, given, shards, pick)
+        return _shard_columns(state, given, shards, pick, with_meta)
     if name is not None or paths[0].suffix.lower() not in TABLE_SUFFIXES:
-        return _checked_columns(state, *_read(state, given, True, name, paths, pick))
+        return _checked_columns(state, *_read(state, given, True, name, paths, pick), with_meta)
     state.sources = Sources(paths[0], _task_path(given))
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    straight = whole and not pick.narrows_runs and not _as_objects(state, tasks)
+    straight = whole and not pick.narrows_runs and not with_meta and not _as_objects(state, tasks)
     straight = straight and not (pick.ranks and mentions_ungraded(paths[0]))
     columns = _table_columns(state, paths[0], _only(pick)) if straight else None
     if columns is not None:
@@ -238,17 +241,17 @@ def _read_columns(state: State, given: InputFiles, pick: Pick) -> tuple[Columns 
     located = read_records(paths[0], task_id=_only(pick))
     pick.apply(located)
     pick.set_aside_ungraded(located, tasks)
-    return _checked_columns(state, located, tasks)
+    return _checked_columns(state, located, tasks, with_meta)
 
 
 def _shard_columns(
-    state: State, given: InputFiles, shards: list[tuple[Path, Path]], pick: Pick
+    state: State, given: InputFiles, shards: list[tuple[Path, Path]], pick: Pick, with_meta: bool
 ) -> tuple[Columns | list[Submission], dict[str, Task]]:
     """:func:`read_columns` of a shard set: one Arrow table of them all when it can be (Parquet or
     JSON Lines, one schema, every row valid), else their records, shard by shard."""
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    if whole and not pick.narrows_runs and not _as_objects(state, tasks):
+    if whole and not pick.narrows_runs and not with_meta and not _as_objects(state, tasks):
         table = read_shard_table(shards, task_id=_only(pick))
         columns = columns_from_table(table, strict=state.arena.config.strict) if table is not None else None
         if columns is not None and columns.size and not columns.repeated_ids():
@@ -257,11 +260,11 @@ def _shard_columns(
     located = read_shard_records(shards, task_id=_only(pick))
     pick.apply(located)
     state.sources = Sources(None, _task_path(given), located)
-    return _checked_columns(state, located, tasks)
+    return _checked_columns(state, located, tasks, with_meta)
 
 
 def _checked_columns(
-    state: State, located: Located, tasks: dict[str, Task]
+    state: State, located: Located, tasks: dict[str, Task], with_meta: bool = False
 ) -> tuple[Columns | list[Submission], dict[str, Task]]:
     """The records as columns (or objects, for the per-record path), every invalid record and
     every id used twice reported with where it was read."""
@@ -274,7 +277,7 @@ def _checked_columns(
     read: Columns | list[Submission] | None = None
     if not _as_objects(state, tasks):
         read = columns_from_records(
-            located.records, structure_one, strict=state.arena.config.strict, on_invalid=invalid
+            located.records, structure_one, strict=state.arena.config.strict, on_invalid=invalid, with_meta=with_meta
         )
     if read is None:  # not plain records, or workspaces: objects, one by one
         read = []

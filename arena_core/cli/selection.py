@@ -17,10 +17,11 @@ import click
 from attrs import frozen
 
 from arena_core.cli.app import State, score_all
-from arena_core.cli.inputs import InputFiles, note_unrecorded, read_columns, read_inputs
+from arena_core.cli.inputs import InputFiles, note_unrecorded, read_columns
 from arena_core.cli.picking import Pick
 from arena_core.cli.provenances import board_document
 from arena_core.cli.stores import StoreLocation, open_store
+from arena_core.engine.columns import Columns
 from arena_core.io.modelfiles import read_models
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.model.errors import ArenaError
@@ -159,9 +160,14 @@ def evaluations_of(
         if not evaluations:
             raise ArenaError(f"{store_path}: no stored run is kept by the options given")
         found = {s.id: s.meta for s in subs if s.id in kept} if with_meta else None
-    elif with_meta:
-        objects, tasks = read_inputs(state, inputs, pick=pick)
-        evaluations, found = score_all(state, objects, tasks, quiet), {s.id: s.meta for s in objects}
+    elif with_meta:  # columns that keep each run's meta: no object per run
+        runs, tasks = read_columns(state, inputs, pick=pick, with_meta=True)
+        evaluations = score_all(state, runs, tasks, quiet)
+        if isinstance(runs, Columns):
+            assert runs.metas is not None, "columns read with_meta keep the metas"
+            found = dict(zip(map(str, runs.ids), runs.metas, strict=True))
+        else:
+            found = {s.id: s.meta for s in runs}
     else:
         records, tasks = read_columns(state, inputs, pick=pick)
         evaluations, found = score_all(state, records, tasks, quiet), None

@@ -184,8 +184,12 @@ class Columns:
         models: Sequence[str | None] | None = None,
         success: np.ndarray | None = None,
         files_created: Sequence[Sequence[str]] | None = None,
+        metas: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         self.size = len(ids)
+        self.metas = metas
+        """Per submission, its ``meta`` as the model holds it, when the reader was asked for it
+        (grouping by ``meta.KEY``, the importers' flags): ``None`` otherwise."""
         self.ids = ids
         self.task_ids = task_ids
         self.tools = tools if tools is not None else [None] * self.size

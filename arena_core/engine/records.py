@@ -21,9 +21,9 @@ import numpy as np
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures, factorize
 from arena_core.model.checks import moment
 from arena_core.model.errors import ValidationError
-from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, RUN_DETAILS, Submission
+from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, RUN_DETAILS, Submission, with_derived
 
-__all__ = ["KNOWN_FIELDS", "columns_from_records", "inconsistent", "run_detail", "valid_names"]
+__all__ = ["KNOWN_FIELDS", "columns_from_records", "inconsistent", "run_detail", "run_metas", "valid_names"]
 
 _ABSENT = object()
 _is_not_none = partial(operator.is_not, None)
@@ -36,6 +36,7 @@ def columns_from_records(
     *,
     strict: bool = False,
     on_invalid: Callable[[int, ValidationError], None] | None = None,
+    with_meta: bool = False,
 ) -> Columns | None:
     """``records`` as :class:`Columns`, or ``None`` when they need the per-record path (an item
     that is not a dict, or a workspace to check).
@@ -45,6 +46,7 @@ def columns_from_records(
     :param on_invalid: called with the row and the error of every invalid record, instead of
         raising for the first (the columns then still hold the invalid rows: the caller reports
         and discards them).
+    :param with_meta: keep each record's ``meta`` as the model would (:func:`run_metas`).
     :raises ValidationError: the first invalid record, as ``structure_one`` reports it.
     """
     n = len(records)
@@ -125,7 +127,29 @@ def columns_from_records(
         models=models,
         success=success,
         files_created=Coded(*file_codes) if clean and file_codes is not None else files_created,
+        metas=run_metas(records, meta, present) if with_meta else None,
     )
+
+
+def run_metas(records: Sequence[dict[str, Any]], meta: list[Any], present: set[str]) -> list[dict[str, Any]]:
+    """Per record, the ``meta`` its model holds: its unknown keys under its own ``meta`` (the
+    converter's ``{**extras, **meta}``), and ``derived`` naming ``total_tokens`` when the model
+    sums it from the input and output tokens; ``meta`` is the records' meta column."""
+    extra = present - KNOWN_FIELDS
+    derives = {"input_tokens", "output_tokens"} <= present
+    out = []
+    for record, own in zip(records, meta, strict=True):
+        found = own if type(own) is dict else {}
+        if extra and not record.keys() <= KNOWN_FIELDS:
+            found = {**{k: v for k, v in record.items() if k not in KNOWN_FIELDS}, **found}
+        if (
+            derives
+            and record.get("total_tokens") is None
+            and None not in (record.get("input_tokens"), record.get("output_tokens"))
+        ):
+            found = with_derived(found, "total_tokens")
+        out.append(found)
+    return out
 
 
 #: Fields a record may hold; anything else goes under ``meta`` (or is refused in strict mode).

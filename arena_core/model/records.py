@@ -59,6 +59,14 @@ TOKEN_BREAKDOWN = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_
 RUN_DETAILS = ("started_at", "finished_at", "provider")
 
 
+def with_derived(meta: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``meta`` with ``name`` added to its ``derived`` list, the figures arena-core computed rather
+    than read (a ``derived`` that is not a list is kept as its first item)."""
+    given = meta.get("derived", ())
+    derived = list(given) if isinstance(given, list | tuple) else [given]
+    return {**meta, "derived": [*derived, name]}
+
+
 @frozen
 class Submission:
     """What one AI coding tool spent, and achieved, on one task."""
@@ -119,9 +127,8 @@ class Submission:
 
     def __attrs_post_init__(self) -> None:
         if self.total_tokens is None and self.input_tokens is not None and self.output_tokens is not None:
-            derived = [*self.meta.get("derived", ()), "total_tokens"]
             object.__setattr__(self, "total_tokens", self.input_tokens + self.output_tokens)
-            object.__setattr__(self, "meta", {**self.meta, "derived": derived})
+            object.__setattr__(self, "meta", with_derived(self.meta, "total_tokens"))
         cached = (self.cache_read_tokens or 0) + (self.cache_write_tokens or 0)
         if self.input_tokens is not None and cached > self.input_tokens:
             raise ValidationError(
