@@ -28,7 +28,7 @@ _STAMP = "1970-01-01T00:00:00+00:00"
 
 
 def compare(
-    submissions: Iterable[Submission | Mapping[str, Any]],
+    submissions: Iterable[Submission | Mapping[str, Any]] | Columns,
     tasks: Mapping[str, Task | Mapping[str, Any]],
     a: tuple[str, ScoringConfig],
     b: tuple[str, ScoringConfig],
@@ -55,11 +55,11 @@ def compare(
     """
     with collector_paused():  # millions of acyclic records: see arena_core.engine.collector
         arena_a, arena_b = (Arena(config, profile=name, **arena_options) for name, config in (a, b))
-        items = submissions if isinstance(submissions, Sequence) else list(submissions)
+        items = submissions if isinstance(submissions, Sequence | Columns) else list(submissions)
         # Read once for both scorings: into columns, or into models when the per-record path needs them.
         records: Sequence[Submission] | Sequence[Submission | Mapping[str, Any]] | Columns = (
             items  # each scoring prices (or not) the records as they were given
-            if arena_a.pricer is not None or arena_b.pricer is not None
+            if (arena_a.pricer is not None or arena_b.pricer is not None) and not isinstance(items, Columns)
             else records_of(items, arena_a.structure_submission, strict=arena_a.config.strict)
         )
         # Each scoring is reduced to the columns a comparison reads before the next is made, so
@@ -84,14 +84,19 @@ def compare(
 
 
 def group_labels(
-    items: Sequence[Submission | Mapping[str, Any]], by: str, aliases: Mapping[str, str] | None = None
+    items: Sequence[Submission | Mapping[str, Any]] | Columns, by: str, aliases: Mapping[str, str] | None = None
 ) -> Sequence[str]:
     """Per submission, its group's name under ``by`` (``tool``, ``model``, ``tool,model``,
     ``meta.KEY``), named as leaderboards name it (:func:`arena_core.stats.runs.labels`: model
-    ``aliases``, an unknown model by its harness run, an absent value ``(unknown)``).
+    ``aliases``, an unknown model by its harness run, an absent value ``(unknown)``). Columns
+    name their runs' meta by ``Columns.metas`` (none: every meta empty).
 
     :raises ValidationError: ``by`` names something else.
     """
+    if isinstance(items, Columns):
+        names = list(map(str, items.ids))
+        metas = items.metas if items.metas is not None else [{}] * items.size
+        return labels(by, list(items.tools), list(items.models), names, dict(zip(names, metas, strict=True)), aliases)
     ids: list[str] = []
     tools: list[str | None] = []
     models: list[str | None] = []

@@ -244,3 +244,16 @@ def test_a_provisional_group_is_listed_unranked_as_on_the_leaderboard() -> None:
     text = render_text(report)
     assert "newcomer *" in text and "* provisional: fewer tasks than min_tasks_per_group" in text
     assert "newcomer" not in render_html(report).split("<svg")[1].split("</svg>")[0]  # no rank to draw
+
+
+def test_the_rows_read_a_column_at_a_time_are_the_rows_read_one_by_one() -> None:
+    """``as_dict`` writes the per-submission rows from their columns; they are the rows the
+    sequence gives one at a time, NaN figures as ``None`` and undefined metric deltas left out."""
+    from arena_core.stats.comparison import _jsonable
+
+    subs, tasks = _arena()
+    subs[0] = {k: v for k, v in subs[0].items() if k not in ("execution_time", "estimated_cost")}  # unmeasured
+    loaded = load_config(None)
+    report = compare(subs, tasks, ("default", loaded.config), loaded.profile("log-tokens"), resamples=50, autoload=False)
+    one_by_one = [{k: _jsonable(v) for k, v in row.items()} for row in report.submissions]
+    assert report.as_dict()["submissions"] == one_by_one and len(one_by_one) == len(subs)

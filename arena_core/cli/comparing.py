@@ -8,11 +8,13 @@ from pathlib import Path
 import click
 
 from arena_core.cli.app import State, command, main
-from arena_core.cli.inputs import InputFiles, inputs, read_inputs
+from arena_core.cli.inputs import InputFiles, inputs, read_columns, read_inputs
 from arena_core.cli.provenances import board_document
 from arena_core.cli.selection import Selection, pick_of, selection_options
 from arena_core.compare import compare as compare_profiles
+from arena_core.engine.columns import Columns
 from arena_core.io.output import atomic_output
+from arena_core.model.records import Submission
 from arena_core.report.comparison import render_html, render_text
 
 
@@ -84,7 +86,13 @@ def compare(
 
     a, b = state.loaded.profile(profile_a), state.loaded.profile(profile_b)
     pick = pick_of(state, selection)  # two boards of the same runs: the runs no verdict grades are on neither
-    subs, tasks = read_inputs(state, inputs, pick=pick)
+    # Columns that keep each run's meta (the groups' names read it), unless a profile prices:
+    # each scoring then prices the runs as they were given.
+    subs: Columns | list[Submission]
+    if any(config.cost_source != "reported" for _, config in (a, b)):
+        subs, tasks = read_inputs(state, inputs, pick=pick)
+    else:
+        subs, tasks = read_columns(state, inputs, pick=pick, with_meta=True)
     if note := pick.note():
         click.echo(note, err=True)
     report = compare_profiles(

@@ -93,7 +93,9 @@ class Comparison:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and math.isnan(value):
         return None
-    if isinstance(value, tuple | list | SubmissionDeltas):
+    if isinstance(value, SubmissionDeltas):
+        return value.jsonable()
+    if isinstance(value, tuple | list):
         return [_jsonable(v) for v in value]
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
