@@ -151,7 +151,7 @@ class SubmissionDeltas(Sequence[dict[str, Any]]):
             map(str, self._a.ids), map(str, self._a.task_ids), self._a.tools,
             floats(c["score_a"]), floats(c["score_b"]), floats(c["delta"]),
             c["rank_a"].tolist(), c["rank_b"].tolist(), c["rank_change"].tolist(),
-            zip(*metrics.values()) if metrics else iter(lambda: (), None),
+            zip(*metrics.values(), strict=True) if metrics else iter(lambda: (), None),
             strict=False,
         )  # fmt: skip
         return [
