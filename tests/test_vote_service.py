@@ -121,7 +121,10 @@ def test_a_voter_is_held_to_the_vote_rate(tmp_path: Path) -> None:
     assert len(VoteStore(tmp_path / "a.db").votes()) == 10
 
 
-def test_the_vote_board_and_learned_profiles_kept_as_versions(tmp_path: Path) -> None:
+def test_the_vote_board_and_learned_profiles_kept_as_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The service draws battles from the system's randomness (a voter must not predict them); here
+    # a seeded draw, so that the sixty votes, and the weights they teach, are the same every run.
+    monkeypatch.setattr("arena_core.service.battles.random.SystemRandom", lambda: random.Random(8))
     client, bearer, operator = _stocked(tmp_path, runs=9, vote_rate=1000.0)
     voters = [bearer("voter") for _ in range(6)]
     assert client.get("/votes/leaderboard", headers=operator).status_code == 404  # no votes yet
