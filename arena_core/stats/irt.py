@@ -47,8 +47,10 @@ _MAX_ITERATIONS = 500
 #: Up to this many groups, Rasch is fitted by Newton's method (a groups x groups system per
 #: step); beyond, by alternating steps, which need more of them but no system to solve.
 NEWTON_GROUPS = 200
-#: Resamples fitted at once: bounds the (resamples, groups, tasks) arrays' memory.
-_CHUNK_CELLS = 4_000_000
+#: Resamples fitted at once: the (resamples, groups, tasks) arrays hold about this many cells. A
+#: couple of megabytes each stay in the processor's cache through a round's dozen passes: a 2PL
+#: bootstrap of 25 groups x 500 tasks ran in half the time it took with 4,000,000 cells.
+_CHUNK_CELLS = 250_000
 
 
 @frozen
