@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from arena_core.io.decoding import InputError, loads, read_text
+from arena_core.io.decoding import InputError, loads, read_text, regular_descriptor
 from arena_core.model.checks import moment
 
 __all__ = [
@@ -359,14 +359,10 @@ def peek(path: Path, size: int = 4096) -> bytes:
     """The first ``size`` bytes of a regular file (empty when it is not one or cannot be read),
     for ``detect``."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO must not block
-    except (OSError, ValueError):
+        fd = regular_descriptor(path)
+    except (InputError, ValueError):  # ValueError: a name with a NUL byte
         return b""
     try:  # read from the descriptor: a buffered file object cost more than the read
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
         head = b""
         while len(head) < size and (more := os.read(fd, size - len(head))):
             head += more

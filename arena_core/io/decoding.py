@@ -17,7 +17,7 @@ from arena_core.model.errors import ArenaError
 
 __all__ = [
     "MAX_LINE_BYTES", "InputError", "bounded_lines", "decode_line", "line_too_long", "loads", "loads_array",
-    "open_binary", "read_lines", "read_text",
+    "open_binary", "read_lines", "read_text", "regular_descriptor",
 ]  # fmt: skip
 
 #: The longest line a reader of JSON Lines parses (an agent's whole trajectory can make a line
@@ -37,16 +37,27 @@ _DEEP = re.compile(r'"([^"\\]{1,100})"\s*:\s*[\[{]')
 def open_binary(path: Path) -> IO[bytes]:
     """The file opened for reading; a FIFO, device or socket is refused without blocking (a FIFO
     named like a results file would otherwise stall the reader until someone writes to it)."""
+    return os.fdopen(regular_descriptor(path), "rb")
+
+
+def regular_descriptor(path: Path) -> int:
+    """A descriptor of ``path`` open for reading, refused (and closed) unless it is a regular
+    file, never blocking on a FIFO; the caller closes it.
+
+    :raises InputError: ``FILE: cannot read: ...`` or ``FILE: not a regular file``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{path}: not a regular file")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+    except BaseException:
         os.close(fd)
-        raise InputError(f"{path}: not a regular file")
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
+        raise
+    return fd
 
 
 def decode_line(raw: bytes, where: str) -> str:
