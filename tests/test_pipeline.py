@@ -324,19 +324,29 @@ def test_sqlite_ranks_on_read_what_a_store_of_objects_rewrites(arena: Arena, tmp
     assert {mark for _, mark in marks} == {True, False}  # both kinds of mark are exercised
 
 
-def test_a_batch_reads_columns_not_stored_records(arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A batch into the SQLite store parses no stored submission or evaluation: its cost is the
-    batch plus a few numbers per stored row of its tasks, not a rebuild of the history."""
-    from arena_core.store import sqlite
+@pytest.fixture(params=["sqlite", "postgresql"])
+def typed_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
+    """A store of typed columns beside its records, ranking on read (store/typed.py)."""
+    if request.param == "postgresql":
+        from arena_core.store.postgres import PostgresStore
 
-    store = SQLiteStore(tmp_path / "arena.db")
+        return PostgresStore(request.getfixturevalue("postgres_server")())
+    return SQLiteStore(tmp_path / "arena.db")
+
+
+def test_a_batch_reads_columns_not_stored_records(arena: Arena, typed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch into the SQLite or PostgreSQL store parses no stored submission or evaluation: its
+    cost is the batch plus a few numbers per stored row of its tasks, not a rebuild of the history."""
+    from arena_core.store.typed import TypedRows
+
+    store = typed_store
     run(arena, SUBS[:30], store)
 
     def refuse(*args: object) -> None:
         raise AssertionError("a stored record was parsed")
 
-    monkeypatch.setattr(sqlite._SQLiteTransaction, "submissions", refuse)
-    monkeypatch.setattr(sqlite._SQLiteTransaction, "evaluations", refuse)
+    monkeypatch.setattr(TypedRows, "submissions", refuse)
+    monkeypatch.setattr(TypedRows, "evaluations", refuse)
     result = run(arena, SUBS[30:], store)
     assert len(result.evaluations) == len(SUBS) - 30
     monkeypatch.undo()
@@ -345,15 +355,16 @@ def test_a_batch_reads_columns_not_stored_records(arena: Arena, tmp_path: Path, 
     assert all(stored[e.submission_id] == e for e in result.evaluations)  # as returned, so as stored
 
 
-def test_a_page_of_rankings_is_read_best_first(arena: Arena, tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "arena.db")
-    run(arena, SUBS, store)
+def test_a_page_of_rankings_is_read_best_first(arena: Arena, typed_store: Store) -> None:
+    run(arena, SUBS, typed_store)
     task_id = SUBS[0]["task_id"]
-    with store.transaction(write=False) as tx:
+    with typed_store.transaction(write=False) as tx:
         everything = sorted(tx.evaluations(task_id), key=lambda e: (e.overall_ranking, e.submission_id))
         page = tx.ranked(task_id, offset=2, limit=5)
+        rest = tx.ranked(task_id, offset=2)
     assert [e.overall_score for e in page] == [e.overall_score for e in everything[2:7]]
     assert [e.overall_ranking for e in page] == [e.overall_ranking for e in everything[2:7]]
+    assert [e.overall_score for e in rest] == [e.overall_score for e in everything[2:]] and len(rest) > 5
 
 
 _VERSION_1 = """

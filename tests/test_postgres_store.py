@@ -3,6 +3,7 @@ tests/test_history.py): writers of several processes at once, schema versions, e
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -37,7 +38,6 @@ def test_writers_in_several_processes_at_once_lose_nothing(postgres_server) -> N
             arena.process(runs[start:start + 5], store=store, tasks={t["id"]: t for t in tasks})
         """
     )
-    import json
 
     parts = [runs[i::4] for i in range(4)]
     processes = [
@@ -195,3 +195,104 @@ def test_two_service_instances_on_one_database_lose_nothing(postgres_server) -> 
     page = instances[0].get("/tasks/t1/rankings?limit=5", headers=operator).json()
     scores = [e["overall_score"] for e in page]
     assert len(page) == 5 and scores == sorted(scores, reverse=True)
+
+
+def test_a_batch_writes_only_its_own_rows(postgres_server) -> None:
+    """Ranks are derived on read, so a run added to a task rewrites none of its stored rows:
+    every other row keeps the transaction id that wrote it (PostgreSQL's ``xmin``)."""
+    url = postgres_server()
+    tasks, runs = generate_arena(tasks=2, submissions_per_task=30, seed=3)
+    store, arena = PostgresStore(url), Arena(autoload=False)
+    arena.process(runs[:-1], store=store, tasks={t["id"]: t for t in tasks})
+
+    def writers() -> dict[str, dict[str, str]]:
+        with psycopg.connect(url) as connection:
+            return {table: dict(connection.execute(f"SELECT {key}, xmin::text FROM {table}").fetchall())
+                    for table, key in (("submissions", "id"), ("evaluations", "submission_id"))}  # fmt: skip
+
+    before = writers()
+    last = runs[-1]  # its tool has runs enough in its task already: no provisional mark moves
+    assert sum(r["tool"] == last["tool"] and r["task_id"] == last["task_id"] for r in runs) >= 3
+    [evaluation] = arena.process([last], store=store).evaluations
+    after = writers()
+    for table in after:
+        changed = {key for key, xmin in after[table].items() if before[table].get(key) != xmin}
+        assert changed == {last["id"]}, table
+    with store.transaction(write=False) as tx:
+        ranked = {e.submission_id: e for e in tx.evaluations(last["task_id"])}
+    assert ranked[last["id"]] == evaluation  # its rank among the others, derived as it is read
+    ranks = sorted(e.overall_ranking for e in ranked.values())
+    assert ranks[0] == 1 and len(ranked) == sum(r["task_id"] == last["task_id"] for r in runs)
+
+
+def test_a_version_3_database_gets_typed_columns_and_its_stored_ranks_are_read_anew(postgres_server) -> None:
+    from arena_core.model.serde import to_dict
+
+    url = postgres_server()
+    tasks, runs = generate_arena(tasks=3, submissions_per_task=10, seed=4)
+    store, arena = PostgresStore(url), Arena(autoload=False)
+    arena.process(runs, store=store, tasks={t["id"]: t for t in tasks})
+
+    def read(store: PostgresStore) -> tuple[list, list]:
+        with store.transaction(write=False) as tx:
+            ids = tx.task_ids()
+            columns = [tx.submission_columns(t) for t in ids]
+            return [e for t in ids for e in tx.evaluations(t)], [(c.ids, c.tools, c.models, c.numeric) for c in columns]
+
+    evaluations, figures = read(store)
+    with psycopg.connect(url, autocommit=True) as connection:  # as version 3 left it
+        for e in evaluations:  # each record with the rank it was written with (here a stale one)
+            connection.execute("UPDATE evaluations SET data = %s WHERE submission_id = %s",
+                               (json.dumps(to_dict(e) | {"overall_ranking": 99, "percentile": 1.0}), e.submission_id))  # fmt: skip
+        for table, names in (("submissions", "tool, model, total_tokens, tool_calls, iterations, execution_time, "
+                              "estimated_cost"), ("evaluations", "tool, overall_score, provisional, model, "
+                                                  "evaluated_at, baseline_version")):  # fmt: skip
+            for name in names.split(", "):
+                connection.execute(f"ALTER TABLE {table} DROP COLUMN {name}")
+        connection.execute("UPDATE arena_schema SET version = 3")
+    store = PostgresStore(url)  # migrated on open: the columns filled from the records
+    again, figures_again = read(store)
+    assert again == evaluations  # ranks and percentiles derived from the scores, not the stale 99
+    for (ids, tools, models, numeric), (ids2, tools2, models2, numeric2) in zip(figures, figures_again, strict=True):
+        assert (ids, tools, models) == (ids2, tools2, models2)
+        for name, values in numeric.items():
+            assert values.tolist() == pytest.approx(numeric2[name].tolist(), nan_ok=True)
+    with psycopg.connect(url) as connection:
+        assert connection.execute("SELECT version FROM arena_schema").fetchone()[0] == SCHEMA_VERSION == 4
+
+
+def test_connections_are_kept_per_thread_and_process_and_a_dead_one_is_replaced(postgres_server) -> None:
+    import os
+    import threading
+
+    from arena_core.store.pgconnections import HeldConnections
+
+    url = postgres_server()
+    held = HeldConnections(url)
+
+    def backend() -> int:
+        with held.connection() as connection:
+            return connection.execute("SELECT pg_backend_pid()").fetchone()[0]
+
+    first = backend()
+    assert backend() == first  # kept between uses
+    with held.connection() as outer, outer.transaction():
+        outer.execute("SELECT 1")
+        assert backend() != first  # a use inside a transaction of this thread: a connection of its own
+    assert backend() == first
+    other: list[int] = []
+    thread = threading.Thread(target=lambda: other.append(backend()))
+    thread.start()
+    thread.join()
+    assert other and other[0] != first  # another thread, another connection
+    child = os.fork()
+    if child == 0:  # the child connects anew and, exiting, leaves the parent's session alone
+        code = 0 if backend() != first else 1
+        os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0
+    assert backend() == first  # the parent's connection still serves it
+    with psycopg.connect(url, autocommit=True) as admin:  # the server ends the kept session
+        admin.execute("SELECT pg_terminate_backend(%s)", (first,))
+    with pytest.raises(psycopg.OperationalError):
+        backend()
+    assert backend() not in (first, None)  # the dead one was dropped: the next use connects anew

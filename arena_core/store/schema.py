@@ -12,15 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from arena_core.model.errors import ArenaError
-from arena_core.model.records import Evaluation
-from arena_core.model.serde import structure
 from arena_core.store.cells import SCHEMA as CELLS_SCHEMA
 from arena_core.store.cells import CellLedger
+from arena_core.store.typed import EVALUATION_COLUMNS, SUBMISSION_COLUMNS, evaluation_of
 
-__all__ = ["ADDED_NAMES", "FIGURES", "MARKS", "SCHEMA_VERSION", "evaluation_of", "migrate"]
+__all__ = ["SCHEMA_VERSION", "migrate"]
 
 #: The schema's version, kept in ``PRAGMA user_version``. Versions 1 (before figures, scores and
 #: standings had columns of their own), 2 (before baseline versions, history columns and
@@ -49,30 +46,10 @@ CREATE INDEX IF NOT EXISTS evaluation_versions_run ON evaluation_versions (submi
 
 #: Columns versions 2 and 3 add: what a batch reads of the stored submissions (its baselines and
 #: outlier rules) and of the stored evaluations (its ranking), and what the history reads of
-#: them, so neither parses stored JSON.
-FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
-ADDED = {
-    "submissions": [("tool", "TEXT"), ("model", "TEXT"), *((f, "REAL") for f in FIGURES)],
-    "evaluations": [
-        ("tool", "TEXT"),
-        ("overall_score", "REAL"),
-        ("provisional", "INTEGER"),
-        ("model", "TEXT"),
-        ("evaluated_at", "TEXT"),
-        ("baseline_version", "INTEGER"),
-    ],
-}
+#: them, so neither parses stored JSON (:mod:`arena_core.store.typed`).
+ADDED = {"submissions": SUBMISSION_COLUMNS, "evaluations": EVALUATION_COLUMNS}
 INDEXES = "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score);"
-
-
-def evaluation_of(data: str, provisional: int, rank: int, below: int, count: int) -> Evaluation:
-    record = orjson.loads(data)
-    record.update(overall_ranking=rank, percentile=round(below / count * 100, 1), provisional=bool(provisional))
-    return structure(record, Evaluation)
-
-
 ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in ADDED.items()}
-MARKS = {table: ", ".join("?" * len(names)) for table, names in ADDED_NAMES.items()}
 
 
 def migrate(connection: sqlite3.Connection, path: Path) -> None:

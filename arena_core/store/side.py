@@ -4,7 +4,7 @@ and the review queue.
 They live in the store's SQLite file, or in its PostgreSQL database (where every instance of the
 service reads the same rows), each created on first use. A file or a table another user made,
 or one carrying a trigger, is refused (:mod:`arena_core.store.trust`). SQLite keeps one
-connection a thread (as the store does); PostgreSQL connects per use.
+connection a thread, as the stores do (:mod:`arena_core.store.pgconnections`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_core.model.errors import ArenaError
+from arena_core.store.pgconnections import HeldConnections
 from arena_core.store.postgres import is_postgres_url
 from arena_core.store.trust import (
     check_postgres_tables,
@@ -44,6 +45,7 @@ class SideTables:
         self.postgres = is_postgres_url(where)
         if self.postgres:
             unambiguous_url(str(where))
+            self._connections = HeldConnections(str(where))
         else:
             create_private(Path(where))
             trusted_sqlite_file(Path(where))
@@ -69,7 +71,7 @@ class SideTables:
             import psycopg  # the postgresql extra, as the store needs
 
             try:
-                with psycopg.connect(str(self.where), autocommit=True, connect_timeout=30) as connection:
+                with self._connections.connection() as connection:
                     yield connection
             except psycopg.Error as exc:
                 raise ArenaError(f"{redact(str(self.where))}: {redact(str(exc).strip(), str(self.where))}") from None

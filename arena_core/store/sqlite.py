@@ -15,71 +15,29 @@ import threading
 from collections.abc import Hashable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
-import numpy as np
 import orjson
 
-from arena_core.engine.columns import Columns
 from arena_core.model.errors import ArenaError
-from arena_core.model.records import Baseline, Evaluation, Submission, Task
-from arena_core.model.serde import structure, to_dict
-from arena_core.store.cells import CellLedger
+from arena_core.model.records import Baseline, Task
+from arena_core.model.serde import structure
 from arena_core.store.current import GENERATIONS_SQL, generations_of_rows
-from arena_core.store.schema import ADDED_NAMES, FIGURES, MARKS, SCHEMA_VERSION, evaluation_of, migrate
-from arena_core.store.standings import Scores
+from arena_core.store.schema import SCHEMA_VERSION, migrate
 from arena_core.store.trust import check_sqlite_schema, create_private, trusted_sqlite_file
+from arena_core.store.typed import TypedRows, dump_record
 
 __all__ = ["SQLiteStore"]
 
 T = TypeVar("T")
-
-#: An evaluation with its rank and percentile derived from the task's stored scores: the
-#: competition rank (1, 1, 3) and the number of scores strictly below, of how many.
-_RANKED = """SELECT data, provisional,
-    RANK() OVER (PARTITION BY task_id ORDER BY overall_score DESC),
-    RANK() OVER (PARTITION BY task_id ORDER BY overall_score) - 1,
-    COUNT(*) OVER (PARTITION BY task_id)
-    FROM evaluations WHERE task_id = ?"""
-
-
-def _dump(obj: Any) -> str:
-    return json.dumps(to_dict(obj), separators=(",", ":"))
-
-
-def _figures(submission: Submission) -> tuple[Any, ...]:
-    return (submission.tool, submission.model, *(getattr(submission, f) for f in FIGURES))
-
-
-def _evaluation_row(evaluation: Evaluation) -> tuple[Any, ...]:
-    """The evaluation's JSON without its rank and percentile, which are derived when it is read,
-    then the values of its columns."""
-    data = to_dict(evaluation)
-    data.pop("overall_ranking", None)
-    data.pop("percentile", None)
-    return (
-        orjson.dumps(data).decode(),
-        evaluation.tool,
-        evaluation.overall_score,
-        int(evaluation.provisional),
-        evaluation.model,
-        evaluation.evaluated_at,
-        evaluation.baseline_version,
-    )
 
 
 def _baseline(data: str, version: int) -> Baseline:
     return attrs.evolve(structure(orjson.loads(data), Baseline), version=version)
 
 
-class _SQLiteTransaction:
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._c = connection
-        self.ledger = CellLedger()
-        """What this transaction changed in the leaderboard's cells, written before they are read
-        and before it commits."""
-
+class _SQLiteTransaction(TypedRows):
     def _one(self, sql: str, key: str, cls: type[T]) -> T | None:
         row = self._c.execute(sql, (key,)).fetchone()
         return None if row is None else structure(json.loads(row[0]), cls)
@@ -91,7 +49,7 @@ class _SQLiteTransaction:
         return self._one("SELECT data FROM tasks WHERE id = ?", task_id, Task)
 
     def put_task(self, task: Task) -> None:
-        self._c.execute("INSERT OR REPLACE INTO tasks (id, data) VALUES (?, ?)", (task.id, _dump(task)))
+        self._c.execute("INSERT OR REPLACE INTO tasks (id, data) VALUES (?, ?)", (task.id, dump_record(task)))
 
     def get_baseline(self, key: str) -> Baseline | None:
         return self._one("SELECT data FROM baselines WHERE key = ?", key, Baseline)
@@ -102,7 +60,7 @@ class _SQLiteTransaction:
         if baseline.version is None:
             latest = self._c.execute("SELECT MAX(version) FROM baseline_versions WHERE key = ?", (key,)).fetchone()[0]
             baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
-        data = _dump(baseline)
+        data = dump_record(baseline)
         self._c.execute("INSERT OR REPLACE INTO baselines (key, data) VALUES (?, ?)", (key, data))
         self._c.execute(
             "INSERT OR REPLACE INTO baseline_versions (key, version, data) VALUES (?, ?, ?)",
@@ -124,55 +82,6 @@ class _SQLiteTransaction:
         ).fetchone()
         return None if row is None else _baseline(*row)
 
-    def submissions(self, task_id: str) -> list[Submission]:
-        rows = self._c.execute("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", (task_id,))
-        return [structure(json.loads(row[0]), Submission) for row in rows]
-
-    def put_submission(self, submission: Submission) -> None:
-        names = ", ".join(ADDED_NAMES["submissions"])
-        self._c.execute(
-            f"INSERT INTO submissions (id, task_id, data, {names}) VALUES (?, ?, ?, {MARKS['submissions']}) "
-            f"ON CONFLICT (id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data, "
-            + ", ".join(f"{n} = excluded.{n}" for n in ADDED_NAMES["submissions"]),
-            (submission.id, submission.task_id, _dump(submission), *_figures(submission)),
-        )
-
-    def submission_columns(self, task_id: str) -> Columns:
-        """The task's stored figures, without parsing a stored record."""
-        rows = self._c.execute(
-            f"SELECT id, task_id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq",
-            (task_id,),
-        ).fetchall()
-        ids, task_ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (4 + len(FIGURES))
-        numeric = {f: np.array(v, dtype=float) for f, v in zip(FIGURES, figures, strict=True)}  # NULL is NaN
-        return Columns(list(ids), list(task_ids), numeric, tools=list(tools), models=list(models))
-
-    def evaluations(self, task_id: str) -> list[Evaluation]:
-        """Every stored evaluation of the task, first stored first, ranked among the task's scores."""
-        return [evaluation_of(*row) for row in self._c.execute(f"{_RANKED} ORDER BY seq", (task_id,))]
-
-    def ranked(self, task_id: str, *, offset: int = 0, limit: int = -1) -> list[Evaluation]:
-        """A page of the task's evaluations, best first (equal scores first stored first): the
-        ranks come from the scores' index, and only the page's records are parsed."""
-        rows = self._c.execute(f"{_RANKED} ORDER BY overall_score DESC, seq LIMIT ? OFFSET ?", (task_id, limit, offset))
-        return [evaluation_of(*row) for row in rows]
-
-    def put_evaluation(self, evaluation: Evaluation) -> None:
-        replaced = self._c.execute(
-            "SELECT data, provisional, 0, 0, 1 FROM evaluations WHERE submission_id = ?", (evaluation.submission_id,)
-        ).fetchone()
-        if replaced is not None:
-            self.ledger.add(evaluation_of(*replaced), -1)
-        names = ", ".join(ADDED_NAMES["evaluations"])
-        self._c.execute(
-            f"INSERT INTO evaluations (submission_id, task_id, data, {names}) "
-            f"VALUES (?, ?, ?, {MARKS['evaluations']}) "
-            "ON CONFLICT (submission_id) DO UPDATE SET task_id = excluded.task_id, data = excluded.data, "
-            + ", ".join(f"{n} = excluded.{n}" for n in ADDED_NAMES["evaluations"]),
-            (evaluation.submission_id, evaluation.task_id, *_evaluation_row(evaluation)),
-        )
-        self.ledger.add(evaluation, 1)
-
     def judge_verdict(self, key: str) -> str | None:
         """A judge's answer kept under ``key`` (the verdict cache, plugins/judges/cache.py), or ``None``."""
         try:
@@ -184,26 +93,6 @@ class _SQLiteTransaction:
     def keep_judge_verdict(self, key: str, data: str) -> None:
         self._c.execute("CREATE TABLE IF NOT EXISTS judge_verdicts (key TEXT PRIMARY KEY, data TEXT NOT NULL)")
         self._c.execute("INSERT OR REPLACE INTO judge_verdicts (key, data) VALUES (?, ?)", (key, data))
-
-    def keep_evaluation_version(self, evaluation: Evaluation, reason: str, superseded_at: str) -> None:
-        """Keep ``evaluation`` among the superseded ones (see :mod:`arena_core.store.repricing`)."""
-        self._c.execute(
-            "INSERT INTO evaluation_versions (submission_id, superseded_at, reason, data) VALUES (?, ?, ?, ?)",
-            (evaluation.submission_id, superseded_at, reason, _dump(evaluation)),
-        )
-
-    def evaluation_versions(self, submission_id: str) -> list[tuple[str, str, Evaluation]]:
-        """(superseded at, reason, evaluation) of every superseded evaluation of a run, oldest first."""
-        rows = self._c.execute(
-            "SELECT superseded_at, reason, data FROM evaluation_versions WHERE submission_id = ? ORDER BY seq",
-            (submission_id,),
-        )
-        return [(at, reason, structure(orjson.loads(data), Evaluation)) for at, reason, data in rows]
-
-    def task_of(self, submission_id: str) -> str | None:
-        """The task a stored submission answers, ``None`` when the id is not stored."""
-        row = self._c.execute("SELECT task_id FROM submissions WHERE id = ?", (submission_id,)).fetchone()
-        return None if row is None else str(row[0])
 
     def task_generations(self) -> dict[str, Hashable]:
         """Each task's record and its baselines' newest versions (:mod:`arena_core.store.current`)."""
@@ -219,30 +108,6 @@ class _SQLiteTransaction:
         tasks, from the cells (kept up to date by every stored evaluation): a read of one row
         per task and tool, not of every evaluation."""
         return self.ledger.group_means(self._c)
-
-    def evaluation_columns(self) -> dict[str, list[Any]]:
-        """Every stored evaluation's submission id, task, tool, model, overall score, time of
-        evaluation and baseline version, first stored first, without parsing a stored record."""
-        names = ("submission_id", "task_id", "tool", "model", "overall_score", "evaluated_at", "baseline_version")
-        rows = self._c.execute(f"SELECT {', '.join(names)} FROM evaluations ORDER BY seq").fetchall()
-        return {
-            name: list(values)
-            for name, values in zip(names, zip(*rows, strict=True) if rows else [()] * 7, strict=True)
-        }
-
-    def scores(self, task_id: str) -> Scores:
-        """The task's stored scores, tools and provisional marks, without parsing a stored record."""
-        rows = self._c.execute(
-            "SELECT submission_id, overall_score, tool, provisional FROM evaluations WHERE task_id = ? ORDER BY seq",
-            (task_id,),
-        ).fetchall()
-        ids, overall, tools, provisional = zip(*rows, strict=True) if rows else ([],) * 4
-        return Scores(list(ids), np.array(overall, dtype=float), list(tools), np.array(provisional, dtype=bool))
-
-    def mark_provisional(self, task_id: str, tool: str | None, provisional: bool) -> None:
-        self._c.execute(
-            "UPDATE evaluations SET provisional = ? WHERE task_id = ? AND tool IS ?", (int(provisional), task_id, tool)
-        )
 
 
 class SQLiteStore:

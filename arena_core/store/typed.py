@@ -1,0 +1,196 @@
+"""The runs and evaluations a SQLite or PostgreSQL store keeps, beside their typed columns.
+
+Both stores keep each record as its spec-shaped JSON beside the columns a batch reads (a run's
+figures, an evaluation's score, tool and provisional mark), and derive an evaluation's rank and
+percentile from its task's stored scores when it is read: so a batch reads a few numbers per
+stored row of its tasks and writes only its own rows (:mod:`arena_core.store.standings`), on
+either database. This class is that part of their transactions, written once in SQL both
+understand; each store gives its connection (or cursor) and its parameter mark.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import orjson
+
+from arena_core.engine.columns import Columns
+from arena_core.model.records import Evaluation, Submission
+from arena_core.model.serde import structure, to_dict
+from arena_core.store.cells import CellLedger
+from arena_core.store.standings import Scores
+
+__all__ = ["EVALUATION_COLUMNS", "FIGURES", "SUBMISSION_COLUMNS", "TypedRows", "dump_record", "evaluation_of"]
+
+#: A run's figures that baselines and outlier rules read.
+FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
+#: The typed columns of each table, beside its key and JSON, with their kinds in SQLite's and
+#: PostgreSQL's words.
+SUBMISSION_COLUMNS = (("tool", "TEXT"), ("model", "TEXT"), *((f, "REAL") for f in FIGURES))
+EVALUATION_COLUMNS = (
+    ("tool", "TEXT"),
+    ("overall_score", "REAL"),
+    ("provisional", "INTEGER"),
+    ("model", "TEXT"),
+    ("evaluated_at", "TEXT"),
+    ("baseline_version", "INTEGER"),
+)
+_SUBMISSION_NAMES = tuple(name for name, _ in SUBMISSION_COLUMNS)
+_EVALUATION_NAMES = tuple(name for name, _ in EVALUATION_COLUMNS)
+
+#: An evaluation with its rank and percentile derived from the task's stored scores: the
+#: competition rank (1, 1, 3) and the number of scores strictly below, of how many.
+_RANKED = """SELECT data, provisional,
+    RANK() OVER (PARTITION BY task_id ORDER BY overall_score DESC),
+    RANK() OVER (PARTITION BY task_id ORDER BY overall_score) - 1,
+    COUNT(*) OVER (PARTITION BY task_id)
+    FROM evaluations WHERE task_id = ?"""
+
+
+def evaluation_of(data: str, provisional: int, rank: int, below: int, count: int) -> Evaluation:
+    """A stored evaluation's record with its provisional mark, rank and percentile as read."""
+    record = orjson.loads(data)
+    record.update(overall_ranking=rank, percentile=round(below / count * 100, 1), provisional=bool(provisional))
+    return structure(record, Evaluation)
+
+
+def _upsert(table: str, key: str, names: tuple[str, ...]) -> str:
+    columns = (key, "task_id", "data", *names)
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT ({key}) DO UPDATE SET " + ", ".join(f"{n} = excluded.{n}" for n in columns[1:])
+    )
+
+
+_PUT_SUBMISSION = _upsert("submissions", "id", _SUBMISSION_NAMES)
+_PUT_EVALUATION = _upsert("evaluations", "submission_id", _EVALUATION_NAMES)
+
+
+class TypedRows:
+    """The typed-column reads and writes of a store's transaction.
+
+    :param connection: what runs the store's SQL: ``execute(sql, args)`` returning an iterable
+        cursor with ``fetchone`` and ``fetchall`` (a sqlite3 connection, a psycopg cursor).
+    :param mark: the driver's parameter mark; the SQL here is written with ``?``.
+    """
+
+    def __init__(self, connection: Any, mark: str = "?") -> None:
+        self._c = connection
+        self._mark = mark
+        self.ledger = CellLedger()
+        """What this transaction changed in the leaderboard's cells, written before they are read
+        and before it commits."""
+
+    def _run(self, sql: str, *args: Any) -> Any:
+        return self._c.execute(sql if self._mark == "?" else sql.replace("?", self._mark), args)
+
+    def submissions(self, task_id: str) -> list[Submission]:
+        rows = self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id).fetchall()
+        return [structure(json.loads(row[0]), Submission) for row in rows]
+
+    def put_submission(self, submission: Submission) -> None:
+        figures = (submission.tool, submission.model, *(getattr(submission, f) for f in FIGURES))
+        self._run(_PUT_SUBMISSION, submission.id, submission.task_id, dump_record(submission), *figures)
+
+    def submission_columns(self, task_id: str) -> Columns:
+        """The task's stored figures, without parsing a stored record."""
+        rows = self._run(
+            f"SELECT id, task_id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq",
+            task_id,
+        ).fetchall()
+        ids, task_ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (4 + len(FIGURES))
+        numeric = {f: np.array(v, dtype=float) for f, v in zip(FIGURES, figures, strict=True)}  # NULL is NaN
+        return Columns(list(ids), list(task_ids), numeric, tools=list(tools), models=list(models))
+
+    def task_of(self, submission_id: str) -> str | None:
+        """The task a stored submission answers, ``None`` when the id is not stored."""
+        row = self._run("SELECT task_id FROM submissions WHERE id = ?", submission_id).fetchone()
+        return None if row is None else str(row[0])
+
+    def evaluations(self, task_id: str) -> list[Evaluation]:
+        """Every stored evaluation of the task, first stored first, ranked among the task's scores."""
+        return [evaluation_of(*row) for row in self._run(f"{_RANKED} ORDER BY seq", task_id).fetchall()]
+
+    def ranked(self, task_id: str, *, offset: int = 0, limit: int = -1) -> list[Evaluation]:
+        """A page of the task's evaluations, best first (equal scores first stored first): the
+        ranks come from the scores' index, and only the page's records are parsed."""
+        every = "LIMIT -1" if self._mark == "?" else "LIMIT ALL"  # SQLite's words, PostgreSQL's
+        page = f"{_RANKED} ORDER BY overall_score DESC, seq"
+        rows = self._run(f"{page} {every} OFFSET ?", task_id, offset) if limit < 0 else (
+            self._run(f"{page} LIMIT ? OFFSET ?", task_id, limit, offset)
+        )  # fmt: skip
+        return [evaluation_of(*row) for row in rows.fetchall()]
+
+    def put_evaluation(self, evaluation: Evaluation) -> None:
+        """Store the evaluation without its rank and percentile, which are derived when it is
+        read, and move the cells it leaves and joins."""
+        replaced = self._run(
+            "SELECT data, provisional, 0, 0, 1 FROM evaluations WHERE submission_id = ?", evaluation.submission_id
+        ).fetchone()
+        if replaced is not None:
+            self.ledger.add(evaluation_of(*replaced), -1)
+        data = to_dict(evaluation)
+        data.pop("overall_ranking", None)
+        data.pop("percentile", None)
+        columns = (
+            evaluation.tool,
+            evaluation.overall_score,
+            int(evaluation.provisional),
+            evaluation.model,
+            evaluation.evaluated_at,
+            evaluation.baseline_version,
+        )
+        self._run(_PUT_EVALUATION, evaluation.submission_id, evaluation.task_id, orjson.dumps(data).decode(), *columns)
+        self.ledger.add(evaluation, 1)
+
+    def evaluation_columns(self) -> dict[str, list[Any]]:
+        """Every stored evaluation's submission id, task, tool, model, overall score, time of
+        evaluation and baseline version, first stored first, without parsing a stored record."""
+        names = ("submission_id", "task_id", "tool", "model", "overall_score", "evaluated_at", "baseline_version")
+        rows = self._run(f"SELECT {', '.join(names)} FROM evaluations ORDER BY seq").fetchall()
+        return {
+            name: list(values)
+            for name, values in zip(names, zip(*rows, strict=True) if rows else [()] * 7, strict=True)
+        }
+
+    def scores(self, task_id: str) -> Scores:
+        """The task's stored scores, tools and provisional marks, without parsing a stored record."""
+        rows = self._run(
+            "SELECT submission_id, overall_score, tool, provisional FROM evaluations WHERE task_id = ? ORDER BY seq",
+            task_id,
+        ).fetchall()
+        ids, overall, tools, provisional = zip(*rows, strict=True) if rows else ([],) * 4
+        return Scores(list(ids), np.array(overall, dtype=float), list(tools), np.array(provisional, dtype=bool))
+
+    def mark_provisional(self, task_id: str, tool: str | None, provisional: bool) -> None:
+        self._run(
+            "UPDATE evaluations SET provisional = ? WHERE task_id = ? AND tool IS NOT DISTINCT FROM ?",
+            int(provisional),
+            task_id,
+            tool,
+        )
+
+    def keep_evaluation_version(self, evaluation: Evaluation, reason: str, superseded_at: str) -> None:
+        """Keep ``evaluation`` among the superseded ones (see :mod:`arena_core.store.repricing`)."""
+        self._run(
+            "INSERT INTO evaluation_versions (submission_id, superseded_at, reason, data) VALUES (?, ?, ?, ?)",
+            evaluation.submission_id,
+            superseded_at,
+            reason,
+            dump_record(evaluation),
+        )
+
+    def evaluation_versions(self, submission_id: str) -> list[tuple[str, str, Evaluation]]:
+        """(superseded at, reason, evaluation) of every superseded evaluation of a run, oldest first."""
+        rows = self._run(
+            "SELECT superseded_at, reason, data FROM evaluation_versions WHERE submission_id = ? ORDER BY seq",
+            submission_id,
+        ).fetchall()
+        return [(at, reason, structure(json.loads(data), Evaluation)) for at, reason, data in rows]
+
+
+def dump_record(obj: Any) -> str:
+    """A record as compact JSON (the standard library's: it keeps a NaN and any integer)."""
+    return json.dumps(to_dict(obj), separators=(",", ":"))
