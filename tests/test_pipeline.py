@@ -307,23 +307,6 @@ def _strip_times(snap: dict) -> dict:
             for t, (task, subs, evs, baseline) in snap.items()}
 
 
-def test_sqlite_ranks_on_read_what_a_store_of_objects_rewrites(arena: Arena, tmp_path: Path) -> None:
-    """The SQLite store keeps scores in columns and derives ranks and percentiles when read; the
-    memory store (nine methods only) has its stored evaluations re-ranked and written back. After
-    batches that move every earlier rank, re-submissions and a tool crossing the provisional
-    minimum, both hold the same arena."""
-    objects, columns = MemoryStore(), SQLiteStore(tmp_path / "arena.db")
-    order = SUBS[5:] + SUBS[:5]
-    batches = [order[:7], order[7:20], order[20:], [{**SUBS[6], "total_tokens": 1}]]
-    for store in (objects, columns):
-        for number, batch in enumerate(batches):
-            run(arena, batch, store, replace=number == 3)
-    assert _strip_times(snapshot(columns)) == _strip_times(snapshot(objects))
-    with columns.transaction(write=False) as tx:
-        marks = {(e.tool, e.provisional) for t in TASK_MAP for e in tx.evaluations(t)}
-    assert {mark for _, mark in marks} == {True, False}  # both kinds of mark are exercised
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def typed_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
     """A store of typed columns beside its records, ranking on read (store/typed.py)."""
@@ -332,6 +315,45 @@ def typed_store(request: pytest.FixtureRequest, tmp_path: Path) -> Store:
 
         return PostgresStore(request.getfixturevalue("postgres_server")())
     return SQLiteStore(tmp_path / "arena.db")
+
+
+@pytest.mark.parametrize("counted", [16, 0], ids=["counted", "read whole"])
+def test_typed_stores_rank_on_read_what_a_store_of_objects_rewrites(
+    arena: Arena, typed_store: Store, counted: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SQLite and PostgreSQL stores keep scores in columns and derive ranks and percentiles
+    when read; a few new runs of a task are ranked by counting the stored scores above and below
+    them through an index, more by reading the task's scores. The memory store (nine methods
+    only) has its stored evaluations re-ranked and written back. After batches that move every
+    earlier rank, single runs, runs tying stored ones, re-submissions, a tool crossing the
+    provisional minimum and a change of minimum, both hold the same arena."""
+    from arena_core.store import standings
+    from arena_core.store.typed import TypedRows
+
+    monkeypatch.setattr(standings, "COUNTED", counted)
+    calls: list[int] = []
+    real = TypedRows.standing
+    monkeypatch.setattr(TypedRows, "standing", lambda self, *args: calls.append(1) or real(self, *args))
+    objects = MemoryStore()
+    order = SUBS[5:] + SUBS[:5]
+    ties = [{**s, "id": f"{s['id']}-again"} for s in SUBS[:3]]  # the same figures: the same scores
+    stricter = Arena({"min_submissions_per_tool": 4}, autoload=False)
+    batches = [(arena, order[:7]), (arena, order[7:20]), (arena, order[20:40]), (arena, ties[:1]),
+               (arena, ties[1:]), (stricter, order[40:41]), (stricter, order[41:]), (arena, [{**SUBS[6], "total_tokens": 1}])]  # fmt: skip
+    returned: dict[int, list] = {}
+    for store in (objects, typed_store):
+        for number, (scoring, batch) in enumerate(batches):
+            result = run(scoring, batch, store, replace=number == len(batches) - 1)
+            returned.setdefault(number, []).append(
+                [{k: v for k, v in to_dict(e).items() if k != "evaluated_at"} for e in result.evaluations])
+    assert _strip_times(snapshot(typed_store)) == _strip_times(snapshot(objects))  # as read: ranked on read
+    assert all(objects_got == typed_got for objects_got, typed_got in returned.values())  # as the batch ranked them
+    assert bool(calls) == bool(counted)  # the path named ran
+    with typed_store.transaction(write=False) as tx:
+        marks = {(e.tool, e.provisional) for t in TASK_MAP for e in tx.evaluations(t)}
+        scores = [e.overall_score for t in TASK_MAP for e in tx.evaluations(t)]
+    assert {mark for _, mark in marks} == {True, False}  # both kinds of mark are exercised
+    assert len(scores) > len(set(scores))  # and ties
 
 
 def test_a_batch_reads_columns_not_stored_records(arena: Arena, typed_store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -403,7 +425,7 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
                                    (e.submission_id, e.task_id, json.dumps(to_dict(e))))
     migrated = SQLiteStore(old)
     with sqlite3.connect(old) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 7
     assert snapshot(migrated) == snapshot(reference)
     with migrated.transaction(write=False) as tx:  # the leaderboard's cells, filled from the records
         stored = [e for t in tx.task_ids() for e in tx.evaluations(t)]
@@ -414,13 +436,32 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
     assert _strip_times(snapshot(migrated)) == _strip_times(snapshot(reference))
 
 
+def test_a_version_6_file_gets_the_tools_index_and_nothing_else_is_rebuilt(arena: Arena, tmp_path: Path) -> None:
+    path = tmp_path / "arena.db"
+    run(arena, SUBS, SQLiteStore(path))
+    with sqlite3.connect(path) as connection:  # as version 6 left it, with a mark its rebuild would drop
+        connection.execute("DROP INDEX evaluations_tool")
+        connection.execute("CREATE TEMP TABLE one AS SELECT * FROM board_cells LIMIT 1")
+        connection.execute("UPDATE one SET grouping = 'mark'")
+        connection.execute("INSERT INTO board_cells SELECT * FROM one")
+        connection.execute("PRAGMA user_version = 6")
+    store = SQLiteStore(path)
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 7
+        indexes = {row[1] for row in connection.execute("PRAGMA index_list(evaluations)")}
+        assert "evaluations_tool" in indexes
+        assert connection.execute("SELECT COUNT(*) FROM board_cells WHERE grouping = 'mark'").fetchone()[0] == 1
+    with store.transaction(write=False) as tx:
+        assert sum(len(tx.evaluations(t)) for t in TASK_MAP) == len(SUBS)
+
+
 def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
     from arena_core import ArenaError
 
     path = tmp_path / "new.db"
     with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA user_version = 7")
-    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 7; this one reads up to 6\)"):
+        connection.execute("PRAGMA user_version = 8")
+    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 8; this one reads up to 7\)"):
         SQLiteStore(path)
 
 

@@ -45,6 +45,7 @@ _SCHEMA = (
         for name, kind in columns
     ),
     "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score)",
+    "CREATE INDEX IF NOT EXISTS evaluations_tool ON evaluations (task_id, tool, provisional)",
 )
 #: The store's tables: each must belong to the role connecting (:mod:`arena_core.store.trust`).
 TABLES = (

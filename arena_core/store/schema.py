@@ -22,9 +22,10 @@ __all__ = ["SCHEMA_VERSION", "migrate"]
 #: The schema's version, kept in ``PRAGMA user_version``. Versions 1 (before figures, scores and
 #: standings had columns of their own), 2 (before baseline versions, history columns and
 #: per-tool sums), 3 (before the leaderboard's cells, store/cells.py), 4 (before evaluation
-#: versions) and 5 (before the cells' exact sums of whole units) are migrated when opened; a
-#: newer one is refused.
-SCHEMA_VERSION = 6
+#: versions), 5 (before the cells' exact sums of whole units) and 6 (before the index of each
+#: task's tools, which ranks a new run by counting) are migrated when opened; a newer one is
+#: refused.
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -48,7 +49,10 @@ CREATE INDEX IF NOT EXISTS evaluation_versions_run ON evaluation_versions (submi
 #: outlier rules) and of the stored evaluations (its ranking), and what the history reads of
 #: them, so neither parses stored JSON (:mod:`arena_core.store.typed`).
 ADDED = {"submissions": SUBMISSION_COLUMNS, "evaluations": EVALUATION_COLUMNS}
-INDEXES = "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score);"
+INDEXES = (
+    "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score)",
+    "CREATE INDEX IF NOT EXISTS evaluations_tool ON evaluations (task_id, tool, provisional)",
+)
 ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in ADDED.items()}
 
 
@@ -63,7 +67,10 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
                 f"{path}: written by a newer arena-core (schema version {version}; this one reads up to "
                 f"{SCHEMA_VERSION}): upgrade arena-core to use it"
             )
-        if version < SCHEMA_VERSION:
+        if version == 6:  # the index alone: the rest is as version 7 has it
+            for statement in INDEXES:
+                connection.execute(statement)
+        elif version < SCHEMA_VERSION:
             for statement in filter(str.strip, SCHEMA.split(";")):  # version 1's tables, where missing
                 connection.execute(statement)  # (not executescript, which would commit first)
             for table, columns in ADDED.items():
@@ -72,7 +79,8 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
                     if name not in present:
                         connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
             _fill(connection)
-            connection.execute(INDEXES)
+            for statement in INDEXES:
+                connection.execute(statement)
             connection.execute("DROP TABLE IF EXISTS group_cells")  # version 3's per-tool sums
             connection.execute("DROP TABLE IF EXISTS board_cells")  # made anew: version 5's had no units
             connection.execute(CELLS_SCHEMA)
@@ -80,7 +88,7 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
             for data, provisional in connection.execute("SELECT data, provisional FROM evaluations").fetchall():
                 ledger.add(evaluation_of(data, provisional, 0, 0, 1), 1)
             ledger.flush(connection)
-            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         connection.execute("ROLLBACK")
         raise

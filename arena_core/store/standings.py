@@ -13,7 +13,8 @@ written back, at O(stored objects) per batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -23,9 +24,14 @@ from attrs import frozen
 from arena_core.engine import ranking
 from arena_core.engine.columns import Columns
 from arena_core.engine.grouped import competition_ranks_by_group
+from arena_core.engine.rounding import round_exact
 from arena_core.model.records import Evaluation
 
-__all__ = ["Scores", "rank_task", "submission_columns"]
+__all__ = ["Scores", "Standing", "rank_task", "submission_columns"]
+
+#: Batches of up to this many runs of a task are ranked by counting, through the scores' index,
+#: the stored scores above and below each (``standing``); larger ones read the task's scores.
+COUNTED = 16
 
 
 @frozen
@@ -38,6 +44,19 @@ class Scores:
     tools: Sequence[str | None]
     provisional: np.ndarray
     """The stored provisional mark of each (bool)."""
+
+
+@frozen
+class Standing:
+    """Where a few new evaluations stand among a task's stored ones, counted by the store."""
+
+    above: Sequence[int]
+    """Per new evaluation, the stored scores above its own."""
+    below: Sequence[int]
+    """Per new evaluation, the stored scores below its own."""
+    tools: Mapping[str | None, tuple[int, bool, bool]]
+    """Per tool with stored evaluations of the task: how many, and the least and greatest of
+    their provisional marks."""
 
 
 def submission_columns(tx: Any, task_id: str) -> Columns:
@@ -57,6 +76,10 @@ def rank_task(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int)
     """
     if getattr(tx, "scores", None) is None:
         return _rank_objects(tx, task_id, scored, minimum)
+    count = getattr(tx, "standing", None)
+    found: Standing | None = count(task_id, scored) if count is not None and len(scored) <= COUNTED else None
+    if found is not None:
+        return _rank_counted(tx, task_id, scored, minimum, found)
     stored: Scores = tx.scores(task_id)
     fresh_ids = {e.submission_id for e in scored}
     kept = [i for i, ident in enumerate(stored.ids) if ident not in fresh_ids]
@@ -74,6 +97,31 @@ def rank_task(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int)
     ranked = [
         attrs.evolve(ev, overall_ranking=int(r), percentile=float(p), provisional=ev.tool in few)
         for ev, r, p in zip(scored, ranks[n:], percentiles[n:], strict=True)
+    ]
+    for ev in ranked:
+        tx.put_evaluation(ev)
+    return ranked
+
+
+def _rank_counted(
+    tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int, found: Standing
+) -> list[Evaluation]:
+    """:func:`rank_task` from the store's counts: the ranks and percentiles the task's whole
+    set of scores gives (competition ranks; the share strictly below, rounded as
+    :func:`~arena_core.engine.grouped.competition_ranks_by_group` rounds it)."""
+    fresh = np.array([e.overall_score for e in scored], dtype=float)
+    everyone = sum(n for n, _, _ in found.tools.values()) + len(scored)
+    ranks = [1 + above + int(np.sum(fresh > value)) for above, value in zip(found.above, fresh, strict=True)]
+    below = np.array([b + int(np.sum(fresh < value)) for b, value in zip(found.below, fresh, strict=True)])
+    percentiles = round_exact(below / everyone * 100, 1)
+    counts = Counter({tool: n for tool, (n, _, _) in found.tools.items()}) + Counter(e.tool for e in scored)
+    few = {tool for tool, n in counts.items() if n < minimum}
+    for tool, (_, least, most) in found.tools.items():  # a tool that crossed the minimum: its rows change mark
+        if least != (tool in few) or most != (tool in few):
+            tx.mark_provisional(task_id, tool, tool in few)
+    ranked = [
+        attrs.evolve(ev, overall_ranking=r, percentile=float(p), provisional=ev.tool in few)
+        for ev, r, p in zip(scored, ranks, percentiles, strict=True)
     ]
     for ev in ranked:
         tx.put_evaluation(ev)

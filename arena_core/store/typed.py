@@ -11,6 +11,7 @@ understand; each store gives its connection (or cursor) and its parameter mark.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from arena_core.engine.columns import Columns
 from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
-from arena_core.store.standings import Scores
+from arena_core.store.standings import Scores, Standing
 
 __all__ = ["EVALUATION_COLUMNS", "FIGURES", "SUBMISSION_COLUMNS", "TypedRows", "dump_record", "evaluation_of"]
 
@@ -84,7 +85,10 @@ class TypedRows:
         and before it commits."""
 
     def _run(self, sql: str, *args: Any) -> Any:
-        return self._c.execute(sql if self._mark == "?" else sql.replace("?", self._mark), args)
+        if self._mark == "?":
+            return self._c.execute(sql, args)
+        # psycopg: results in binary, which reads a task's 10,000 figures in half the time of text
+        return self._c.execute(sql.replace("?", self._mark), args, binary=True)
 
     def submissions(self, task_id: str) -> list[Submission]:
         rows = self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id).fetchall()
@@ -97,12 +101,11 @@ class TypedRows:
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record."""
         rows = self._run(
-            f"SELECT id, task_id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq",
-            task_id,
+            f"SELECT id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq", task_id
         ).fetchall()
-        ids, task_ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (4 + len(FIGURES))
+        ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (3 + len(FIGURES))
         numeric = {f: np.array(v, dtype=float) for f, v in zip(FIGURES, figures, strict=True)}  # NULL is NaN
-        return Columns(list(ids), list(task_ids), numeric, tools=list(tools), models=list(models))
+        return Columns(list(ids), [task_id] * len(rows), numeric, tools=list(tools), models=list(models))
 
     def task_of(self, submission_id: str) -> str | None:
         """The task a stored submission answers, ``None`` when the id is not stored."""
@@ -163,6 +166,35 @@ class TypedRows:
         ).fetchall()
         ids, overall, tools, provisional = zip(*rows, strict=True) if rows else ([],) * 4
         return Scores(list(ids), np.array(overall, dtype=float), list(tools), np.array(provisional, dtype=bool))
+
+    def standing(self, task_id: str, evaluations: Sequence[Evaluation]) -> Standing | None:
+        """Where ``evaluations`` stand among the task's stored ones, counted through the
+        indexes of scores and of tools; ``None`` when one of them is stored already (it would
+        replace a stored row, whose score must not count)."""
+        ids = [e.submission_id for e in evaluations]
+        marks = ", ".join("?" * len(ids))
+        if self._run(f"SELECT 1 FROM evaluations WHERE submission_id IN ({marks}) LIMIT 1", *ids).fetchone():
+            return None
+        tools = self._run(
+            "SELECT tool, COUNT(*), MIN(provisional), MAX(provisional) FROM evaluations WHERE task_id = ? GROUP BY tool",
+            task_id,
+        ).fetchall()
+        counted = [
+            self._run(
+                "SELECT (SELECT COUNT(*) FROM evaluations WHERE task_id = ? AND overall_score > ?), "
+                "(SELECT COUNT(*) FROM evaluations WHERE task_id = ? AND overall_score < ?)",
+                task_id,
+                e.overall_score,
+                task_id,
+                e.overall_score,
+            ).fetchone()
+            for e in evaluations
+        ]
+        return Standing(
+            [int(above) for above, _ in counted],
+            [int(below) for _, below in counted],
+            {tool: (int(n), bool(least), bool(most)) for tool, n, least, most in tools},
+        )
 
     def mark_provisional(self, task_id: str, tool: str | None, provisional: bool) -> None:
         self._run(
