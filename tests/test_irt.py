@@ -269,7 +269,12 @@ def test_resamples_started_at_the_whole_boards_fit_reach_each_resamples_own_maxi
     counts = ran.astype(float)
     rng = np.random.default_rng(2)
     weights = np.vstack([np.bincount(rng.integers(0, 60, 60), minlength=60) for _ in range(6)]).astype(float)
+    sizes: list[int] = []  # the resamples each alternating pass fits: the unconverged go on alone
+    alternating = irt._alternating_chunk
+    monkeypatch.setattr(irt, "_alternating_chunk", lambda n, *args: sizes.append(len(n)) or alternating(n, *args))
     together = irt.fit(counts, solved, weights, model)
+    if model == "2pl" or not newton_groups:
+        assert any(0 < size <= len(weights) // 2 for size in sizes), sizes
     for row in range(len(weights)):
         alone = irt.fit(counts, solved, weights[row : row + 1], model)  # one resample: started at zero
         assert np.allclose(together.abilities[row], alone.abilities[0], atol=2e-5), (row, model)

@@ -107,6 +107,7 @@ def _alternating_chunk(
     model: str,
     prior: DifficultyPrior,
     alpha: np.ndarray | None = None,
+    budget: int = _MAX_ITERATIONS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Alternating Newton steps on abilities, difficulties and (2PL) log discriminations, from
     ``theta``, ``b`` and ``alpha`` (0 by default): each step costs one pass over the cells, with
@@ -116,7 +117,7 @@ def _alternating_chunk(
     slopes = model == "2pl"
     prior_theta, prior_alpha = 1 / _ABILITY_SD[model] ** 2, 1 / _LOG_DISCRIMINATION_SD**2
     iterations = 0
-    while iterations < _MAX_ITERATIONS:
+    while iterations < budget:
         iterations += 1
         a = np.exp(alpha)
         p = logistic(a[:, None, :] * (theta[:, :, None] - b[:, None, :]))
@@ -151,6 +152,22 @@ def _alternating_chunk(
         steps.append(shift)
         if max(np.abs(x).max(initial=0.0) for x in steps) < _TOLERANCE:
             break
+        # Resamples converge at different rounds: once half of them have, the rest go on alone
+        # (a 2PL bootstrap's slowest resamples took several times its median one's rounds).
+        # With features the effects' change is the chunk's, not a resample's: they go on together.
+        if prior.features is None:
+            own = np.abs(shift)
+            for step in (step_theta, step_b, *([step_alpha] if slopes else [])):
+                own = np.maximum(own, np.abs(step).max(axis=1, initial=0.0))
+            active = np.flatnonzero(own >= _TOLERANCE)
+            if len(active) <= len(theta) // 2:
+                sub = prior.take(active)
+                theta[active], b[active], found, more = _alternating_chunk(
+                    n[active], s[active], theta[active], b[active], model, sub, alpha[active], budget - iterations
+                )
+                prior.put(active, sub)
+                alpha[active] = np.log(found)
+                return theta, b, np.exp(alpha), iterations + more
     return theta, b, np.exp(alpha), iterations
 
 

@@ -41,6 +41,20 @@ class DifficultyPrior:
         self.precision = np.full((resamples, 1), 1 / DIFFICULTY_SD**2)
         self.effects = None if features is None else np.zeros((resamples, features.shape[1]))
 
+    def take(self, rows: np.ndarray) -> DifficultyPrior:
+        """The prior of the resamples ``rows`` alone (a copy of their state)."""
+        taken = DifficultyPrior.__new__(DifficultyPrior)
+        taken.features, taken.weights = self.features, self.weights[rows]
+        taken.mean, taken.precision = self.mean[rows], self.precision[rows]
+        taken.effects = None if self.effects is None else self.effects[rows]
+        return taken
+
+    def put(self, rows: np.ndarray, taken: DifficultyPrior) -> None:
+        """Keep the state ``taken`` (from :meth:`take` of the same ``rows``) reached."""
+        self.mean[rows], self.precision[rows] = taken.mean, taken.precision
+        if self.effects is not None and taken.effects is not None:
+            self.effects[rows] = taken.effects
+
     def update(self, difficulties: np.ndarray, information: np.ndarray) -> float:
         """Re-estimate the effects and the residual spread from the current ``difficulties`` and
         each one's data ``information``; the largest change of an effect (0 without features)."""
