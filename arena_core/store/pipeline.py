@@ -33,16 +33,13 @@ from arena_core.stats.irtdifficulty import adjusted_scores, fit_evaluations
 from arena_core.stats.quality import Outlier, outliers_in_columns
 from arena_core.store.drift import BaselineDrift, RankDrift, baseline_drift, group_means, rank_drift, top_groups
 from arena_core.store.standings import rank_task, submission_columns
+from arena_core.store.storedids import REPLACE_HINT, StoredIds
 
 if TYPE_CHECKING:
     from arena_core.arena import Arena
     from arena_core.store import Store, Transaction
 
 __all__ = ["REPLACE_HINT", "BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
-
-#: How a caller replaces stored runs, as a refusal of a stored id says it; the service says it
-#: in its own terms (``?replace=true``) for the HTTP client that receives it.
-REPLACE_HINT = "replace=True, or arena ingest --replace"
 
 
 @frozen
@@ -141,7 +138,7 @@ def run_batch(
         if s.task_id is None:
             raise ValidationError(f"submission {s.id!r}", "task_id", "the id of the task it answers")
     given = {task_id: structure(t, Task) for task_id, t in (tasks or {}).items()}
-    ids_stay = _StoredIds()
+    ids_stay = StoredIds()
     by_task: dict[str, list[int]] = {}
     for index, s in enumerate(subs):
         by_task.setdefault(s.task_id, []).append(index)  # type: ignore[arg-type]
@@ -156,6 +153,7 @@ def run_batch(
         top_before = top_groups(group_means(tx), top_k, min_tasks) if top_k else ()
         for task in given.values():
             tx.put_task(task)
+        ids_stay.look_up(tx, [s.id for s in subs])
         for s in subs:  # an id names one run for good: answering another task is not the same run
             ids_stay.check(tx, s, replace)
         for task_id, indices in by_task.items():
@@ -265,8 +263,12 @@ def _run_task(
     scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp, gated)  # 3.
     scored = [attrs.evolve(e, baseline_version=retrieved[k].version) for e, k in zip(scored, batch_keys, strict=True)]
     found = [o for o in outliers_in_columns(everyone) if o.submission_id in batch_ids]  # 4.
-    for s in batch:
-        tx.put_submission(s)
+    many = getattr(tx, "put_submissions", None)
+    if many is not None:
+        many(batch)
+    else:
+        for s in batch:
+            tx.put_submission(s)
     ranked = rank_task(tx, task.id, scored, arena.config.min_submissions_per_tool)  # 5. ranking update
     updated, moved = {}, []
     threshold = arena.config.drift_threshold
@@ -348,36 +350,3 @@ def _task(tx: Transaction, task_id: str, given: Mapping[str, Task], first: Submi
             f"submission {first.id!r}", "task_id", "a task known to the store or given with the batch", task_id
         )
     return task
-
-
-class _StoredIds:
-    """Refuses a submission whose id is stored under another task: storing it would move the
-    stored run (and take its evaluation from the first task's board). With ``replace`` the run
-    moves, on purpose."""
-
-    def __init__(self) -> None:
-        self._all: dict[str, str | None] | None = None
-
-    def check(self, tx: Transaction, submission: Submission, replace: bool) -> None:
-        where = self.task_of(tx, submission.id)
-        if where is None or where == submission.task_id or replace:
-            return
-        raise ValidationError(
-            f"submission {submission.id!r}",
-            "id",
-            f"an id not yet stored (it is stored for task {where!r}; ids are never reused for another task: "
-            f"give the run a new id, or move it on purpose with {REPLACE_HINT})",
-            submission.task_id,
-            code="duplicate_id",
-        )
-
-    def task_of(self, tx: Transaction, submission_id: str) -> str | None:
-        """The task ``submission_id`` is stored for: the store's own look-up when it has one, else
-        the task lists of every task (read once per batch)."""
-        lookup = getattr(tx, "task_of", None)
-        if lookup is not None:
-            found: str | None = lookup(submission_id)
-            return found
-        if self._all is None:
-            self._all = {s.id: t for t in tx.task_ids() for s in tx.submissions(t)}
-        return self._all.get(submission_id)

@@ -98,8 +98,7 @@ def rank_task(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int)
         attrs.evolve(ev, overall_ranking=int(r), percentile=float(p), provisional=ev.tool in few)
         for ev, r, p in zip(scored, ranks[n:], percentiles[n:], strict=True)
     ]
-    for ev in ranked:
-        tx.put_evaluation(ev)
+    _store(tx, ranked)
     return ranked
 
 
@@ -123,9 +122,18 @@ def _rank_counted(
         attrs.evolve(ev, overall_ranking=r, percentile=float(p), provisional=ev.tool in few)
         for ev, r, p in zip(scored, ranks, percentiles, strict=True)
     ]
-    for ev in ranked:
-        tx.put_evaluation(ev)
+    _store(tx, ranked)
     return ranked
+
+
+def _store(tx: Any, evaluations: list[Evaluation]) -> None:
+    """Store evaluations all at once where the store can (``put_evaluations``), else one by one."""
+    many = getattr(tx, "put_evaluations", None)
+    if many is not None:
+        many(evaluations)
+        return
+    for ev in evaluations:
+        tx.put_evaluation(ev)
 
 
 def _rank_objects(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int) -> list[Evaluation]:

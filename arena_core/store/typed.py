@@ -65,6 +65,8 @@ def _upsert(table: str, key: str, names: tuple[str, ...]) -> str:
     )
 
 
+#: Ids looked up in one statement (SQLite takes up to 32,766 parameters, PostgreSQL 65,535).
+_LOOKED_UP = 500
 _PUT_SUBMISSION = _upsert("submissions", "id", _SUBMISSION_NAMES)
 _PUT_EVALUATION = _upsert("evaluations", "submission_id", _EVALUATION_NAMES)
 
@@ -94,9 +96,22 @@ class TypedRows:
         rows = self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id).fetchall()
         return [structure(json.loads(row[0]), Submission) for row in rows]
 
+    def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        if rows:
+            self._c.executemany(sql if self._mark == "?" else sql.replace("?", self._mark), rows)
+
     def put_submission(self, submission: Submission) -> None:
-        figures = (submission.tool, submission.model, *(getattr(submission, f) for f in FIGURES))
-        self._run(_PUT_SUBMISSION, submission.id, submission.task_id, dump_record(submission), *figures)
+        self.put_submissions([submission])
+
+    def put_submissions(self, submissions: Sequence[Submission]) -> None:
+        """Store runs (replacing those with the same ids) in one statement run for all of them."""
+        self._many(
+            _PUT_SUBMISSION,
+            [
+                (s.id, s.task_id, dump_record(s), s.tool, s.model, *(getattr(s, f) for f in FIGURES))
+                for s in submissions
+            ],
+        )
 
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record."""
@@ -111,6 +126,15 @@ class TypedRows:
         """The task a stored submission answers, ``None`` when the id is not stored."""
         row = self._run("SELECT task_id FROM submissions WHERE id = ?", submission_id).fetchone()
         return None if row is None else str(row[0])
+
+    def tasks_of(self, submission_ids: Sequence[str]) -> dict[str, str]:
+        """The task of each of ``submission_ids`` that is stored, looked up a few hundred at a time."""
+        found: dict[str, str] = {}
+        for start in range(0, len(submission_ids), _LOOKED_UP):
+            part = submission_ids[start : start + _LOOKED_UP]
+            marks = ", ".join("?" * len(part))
+            found.update(self._run(f"SELECT id, task_id FROM submissions WHERE id IN ({marks})", *part).fetchall())
+        return found
 
     def evaluations(self, task_id: str) -> list[Evaluation]:
         """Every stored evaluation of the task, first stored first, ranked among the task's scores."""
@@ -129,24 +153,41 @@ class TypedRows:
     def put_evaluation(self, evaluation: Evaluation) -> None:
         """Store the evaluation without its rank and percentile, which are derived when it is
         read, and move the cells it leaves and joins."""
-        replaced = self._run(
-            "SELECT data, provisional, 0, 0, 1 FROM evaluations WHERE submission_id = ?", evaluation.submission_id
-        ).fetchone()
-        if replaced is not None:
-            self.ledger.add(evaluation_of(*replaced), -1)
-        data = to_dict(evaluation)
-        data.pop("overall_ranking", None)
-        data.pop("percentile", None)
-        columns = (
-            evaluation.tool,
-            evaluation.overall_score,
-            int(evaluation.provisional),
-            evaluation.model,
-            evaluation.evaluated_at,
-            evaluation.baseline_version,
-        )
-        self._run(_PUT_EVALUATION, evaluation.submission_id, evaluation.task_id, orjson.dumps(data).decode(), *columns)
-        self.ledger.add(evaluation, 1)
+        self.put_evaluations([evaluation])
+
+    def put_evaluations(self, evaluations: Sequence[Evaluation]) -> None:
+        """Store evaluations as :meth:`put_evaluation` does, the ones they replace looked up a
+        few hundred at a time and the rows written in one statement run for all of them (a
+        batch of a million runs had made two million statements)."""
+        ids = [e.submission_id for e in evaluations]
+        for start in range(0, len(ids), _LOOKED_UP):
+            part = ids[start : start + _LOOKED_UP]
+            replaced = self._run(
+                f"SELECT data, provisional, 0, 0, 1 FROM evaluations WHERE submission_id IN ({', '.join('?' * len(part))})",
+                *part,
+            ).fetchall()
+            for row in replaced:
+                self.ledger.add(evaluation_of(*row), -1)
+        rows = []
+        for evaluation in evaluations:
+            data = to_dict(evaluation)
+            data.pop("overall_ranking", None)
+            data.pop("percentile", None)
+            rows.append(
+                (
+                    evaluation.submission_id,
+                    evaluation.task_id,
+                    orjson.dumps(data).decode(),
+                    evaluation.tool,
+                    evaluation.overall_score,
+                    int(evaluation.provisional),
+                    evaluation.model,
+                    evaluation.evaluated_at,
+                    evaluation.baseline_version,
+                )
+            )
+            self.ledger.add(evaluation, 1)
+        self._many(_PUT_EVALUATION, rows)
 
     def evaluation_columns(self) -> dict[str, list[Any]]:
         """Every stored evaluation's submission id, task, tool, model, overall score, time of
