@@ -437,11 +437,14 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
     assert _strip_times(snapshot(migrated)) == _strip_times(snapshot(reference))
 
 
-def test_a_version_6_file_gets_the_tools_index_and_nothing_else_is_rebuilt(arena: Arena, tmp_path: Path) -> None:
+def test_a_version_6_file_gets_the_indexes_and_nothing_else_is_rebuilt(arena: Arena, tmp_path: Path) -> None:
+    from arena_core.store.typed import FIGURES_OF_TASK
+
     path = tmp_path / "arena.db"
     run(arena, SUBS, SQLiteStore(path))
     with sqlite3.connect(path) as connection:  # as version 6 left it, with a mark its rebuild would drop
         connection.execute("DROP INDEX evaluations_tool")
+        connection.execute("DROP INDEX submissions_figures")
         connection.execute("CREATE TEMP TABLE one AS SELECT * FROM board_cells LIMIT 1")
         connection.execute("UPDATE one SET grouping = 'mark'")
         connection.execute("INSERT INTO board_cells SELECT * FROM one")
@@ -449,8 +452,11 @@ def test_a_version_6_file_gets_the_tools_index_and_nothing_else_is_rebuilt(arena
     store = SQLiteStore(path)
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == 7
-        indexes = {row[1] for row in connection.execute("PRAGMA index_list(evaluations)")}
-        assert "evaluations_tool" in indexes
+        indexes = {row[1] for table in ("evaluations", "submissions")
+                   for row in connection.execute(f"PRAGMA index_list({table})")}  # fmt: skip
+        assert {"evaluations_tool", "submissions_figures"} <= indexes
+        plan = connection.execute(f"EXPLAIN QUERY PLAN {FIGURES_OF_TASK}", ("t",)).fetchall()
+        assert "COVERING INDEX submissions_figures" in str(plan)  # a task's figures read from the index alone
         assert connection.execute("SELECT COUNT(*) FROM board_cells WHERE grouping = 'mark'").fetchone()[0] == 1
     with store.transaction(write=False) as tx:
         assert sum(len(tx.evaluations(t)) for t in TASK_MAP) == len(SUBS)

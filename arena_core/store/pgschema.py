@@ -12,7 +12,7 @@ from typing import Any
 
 from arena_core.model.errors import ArenaError
 from arena_core.store.cells import CellLedger, schema
-from arena_core.store.typed import EVALUATION_COLUMNS, SUBMISSION_COLUMNS, evaluation_of
+from arena_core.store.typed import EVALUATION_COLUMNS, FIGURES, SUBMISSION_COLUMNS, evaluation_of
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "migrate"]
 
@@ -46,6 +46,10 @@ _SCHEMA = (
     ),
     "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score)",
     "CREATE INDEX IF NOT EXISTS evaluations_tool ON evaluations (task_id, tool, provisional)",
+    # A task's figures read from one stretch of an index (store/schema.py says why).
+    "CREATE INDEX IF NOT EXISTS submissions_figures ON submissions (task_id, seq) INCLUDE (id, tool, model, "
+    + ", ".join(FIGURES)
+    + ")",
 )
 #: The store's tables: each must belong to the role connecting (:mod:`arena_core.store.trust`).
 TABLES = (

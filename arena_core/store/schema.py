@@ -15,7 +15,7 @@ from typing import Any
 from arena_core.model.errors import ArenaError
 from arena_core.store.cells import SCHEMA as CELLS_SCHEMA
 from arena_core.store.cells import CellLedger
-from arena_core.store.typed import EVALUATION_COLUMNS, SUBMISSION_COLUMNS, evaluation_of
+from arena_core.store.typed import EVALUATION_COLUMNS, FIGURES, SUBMISSION_COLUMNS, evaluation_of
 
 __all__ = ["SCHEMA_VERSION", "migrate"]
 
@@ -23,8 +23,8 @@ __all__ = ["SCHEMA_VERSION", "migrate"]
 #: standings had columns of their own), 2 (before baseline versions, history columns and
 #: per-tool sums), 3 (before the leaderboard's cells, store/cells.py), 4 (before evaluation
 #: versions), 5 (before the cells' exact sums of whole units) and 6 (before the index of each
-#: task's tools, which ranks a new run by counting) are migrated when opened; a newer one is
-#: refused.
+#: task's tools, which ranks a new run by counting, and the index that holds each task's
+#: figures together) are migrated when opened; a newer one is refused.
 SCHEMA_VERSION = 7
 
 SCHEMA = """
@@ -52,6 +52,11 @@ ADDED = {"submissions": SUBMISSION_COLUMNS, "evaluations": EVALUATION_COLUMNS}
 INDEXES = (
     "CREATE INDEX IF NOT EXISTS evaluations_score ON evaluations (task_id, overall_score)",
     "CREATE INDEX IF NOT EXISTS evaluations_tool ON evaluations (task_id, tool, provisional)",
+    # A task's figures in one stretch of this index, read without visiting the table: a task's
+    # runs arrive among every other task's, and their rows lie spread over the whole file.
+    "CREATE INDEX IF NOT EXISTS submissions_figures ON submissions (task_id, seq, id, tool, model, "
+    + ", ".join(FIGURES)
+    + ")",
 )
 ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in ADDED.items()}
 
@@ -67,7 +72,7 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
                 f"{path}: written by a newer arena-core (schema version {version}; this one reads up to "
                 f"{SCHEMA_VERSION}): upgrade arena-core to use it"
             )
-        if version == 6:  # the index alone: the rest is as version 7 has it
+        if version == 6:  # the indexes alone: the rest is as version 7 has it
             for statement in INDEXES:
                 connection.execute(statement)
         elif version < SCHEMA_VERSION:

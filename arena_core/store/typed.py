@@ -23,7 +23,15 @@ from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
 from arena_core.store.standings import Scores, Standing
 
-__all__ = ["EVALUATION_COLUMNS", "FIGURES", "SUBMISSION_COLUMNS", "TypedRows", "dump_record", "evaluation_of"]
+__all__ = [
+    "EVALUATION_COLUMNS",
+    "FIGURES",
+    "FIGURES_OF_TASK",
+    "SUBMISSION_COLUMNS",
+    "TypedRows",
+    "dump_record",
+    "evaluation_of",
+]
 
 #: A run's figures that baselines and outlier rules read.
 FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
@@ -38,6 +46,8 @@ EVALUATION_COLUMNS = (
     ("evaluated_at", "TEXT"),
     ("baseline_version", "INTEGER"),
 )
+#: A task's stored figures, first stored first (read from one index: store/schema.py).
+FIGURES_OF_TASK = f"SELECT id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq"
 _SUBMISSION_NAMES = tuple(name for name, _ in SUBMISSION_COLUMNS)
 _EVALUATION_NAMES = tuple(name for name, _ in EVALUATION_COLUMNS)
 
@@ -115,9 +125,7 @@ class TypedRows:
 
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record."""
-        rows = self._run(
-            f"SELECT id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq", task_id
-        ).fetchall()
+        rows = self._run(FIGURES_OF_TASK, task_id).fetchall()
         ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (3 + len(FIGURES))
         numeric = {f: np.array(v, dtype=float) for f, v in zip(FIGURES, figures, strict=True)}  # NULL is NaN
         return Columns(list(ids), [task_id] * len(rows), numeric, tools=list(tools), models=list(models))
