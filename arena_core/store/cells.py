@@ -21,6 +21,7 @@ away, serve a cell only while it holds a figure of finer grain.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = ["GROUPINGS", "SCHEMA", "SUMS", "CellLedger", "figures", "schema", "ta
 GROUPINGS = ("tool", "model")
 #: The figures summed, and how many of their units make one (the engine's rounding).
 _SCALES = {"overall": 100, "coverage": 10_000, **dict.fromkeys(DIMENSIONS, 100)}
+_SCALE_VALUES = tuple(_SCALES.values())
 _COUNTS = ("runs", "inexact")  # runs, and those with a figure of finer grain than its units
 _UNITS = tuple(f"{f}_units" for f in _SCALES)
 _MEASURED = tuple(f"{d}_n" for d in DIMENSIONS)  # runs that measured each dimension
@@ -60,23 +62,23 @@ SCHEMA = schema()
 def figures(evaluation: Evaluation) -> list[float | int]:
     """What one evaluation adds to its cells, in the order of the table's sums: whole numbers
     (Python's, exact however large) for the counts and units, floats for the float sums."""
-    values = {
-        "overall": evaluation.overall_score,
-        "coverage": 1.0 if evaluation.coverage is None else evaluation.coverage,
-    }
-    values.update((d, s) for d in DIMENSIONS if (s := evaluation.scores.get(d)) is not None)
-    units = {  # a figure no whole number of units gives (of finer grain, or far out of range) marks the cell inexact
-        name: round(value * _SCALES[name]) if math.isfinite(value) and abs(value) < 1e6 else 0
-        for name, value in values.items()
-    }
-    inexact = any(units[name] / _SCALES[name] != value for name, value in values.items())
-    return [
-        1,
-        int(inexact),
-        *(float(values.get(name, 0.0)) for name in _SCALES),
-        *(units.get(name, 0) for name in _SCALES),
-        *(int(d in values) for d in DIMENSIONS),
-    ]
+    coverage, scores = evaluation.coverage, evaluation.scores
+    measured = [evaluation.overall_score, 1.0 if coverage is None else coverage, *(scores.get(d) for d in DIMENSIONS)]
+    floats: list[float | int] = []
+    units: list[float | int] = []
+    inexact = 0
+    for value, scale in zip(measured, _SCALE_VALUES, strict=True):
+        if value is None:  # a dimension not measured
+            floats.append(0.0)
+            units.append(0)
+            continue
+        # a figure no whole number of units gives (of finer grain, or far out of range) marks the cell inexact
+        unit = round(value * scale) if math.isfinite(value) and abs(value) < 1e6 else 0
+        if unit / scale != value:
+            inexact = 1
+        floats.append(float(value))
+        units.append(unit)
+    return [1, inexact, *floats, *units, *(int(value is not None) for value in measured[2:])]
 
 
 class CellLedger:
@@ -89,11 +91,14 @@ class CellLedger:
     def add(self, evaluation: Evaluation, sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) an evaluation's figures."""
         values = figures(evaluation)
+        if sign != 1:
+            values = [sign * value for value in values]
         for grouping in GROUPINGS:
             key = (grouping, getattr(evaluation, grouping) or "", evaluation.task_id)
-            change = self.changes.setdefault(key, [0] * len(SUMS))
-            for i, value in enumerate(values):
-                change[i] += sign * value
+            change = self.changes.get(key)
+            if change is None:
+                change = self.changes[key] = [0] * len(SUMS)
+            change[:] = map(operator.add, change, values)
 
     def flush(self, connection: Any, mark: str = "?") -> None:
         """Write the changes through ``connection`` (a SQLite connection, or a psycopg cursor with
