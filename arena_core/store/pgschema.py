@@ -98,9 +98,8 @@ def _fill_columns(cursor: Any) -> None:
     """Versions 1-3 to 4: each stored record's figures, tool, score, provisional mark, model, time
     and baseline version into their columns (a stored rank and percentile stay in the record,
     and are overridden when read)."""
-    for table, key, columns in (("submissions", "id", SUBMISSION_COLUMNS), ("evaluations", "submission_id",
-                                                                           EVALUATION_COLUMNS)):  # fmt: skip
-        names = [name for name, _ in columns]
+    for table, key in (("submissions", "id"), ("evaluations", "submission_id")):
+        names = [name for name, _ in _TYPED[table]]
         cursor.execute(f"SELECT {key}, data FROM {table}")
         rows = [(ident, json.loads(data)) for ident, data in cursor.fetchall()]
         values = [[record.get(name) for name in names] + [ident] for ident, record in rows]
