@@ -32,7 +32,7 @@ from arena_core.model.serde import structure, structure_each
 from arena_core.stats.irtdifficulty import adjusted_scores, fit_evaluations
 from arena_core.stats.quality import Outlier, outliers_in_columns
 from arena_core.store.drift import BaselineDrift, RankDrift, baseline_drift, group_means, rank_drift, top_groups
-from arena_core.store.standings import rank_task, submission_columns
+from arena_core.store.standings import put_all, rank_task, submission_columns
 from arena_core.store.storedids import REPLACE_HINT, StoredIds
 
 if TYPE_CHECKING:
@@ -263,12 +263,7 @@ def _run_task(
     scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp, gated)  # 3.
     scored = [attrs.evolve(e, baseline_version=retrieved[k].version) for e, k in zip(scored, batch_keys, strict=True)]
     found = [o for o in outliers_in_columns(everyone) if o.submission_id in batch_ids]  # 4.
-    many = getattr(tx, "put_submissions", None)
-    if many is not None:
-        many(batch)
-    else:
-        for s in batch:
-            tx.put_submission(s)
+    put_all(tx, "submission", batch)
     ranked = rank_task(tx, task.id, scored, arena.config.min_submissions_per_tool)  # 5. ranking update
     updated, moved = {}, []
     threshold = arena.config.drift_threshold

@@ -72,10 +72,7 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
                 f"{path}: written by a newer arena-core (schema version {version}; this one reads up to "
                 f"{SCHEMA_VERSION}): upgrade arena-core to use it"
             )
-        if version == 6:  # the indexes alone: the rest is as version 7 has it
-            for statement in INDEXES:
-                connection.execute(statement)
-        elif version < SCHEMA_VERSION:
+        if version < 6:  # version 6 lacks the indexes alone, made below
             for statement in filter(str.strip, SCHEMA.split(";")):  # version 1's tables, where missing
                 connection.execute(statement)  # (not executescript, which would commit first)
             for table, columns in ADDED.items():
@@ -84,8 +81,6 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
                     if name not in present:
                         connection.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
             _fill(connection)
-            for statement in INDEXES:
-                connection.execute(statement)
             connection.execute("DROP TABLE IF EXISTS group_cells")  # version 3's per-tool sums
             connection.execute("DROP TABLE IF EXISTS board_cells")  # made anew: version 5's had no units
             connection.execute(CELLS_SCHEMA)
@@ -93,6 +88,8 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
             for data, provisional in connection.execute("SELECT data, provisional FROM evaluations").fetchall():
                 ledger.add(evaluation_of(data, provisional, 0, 0, 1), 1)
             ledger.flush(connection)
+        for statement in INDEXES:
+            connection.execute(statement)
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         connection.execute("ROLLBACK")

@@ -27,7 +27,7 @@ from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.rounding import round_exact
 from arena_core.model.records import Evaluation
 
-__all__ = ["Scores", "Standing", "rank_task", "submission_columns"]
+__all__ = ["Scores", "Standing", "put_all", "rank_task", "submission_columns"]
 
 #: Batches of up to this many runs of a task are ranked by counting, through the scores' index,
 #: the stored scores above and below each (``standing``); larger ones read the task's scores.
@@ -127,13 +127,18 @@ def _rank_counted(
 
 
 def _store(tx: Any, evaluations: list[Evaluation]) -> None:
-    """Store evaluations all at once where the store can (``put_evaluations``), else one by one."""
-    many = getattr(tx, "put_evaluations", None)
+    put_all(tx, "evaluation", evaluations)
+
+
+def put_all(tx: Any, kind: str, records: Sequence[Any]) -> None:
+    """Store records of ``kind`` (``submission``, ``evaluation``) all at once where the store
+    can (``put_submissions``, ``put_evaluations``), else one by one."""
+    many = getattr(tx, f"put_{kind}s", None)
     if many is not None:
-        many(evaluations)
+        many(records)
         return
-    for ev in evaluations:
-        tx.put_evaluation(ev)
+    for record in records:
+        getattr(tx, f"put_{kind}")(record)
 
 
 def _rank_objects(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int) -> list[Evaluation]:
