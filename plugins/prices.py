@@ -46,6 +46,9 @@ class GenaiPrices:
 
     def __init__(self) -> None:
         self._snapshot: Any = None
+        self._found: dict[tuple[str, str | None], tuple[Any, Any] | None] = {}
+        """The table's provider and model by (model, provider) asked: its search by name is
+        most of pricing a run, and a store asks for the same few models a million times."""
 
     def _table(self) -> Any:
         if self._snapshot is None:
@@ -69,19 +72,13 @@ class GenaiPrices:
             return "genai-prices (not installed)"
 
     def rates(self, model: str, provider: str | None, at: datetime.datetime) -> Rates | None:
-        # ``provider/model`` (Inspect's names, LiteLLM's): the model at that provider.
-        tries = [
-            (model, provider),
-            *([(model.split("/", 1)[1], provider or model.split("/", 1)[0])] if "/" in model else []),
-        ]
-        for name, at_provider in tries:
-            try:
-                found_provider, info = self._table().find_provider_model(name, None, at_provider, None)
-                break
-            except LookupError:
-                continue
-        else:
+        asked = (model, provider)
+        if asked not in self._found:
+            self._found[asked] = self._find(model, provider)
+        found = self._found[asked]
+        if found is None:
             return None
+        found_provider, info = found
         prices = info.get_prices(at)
         rate = {kind: _rate(getattr(prices, key)) for kind, key in _KEYS.items()}
         if rate["input"] is None or rate["output"] is None:
@@ -89,6 +86,20 @@ class GenaiPrices:
         return Rates(
             info.id, rate["input"], rate["output"], rate["cache_read"], rate["cache_write"], provider=found_provider.id
         )
+
+    def _find(self, model: str, provider: str | None) -> tuple[Any, Any] | None:
+        # ``provider/model`` (Inspect's names, LiteLLM's): the model at that provider.
+        tries = [
+            (model, provider),
+            *([(model.split("/", 1)[1], provider or model.split("/", 1)[0])] if "/" in model else []),
+        ]
+        for name, at_provider in tries:
+            try:
+                found: tuple[Any, Any] = self._table().find_provider_model(name, None, at_provider, None)
+                return found
+            except LookupError:
+                continue
+        return None
 
     def known_models(self) -> Iterable[str]:
         return [model.id for provider in self._table().providers for model in provider.models]

@@ -257,3 +257,34 @@ def test_the_rows_read_a_column_at_a_time_are_the_rows_read_one_by_one() -> None
     report = compare(subs, tasks, ("default", loaded.config), loaded.profile("log-tokens"), resamples=50, autoload=False)
     one_by_one = [{k: _jsonable(v) for k, v in row.items()} for row in report.submissions]
     assert report.as_dict()["submissions"] == one_by_one and len(one_by_one) == len(subs)
+
+
+def test_sides_read_a_task_at_a_time_and_joined_are_the_side_of_all_of_them() -> None:
+    """``Side.concat`` (a re-pricing keeps each task's scores as columns, then joins them):
+    equal to the side of every evaluation at once, a metric some tasks lack NaN in their rows."""
+    import math
+
+    import attrs
+    import numpy as np
+
+    from arena_core import Arena
+    from arena_core.stats.deltas import Side
+
+    subs, tasks = _arena()
+    evaluations = list(Arena(autoload=False).evaluate_many(subs, tasks))
+    evaluations[1] = attrs.evolve(evaluations[1], metric_scores={**evaluations[1].metric_scores, "extra": 7.0})
+    parts = {}
+    for e in evaluations:
+        parts.setdefault(e.task_id, []).append(e)
+    assert len(parts) > 1 and not all("extra" in e.metric_scores for e in parts[evaluations[1].task_id])
+    joined = Side.concat([Side.of(part) for part in parts.values()])
+    whole = Side.of([e for part in parts.values() for e in part])
+    assert (joined.ids, joined.task_ids, joined.tools) == (whole.ids, whole.task_ids, whole.tools)
+    assert list(joined.metrics) == list(whole.metrics) and "extra" in joined.metrics
+    for name in ("overall", "ranks"):
+        assert np.array_equal(getattr(joined, name), getattr(whole, name))
+    for name, values in whole.metrics.items():
+        assert np.array_equal(joined.metrics[name], values, equal_nan=True), name
+    assert sum(not math.isnan(v) for v in joined.metrics["extra"]) == 1
+    empty = Side.concat([])
+    assert (list(empty.ids), len(empty.overall), empty.metrics) == ([], 0, {})

@@ -307,6 +307,24 @@ def test_the_cells_stay_exact_however_often_evaluations_are_replaced(cell_store:
     assert not np.array_equal(floats, exact)  # what the float sums alone would have given
 
 
+def test_the_cells_follow_a_repricing_that_replaces_every_evaluation_it_read(cell_store: Store) -> None:
+    """Re-pricing reads a task's evaluations, then replaces them all: their figures leave the
+    cells as read (not parsed again), and the cells still equal the evaluations' board."""
+    from arena_core.store.repricing import reprice
+
+    arena = Arena(autoload=False)
+    arena.process(RUNS, store=cell_store, tasks=TASK_MAP)
+    before, _ = _cells_and_runs(arena, cell_store, "tool")
+    done = reprice(Arena({"cost_source": "priced"}, autoload=False), cell_store, reason="every cost unpriced")
+    assert done.sources == {"unpriced": len(RUNS)} and not np.array_equal(done.before.overall, done.after.overall)
+    for by in ("tool", "model"):
+        cells, direct = _cells_and_runs(arena, cell_store, by)
+        assert np.array_equal(cells.counts, direct.counts) and np.array_equal(cells.sums, direct.sums)
+        for name, means in cells.dimension_means.items():
+            assert np.array_equal(means, direct.dimension_means[name], equal_nan=True), name
+    assert not np.array_equal(before.sums, _cells_and_runs(arena, cell_store, "tool")[0].sums)
+
+
 def test_cells_of_float_sums_alone_are_made_anew_with_their_units_when_opened(cell_store: Store) -> None:
     """A database from before the whole-number sums (SQLite schema 5, PostgreSQL 2), its cells'
     float sums drifted by replacements, gets cells made anew from its evaluations when opened."""

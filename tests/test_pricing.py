@@ -138,6 +138,34 @@ def test_an_unknown_model_is_an_error_naming_the_run_and_the_nearest_names() -> 
         priced({"model_aliases": {"mine": "no-such-model-x"}}, model="mine", started_at="2025-10-01", input_tokens=1, output_tokens=1)
 
 
+def test_one_pricer_asks_each_model_once_and_still_prices_each_run_at_its_date(monkeypatch) -> None:
+    """A store's million runs name a few models: the table's search by name and the nearest
+    names of an unknown model are found once per model, the prices still per run's date."""
+    arena = Arena({"cost_source": "priced"}, autoload=False)
+    source = arena.pricer.sources[-1]
+    searches, listings = [], []
+    find, known = source._find, source.known_models
+    monkeypatch.setattr(source, "_find", lambda *asked: searches.append(asked) or find(*asked))
+    monkeypatch.setattr(source, "known_models", lambda: listings.append(1) or known())
+    usage = {"input_tokens": 300_000, "output_tokens": 4_000}
+    dates = ["2026-01-15", "2026-04-01", "2026-01-16"]  # claude-sonnet-4-6's long-prompt band ended between them
+    runs = [
+        arena.structure_submission({"id": f"r{i}", "task_id": "t", "model": "claude-sonnet-4-6", "started_at": when,
+                                    "meta": {"usage_per_call": [usage]}, **usage})
+        for i, when in enumerate(dates)
+    ]  # fmt: skip
+    assert [r.estimated_cost for r in runs] == [float(table_price("claude-sonnet-4-6", when, **usage)) for when in dates]
+    assert runs[0].estimated_cost != runs[1].estimated_cost and searches == [("claude-sonnet-4-6", None)]
+    refusals = []
+    for i in range(3):
+        with pytest.raises(ValidationError) as caught:
+            arena.structure_submission({"id": f"x{i}", "task_id": "t", "model": "claude-sonet-4-5", "started_at": "2025-10-01", **usage})
+        refusals.append(caught.value)
+    assert [e.record for e in refusals] == ["submission 'x0'", "submission 'x1'", "submission 'x2'"]
+    assert len({e.expected for e in refusals}) == 1 and "nearest: claude-sonnet-4-5" in refusals[2].expected
+    assert len(listings) == 1 and len(searches) == 2  # the unknown name searched and listed once
+
+
 def test_a_run_without_a_date_is_refused_unless_price_date_is_set() -> None:
     with pytest.raises(ValidationError, match=r"run-1'.*started_at: expected the run's date"):
         priced({}, model="gpt-5", input_tokens=10, output_tokens=1)
@@ -329,7 +357,10 @@ def test_reprice_moves_the_stored_scores_and_keeps_the_old_ones(tmp_path: Path) 
     assert stored["run-0"].meta["pricing"]["reported"] == 0.05
     expected = table_price("claude-sonnet-4-6", "2026-01-10", input_tokens=170_000, output_tokens=5_000)
     assert stored["run-0"].estimated_cost == float(expected)
-    assert [e.submission_id for e in done.before] == [e.submission_id for e in done.after]
+    assert list(done.before.ids) == list(done.after.ids) == [e.submission_id for e in after.values()]
+    assert done.before.overall.tolist() == [before[i].overall_score for i in done.before.ids]
+    assert done.after.metrics["cost"].tolist() == [after[i].scores["cost"] for i in done.after.ids]
+    assert done.models == tuple(stored[i].model for i in done.after.ids)
 
 
 def test_arena_reprice_at_a_date_and_again_keeps_every_version(tmp_path: Path) -> None:

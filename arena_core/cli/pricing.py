@@ -15,7 +15,6 @@ from arena_core.io.table import printable
 from arena_core.model.checks import TIMESTAMP_EXPECTED, moment
 from arena_core.report.comparison import render_text
 from arena_core.stats.comparison import Comparison, compare_scorings
-from arena_core.stats.deltas import Side
 from arena_core.stats.runs import labels
 from arena_core.store.repricing import Repricing
 from arena_core.store.repricing import reprice as reprice_store
@@ -71,11 +70,11 @@ def reprice(
     at = f"at {price_date}" if price_date else "at each run's date"
     reason = f"reprice {at} ({config.cost_source}; {arena.pricer.version if arena.pricer else ''})"
     done = reprice_store(arena, open_store(store_path), reason=reason, dry_run=dry_run)
-    report = _comparison(current, arena, done, movers, by) if done.after else None
+    report = _comparison(current, arena, done, movers, by) if done.after.ids else None
     if fmt == "json":
         body = {
             "dry_run": dry_run,
-            "repriced": len(done.after),
+            "repriced": len(done.after.ids),
             "at": price_date,
             "prices": arena.pricer.version if arena.pricer else None,
             "sources": done.sources,
@@ -88,11 +87,13 @@ def reprice(
     counts = ", ".join(f"{n} {source}" for source, n in sorted(done.sources.items()))
     verb = "Would reprice" if dry_run else "Repriced"
     prices = arena.pricer.version if arena.pricer else "-"
-    click.echo(f"{verb} {len(done.after)} stored runs {at} ({counts}); prices: {prices}")
+    click.echo(f"{verb} {len(done.after.ids)} stored runs {at} ({counts}); prices: {prices}")
     if dry_run:
         click.echo("Dry run: nothing was written (the store is as it was).")
     else:
-        click.echo(f"The {len(done.before)} scores replaced are kept as evaluation versions ({done.superseded_at}).")
+        click.echo(
+            f"The {len(done.before.ids)} scores replaced are kept as evaluation versions ({done.superseded_at})."
+        )
     if done.refused:
         shown = "".join(f"\n  {printable(reason)}" for reason in done.refused[:20])
         more = f"\n  and {len(done.refused) - 20} more" if len(done.refused) > 20 else ""
@@ -103,13 +104,12 @@ def reprice(
 
 def _comparison(current: Arena, arena: Arena, done: Repricing, movers: int, by: str) -> Comparison:
     """How the ranking moves from the stored scores (A) to the repriced ones (B)."""
-    before, after = list(done.before), list(done.after)
-    names = labels(by, [e.tool for e in after], [e.model for e in after], [e.submission_id for e in after],
-                   aliases=arena.config.model_aliases)  # fmt: skip
-    provenance = before[0].provenance or current.provenance
+    after = done.after
+    names = labels(by, after.tools, done.models, after.ids, aliases=arena.config.model_aliases)
+    provenance = done.stored_provenance or current.provenance
     return compare_scorings(
-        ("stored", attrs.evolve(Side.of(before), tools=names), provenance),
-        ("repriced", attrs.evolve(Side.of(after), tools=names), arena.provenance),
+        ("stored", attrs.evolve(done.before, tools=names), provenance),
+        ("repriced", attrs.evolve(after, tools=names), arena.provenance),
         movers=movers,
         by=by,
     )

@@ -84,6 +84,9 @@ class Pricer:
         self.config = config
         self.sources = [*tables, *([source] if source is not None else [])]
         self.at = moment(config.price_date) if config.price_date else None
+        self._unknown: dict[tuple[str, str | None], str] = {}
+        """What a model no source knows was expected to be, by (name, provider): the
+        nearest names are a fuzzy search of every known name (27 ms), asked once per model."""
 
     @property
     def version(self) -> str:
@@ -111,18 +114,23 @@ class Pricer:
             found = source.rates(name, submission.provider, at)
             if found is not None:
                 return found, source.version
-        known = list(dict.fromkeys(n.lower() for s in self.sources for n in s.known_models()))
-        nearest = difflib.get_close_matches(name.lower(), known, n=_NEAREST, cutoff=0.5)
-        hint = f" (nearest: {', '.join(nearest)})" if nearest else ""
         alias = f" (alias of {model!r})" if name != model else ""
-        at_provider = f" at provider {submission.provider!r}" if submission.provider else ""
-        raise ValidationError(
-            describe(submission),
-            "model",
-            f"a model the price tables ({self.version}) know{at_provider}{hint}; "
-            "name it in [model_aliases] or add it to price_tables",
-            f"{name}{alias}",
-        )
+        expected = self._expected(name, submission.provider)
+        raise ValidationError(describe(submission), "model", expected, f"{name}{alias}")
+
+    def _expected(self, name: str, provider: str | None) -> str:
+        """The refusal's "expected" text for a model no source knows, with the nearest names."""
+        key = (name, provider)
+        if key not in self._unknown:
+            known = list(dict.fromkeys(n.lower() for s in self.sources for n in s.known_models()))
+            nearest = difflib.get_close_matches(name.lower(), known, n=_NEAREST, cutoff=0.5)
+            hint = f" (nearest: {', '.join(nearest)})" if nearest else ""
+            at_provider = f" at provider {provider!r}" if provider else ""
+            self._unknown[key] = (
+                f"a model the price tables ({self.version}) know{at_provider}{hint}; "
+                "name it in [model_aliases] or add it to price_tables"
+            )
+        return self._unknown[key]
 
     def quote(self, submission: Submission) -> Quote | None:
         """The run's cost priced from its usage, or ``None`` when it has no model or no input

@@ -68,6 +68,24 @@ class Side:
             },
         )
 
+    @classmethod
+    def concat(cls, sides: Sequence[Side]) -> Side:
+        """The sides' rows one after another; a metric some of them lack is NaN in their rows."""
+        names = list(dict.fromkeys(n for side in sides for n in side.metrics))
+        names = [*(d for d in DIMENSIONS if d in names), *(n for n in names if n not in DIMENSIONS)]
+
+        def column(side: Side, name: str) -> np.ndarray:
+            return side.metrics[name] if name in side.metrics else np.full(len(side.ids), math.nan)
+
+        return cls(
+            [i for side in sides for i in side.ids],
+            [t for side in sides for t in side.task_ids],
+            [t for side in sides for t in side.tools],
+            np.concatenate([side.overall for side in sides]) if sides else np.empty(0),
+            np.concatenate([side.ranks for side in sides]) if sides else np.empty(0, dtype=int),
+            {n: np.concatenate([column(side, n) for side in sides]) for n in names},
+        )
+
 
 class SubmissionDeltas(Sequence[dict[str, Any]]):
     """Per submission, as a dict built on access: ``submission_id``, ``task_id``, ``tool``,

@@ -6,13 +6,16 @@ figure its harness reported (``meta.pricing.reported`` once priced), each task's
 computed again from the repriced runs and stored as their next versions, and every run is scored
 against them and ranked. The evaluations this replaces are kept among the store's evaluation
 versions with the reason and time, so the scores before are still there to read and compare.
-It is one transaction. A run that cannot be priced (a model or provider no price table knows)
+It is one transaction, taken a task at a time: what a re-pricing returns is the two scorings as
+columns (:class:`~arena_core.stats.deltas.Side`), never an object per run, so a million stored
+runs are repriced in the memory of one task's runs. A run that cannot be priced (a model or provider no price table knows)
 fails alone: it keeps the cost stored for it, is scored against its task's new baselines like
 the others, and is named in :attr:`Repricing.refused` with the reason; the rest are repriced.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +23,12 @@ from attrs import frozen
 
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation
+from arena_core.stats.deltas import Side
 from arena_core.store.pipeline import rederive
 
 if TYPE_CHECKING:
     from arena_core.arena import Arena
+    from arena_core.model.provenance import Provenance
     from arena_core.store import Store
 
 __all__ = ["Repricing", "reprice"]
@@ -33,10 +38,14 @@ __all__ = ["Repricing", "reprice"]
 class Repricing:
     """What a re-pricing changed."""
 
-    before: tuple[Evaluation, ...]
-    """The evaluations it superseded (kept as versions), in the order of ``after``."""
-    after: tuple[Evaluation, ...]
-    """The evaluations stored now, one per stored run."""
+    before: Side
+    """The scores it superseded (kept as evaluation versions), as columns in the order of ``after``."""
+    after: Side
+    """The scores stored now, one row per stored run."""
+    models: tuple[str | None, ...]
+    """Each run's model, in the order of ``after``."""
+    stored_provenance: Provenance | None
+    """The provenance the superseded scores were computed with (``None``: no run was stored)."""
     sources: dict[str, int]
     """How many runs' costs were ``priced``, ``reported`` (kept), ``unpriced`` and ``refused``
     (could not be priced: their stored cost is kept)."""
@@ -57,6 +66,17 @@ def _keeper(tx: Any) -> Any:
     return tx
 
 
+def _keep_all(tx: Any, evaluations: list[Evaluation], reason: str, stamp: str) -> None:
+    """Keep evaluation versions all at once where the store can (``keep_evaluation_versions``),
+    else one by one."""
+    many = getattr(tx, "keep_evaluation_versions", None)
+    if many is not None:
+        many(evaluations, reason, stamp)
+        return
+    for evaluation in evaluations:
+        tx.keep_evaluation_version(evaluation, reason, stamp)
+
+
 class _DryRun(Exception):
     """Raised at the end of a dry run's transaction, so that the store rolls all of it back."""
 
@@ -73,18 +93,27 @@ def reprice(arena: Arena, store: Store, *, reason: str, dry_run: bool = False) -
     if arena.pricer is None:
         raise ArenaError('re-pricing needs cost_source = "priced" or "priced_when_missing" in the configuration')
     stamp = datetime.now(UTC).isoformat()
-    before: list[Evaluation] = []
-    after: list[Evaluation] = []
+    before: list[Side] = []
+    after: list[Side] = []
+    models: list[str | None] = []
     sources: dict[str, int] = {}
     refused: list[str] = []
+    provenance: Provenance | None = None
     try:
         with store.transaction() as tx:
-            _reprice_in(arena, tx, reason, stamp, before, after, sources, refused)
+            for old, fresh in _reprice_in(arena, tx, reason, stamp, sources, refused):
+                provenance = old[0].provenance if not before else provenance
+                before.append(Side.of(old))
+                after.append(Side.of(fresh))
+                models += [e.model for e in fresh]
             if dry_run:
                 raise _DryRun
     except _DryRun:
         pass
-    return Repricing(tuple(before), tuple(after), sources, reason, stamp, tuple(refused), dry_run)
+    return Repricing(
+        Side.concat(before), Side.concat(after), tuple(models), provenance,
+        sources, reason, stamp, tuple(refused), dry_run,
+    )  # fmt: skip
 
 
 def _reprice_in(
@@ -92,12 +121,11 @@ def _reprice_in(
     tx: Any,
     reason: str,
     stamp: str,
-    before: list[Evaluation],
-    after: list[Evaluation],
     sources: dict[str, int],
     refused: list[str],
-) -> None:
-    """Re-price and re-derive every task of the transaction ``tx``, filling the lists given."""
+) -> Iterator[tuple[list[Evaluation], list[Evaluation]]]:
+    """Re-price and re-derive every task of the transaction ``tx``, counting the sources and
+    the refusals; per task, its superseded evaluations and the new ones, in the same order."""
     pricer = arena.pricer
     assert pricer is not None  # reprice() checked it
     keeper = _keeper(tx)
@@ -120,8 +148,6 @@ def _reprice_in(
         unscored = [s.id for s in runs if s.id not in old]
         if unscored:
             raise ArenaError(f"task {task_id!r}: stored runs without a stored evaluation: {', '.join(unscored[:5])}")
-        for e in old.values():
-            keeper.keep_evaluation_version(e, reason, stamp)
+        _keep_all(keeper, list(old.values()), reason, stamp)
         fresh = rederive(arena, tx, task, priced, stamp)
-        after += fresh
-        before += [old[e.submission_id] for e in fresh]
+        yield [old[e.submission_id] for e in fresh], fresh

@@ -95,6 +95,10 @@ class TypedRows:
         self.ledger = CellLedger()
         """What this transaction changed in the leaderboard's cells, written before they are read
         and before it commits."""
+        self._last_read: dict[str, tuple[str, Evaluation]] = {}
+        """The last task's evaluations read, by id, with their stored text: replacing one takes
+        its figures away from its cells, and the same text gives the same figures without
+        parsing it again (re-deriving a task reads its evaluations, then replaces them all)."""
 
     def _run(self, sql: str, *args: Any) -> Any:
         if self._mark == "?":
@@ -146,7 +150,10 @@ class TypedRows:
 
     def evaluations(self, task_id: str) -> list[Evaluation]:
         """Every stored evaluation of the task, first stored first, ranked among the task's scores."""
-        return [evaluation_of(*row) for row in self._run(f"{_RANKED} ORDER BY seq", task_id).fetchall()]
+        rows = self._run(f"{_RANKED} ORDER BY seq", task_id).fetchall()
+        read = [evaluation_of(*row) for row in rows]
+        self._last_read = {e.submission_id: (row[0], e) for row, e in zip(rows, read, strict=True)}
+        return read
 
     def ranked(self, task_id: str, *, offset: int = 0, limit: int = -1) -> list[Evaluation]:
         """A page of the task's evaluations, best first (equal scores first stored first): the
@@ -171,11 +178,12 @@ class TypedRows:
         for start in range(0, len(ids), _LOOKED_UP):
             part = ids[start : start + _LOOKED_UP]
             replaced = self._run(
-                f"SELECT data, provisional, 0, 0, 1 FROM evaluations WHERE submission_id IN ({', '.join('?' * len(part))})",
+                f"SELECT submission_id, data FROM evaluations WHERE submission_id IN ({', '.join('?' * len(part))})",
                 *part,
             ).fetchall()
-            for row in replaced:
-                self.ledger.add(evaluation_of(*row), -1)
+            for submission_id, data in replaced:
+                text, known = self._last_read.get(submission_id, (None, None))
+                self.ledger.add(known if text == data and known is not None else evaluation_of(data, 0, 0, 0, 1), -1)
         rows = []
         for evaluation in evaluations:
             data = to_dict(evaluation)
@@ -261,6 +269,13 @@ class TypedRows:
             superseded_at,
             reason,
             dump_record(evaluation),
+        )
+
+    def keep_evaluation_versions(self, evaluations: Sequence[Evaluation], reason: str, superseded_at: str) -> None:
+        """:meth:`keep_evaluation_version` for many, in one statement run for all of them."""
+        self._many(
+            "INSERT INTO evaluation_versions (submission_id, superseded_at, reason, data) VALUES (?, ?, ?, ?)",
+            [(e.submission_id, superseded_at, reason, dump_record(e)) for e in evaluations],
         )
 
     def evaluation_versions(self, submission_id: str) -> list[tuple[str, str, Evaluation]]:
