@@ -307,6 +307,45 @@ def test_the_cells_stay_exact_however_often_evaluations_are_replaced(cell_store:
     assert not np.array_equal(floats, exact)  # what the float sums alone would have given
 
 
+def test_cells_summed_from_columns_are_the_ledger_s_to_the_bit() -> None:
+    """``batch_cells`` (a board's cells from its scores' columns) gives the rows a ledger adding
+    each evaluation gives, for figures of finer grain than the units, NaN and out of range
+    ones too (the float sums then count, in the ledger's order)."""
+    import attrs
+
+    from arena_core.store.cells import CellLedger, batch_cells
+
+    batch = Arena(autoload=False).evaluate_many(RUNS, TASK_MAP)
+    rng = np.random.default_rng(5)
+    overall = batch.overall.copy()
+    odd = rng.choice(batch.size, 40, replace=False)
+    overall[odd[:30]] += rng.uniform(-1, 1, 30) / 3  # finer than hundredths
+    overall[odd[30:35]] = np.nan
+    overall[odd[35:]] = 3e6
+    coverage = batch.coverage.copy()
+    coverage[odd[::4]] = 1 / 7
+    speed = batch.scores["speed"]
+    scores = {**batch.scores, "speed": np.where(np.arange(batch.size) % 5 == 0, speed + 1e-3, speed)}
+    batch = attrs.evolve(batch, overall=overall, coverage=coverage, scores=scores)
+    codes = batch.task_codes
+    inexact_seen = 0
+    for task in range(len(batch.task_list)):
+        rows = np.flatnonzero(codes == task)
+        if not len(rows):
+            continue
+        start, stop = int(rows[0]), int(rows[-1]) + 1
+        assert stop - start == len(rows)  # the example's runs come a task at a time
+        ledger = CellLedger()
+        for i in range(start, stop):
+            ledger.add(batch[i], 1)
+        expected = [(*key, *sums) for key, sums in ledger.changes.items()]
+        found = batch_cells(batch, start, stop)
+        assert sorted(map(repr, found)) == sorted(map(repr, expected))  # repr: NaN equal, floats to the bit
+        assert [type(v) for v in found[0]] == [type(v) for v in expected[0]]
+        inexact_seen += sum(row[4] for row in found)
+    assert inexact_seen > 0
+
+
 def test_the_cells_follow_a_repricing_that_replaces_every_evaluation_it_read(cell_store: Store) -> None:
     """Re-pricing reads a task's evaluations, then replaces them all: their figures leave the
     cells as read (not parsed again), and the cells still equal the evaluations' board."""

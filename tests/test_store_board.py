@@ -144,8 +144,10 @@ def test_a_write_rescores_only_the_tasks_it_touched(tmp_path: Path, monkeypatch:
     scored: list[list[str]] = []
     from arena_core.store import current as module
 
-    real = module._read_and_score  # what reads and scores the tasks a read finds stale
-    monkeypatch.setattr(module, "_read_and_score", lambda a, s, ids: scored.append(list(ids)) or real(a, s, ids))
+    real = module.CurrentScores._scored  # what reads and scores the tasks a read finds stale
+    monkeypatch.setattr(
+        module.CurrentScores, "_scored", lambda self, s, ids, g: scored.append(list(ids)) or real(self, s, ids, g)
+    )
     extra = [{**runs[0], "id": "late"}]
     arena.process(extra, store=store)
     after = current.evaluations(store)
@@ -179,3 +181,48 @@ def test_a_selection_of_runs_is_read_off_the_store_board_by_every_command(tmp_pa
     made = run_arena("report", *where, "-o", "site", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     assert _report_rows(tmp_path / "site") == [(str(r["rank"]), r["group"], f"{r['score']:.2f}") for r in board]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("postgres_server")())
+    return str(tmp_path / "arena.db")
+
+
+def test_the_board_read_as_columns_is_the_board_read_as_objects(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store's board reads its runs' records as columns and sums its cells from the scores'
+    columns, never building an evaluation; every figure equals, to the bit, the board read
+    as objects (each run structured, each evaluation added to the cells one by one): on real
+    runs with holes (Aider's), on runs with unknown keys and meta, on runs without a tool."""
+    from arena_core.importing.collect import ImportSession
+    from arena_core.config.files import load_config
+    from arena_core.examples import AIDER_CONFIG, AIDER_RUNS, AIDER_TASKS
+    from arena_core.store import current as module
+
+    arena = Arena(load_config(AIDER_CONFIG).config, autoload=False)  # holes reweighted: coverage below 1
+    aider = [dict(run.submission) for run in ImportSession(arena.components.importers["aider"], list(AIDER_RUNS)).runs()]
+    odd = [{**RUNS[i], "id": f"odd-{i}", "notes": "an unknown key", "meta": {"k": [1, None]}} for i in range(0, 40, 3)]
+    odd += [{k: v for k, v in RUNS[i].items() if k != "tool"} | {"id": f"toolless-{i}"} for i in range(1, 40, 7)]
+    store = _open(where)
+    arena.process(RUNS + odd, store=store, tasks=TASK_MAP)
+    arena.process(aider, store=store, tasks={t["id"]: t for t in json.loads(AIDER_TASKS.read_text())})
+
+    def board(columns: bool) -> tuple:
+        if not columns:
+            monkeypatch.setattr(module, "_read_columns", lambda *_: None)
+        current = CurrentScores(arena)
+        read, meta = current.read(store)
+        cells = {by: sorted(current.cells(store, by)) for by in ("tool", "model")}
+        monkeypatch.undo()
+        rows = [{k: v for k, v in to_dict(e).items() if k != "evaluated_at"} for e in read]
+        return rows, meta, cells, current.run_digests(store)
+
+    as_columns, as_objects = board(True), board(False)
+    assert isinstance(CurrentScores(arena)._refreshed(store)[0].evaluations, module._Rows)  # the columns were read
+    assert len(as_columns[0]) == len(RUNS) + len(odd) + len(aider) > 300
+    assert as_columns[0] == as_objects[0]  # every evaluation, field by field
+    assert as_columns[1] == as_objects[1] and as_columns[1]["odd-0"] == {"notes": "an unknown key", "k": [1, None]}
+    assert as_columns[2] == as_objects[2] and as_columns[3] == as_objects[3]
+    inexact = [row for row in as_columns[2]["tool"] if row[3]]
+    assert len(as_columns[2]["tool"]) > 20 and not inexact  # scores in hundredths: whole units throughout

@@ -27,11 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from arena_core.engine.columns import factorize
+from arena_core.engine.results import EvaluationBatch
 from arena_core.model.records import DIMENSIONS, Evaluation
 from arena_core.stats.runs import distinct_names
 from arena_core.stats.tasktable import TaskTable
 
-__all__ = ["GROUPINGS", "SCHEMA", "SUMS", "CellLedger", "figures", "schema", "task_table"]
+__all__ = ["GROUPINGS", "SCHEMA", "SUMS", "CellLedger", "batch_cells", "figures", "schema", "task_table"]
 
 #: The groupings kept: by tool and by model.
 GROUPINGS = ("tool", "model")
@@ -79,6 +81,47 @@ def figures(evaluation: Evaluation) -> list[float | int]:
         floats.append(float(value))
         units.append(unit)
     return [1, inexact, *floats, *units, *(int(value is not None) for value in measured[2:])]
+
+
+def batch_cells(batch: EvaluationBatch, start: int, stop: int) -> list[tuple[object, ...]]:
+    """The cells of the batch's rows ``start:stop`` (grouping, group or "", task, sums...), as a
+    :class:`CellLedger` adding their evaluations in order gives them, to the bit, without
+    building an evaluation: :func:`figures` over columns, whole numbers summed exactly and the
+    float sums by ``np.bincount``, which adds in row order as the ledger does."""
+    rows = slice(start, stop)
+    codes = batch.task_codes[rows]
+    in_profile = np.array([[d in p.weights for d in DIMENSIONS] for p in batch.profiles], dtype=bool).reshape(
+        -1, len(DIMENSIONS)
+    )
+    measured_dims = in_profile[codes]
+    for k, d in enumerate(DIMENSIONS):
+        raw = batch.raw_scores.get(d)
+        measured_dims[:, k] &= False if raw is None else ~np.isnan(raw[rows])
+    scores = [batch.scores[d][rows] if d in batch.scores else np.zeros(stop - start) for d in DIMENSIONS]
+    values = np.column_stack([batch.overall[rows], batch.coverage[rows], *scores]).astype(float)
+    measured = np.column_stack([np.ones((stop - start, 2), dtype=bool), measured_dims])
+    values[~measured] = 0.0
+    scale = np.array(_SCALE_VALUES, dtype=float)
+    with np.errstate(invalid="ignore"):
+        scaled = np.isfinite(values) & (np.abs(values) < 1e6)
+        units = np.where(scaled, np.rint(np.where(scaled, values, 0.0) * scale), 0.0)
+        inexact = (measured & (units / scale != values)).any(axis=1)
+    whole = np.column_stack([np.ones(stop - start), inexact, units, measured_dims]).astype(np.int64)
+    out: list[tuple[object, ...]] = []
+    task_id = str(batch.task_ids[start]) if stop > start else ""
+    for grouping, names in (("tool", batch.tools), ("model", batch.models)):
+        group_codes, groups = factorize([name or "" for name in names[start:stop]])
+        order = np.argsort(group_codes, kind="stable")
+        firsts = np.flatnonzero(np.r_[True, np.diff(group_codes[order]) != 0])
+        sums_whole = np.add.reduceat(whole[order], firsts, axis=0) if len(order) else whole[:0]
+        sums_float = np.column_stack(
+            [np.bincount(group_codes, weights=values[:, k], minlength=len(groups)) for k in range(values.shape[1])]
+        )
+        n_counts = len(_COUNTS)
+        for g, group in enumerate(groups):
+            counted = sums_whole[g].tolist()
+            out.append((grouping, group, task_id, *counted[:n_counts], *sums_float[g].tolist(), *counted[n_counts:]))
+    return out
 
 
 class CellLedger:

@@ -18,15 +18,22 @@ that run's task, not the store.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from arena_core.engine.ahead import checked_ahead, needs_checking, verdict_key
+import orjson
+
+from arena_core.engine.ahead import checked_ahead, needs_checking, needs_whole_runs, verdict_key
+from arena_core.engine.columns import Columns
 from arena_core.engine.fingerprints import task_run_digests
+from arena_core.engine.records import columns_from_records
+from arena_core.engine.results import EvaluationBatch
+from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.model.records import CriterionResult, Evaluation, Submission, Task
-from arena_core.store.cells import CellLedger
+from arena_core.store.cells import CellLedger, batch_cells
 
 if TYPE_CHECKING:
     from arena_core.arena import Arena
@@ -178,15 +185,91 @@ class CurrentScores:
         self, store: Store, task_ids: list[str] | None, generations: Mapping[str, Hashable]
     ) -> dict[str, _Task]:
         """The tasks ``task_ids`` (all by default) read and scored, each at its generation."""
+        read = _read_columns(self.arena, store, task_ids)
+        if read is not None:
+            return _scored_columns(self.arena, *read, generations)
         runs, evaluations = _read_and_score(self.arena, store, task_ids)
         found = {t: _Task(t, generations.get(t)) for t in (task_ids or dict.fromkeys(s.task_id or "" for s in runs))}
         for run in runs:
             found[run.task_id or ""].meta[run.id] = run.meta
         for task_id, digest in task_run_digests(runs).items():
             found[task_id].digest = digest
+        by_task: dict[str, list[Evaluation]] = {t: [] for t in found}
         for evaluation in evaluations:
-            found[evaluation.task_id].evaluations.append(evaluation)
+            by_task[evaluation.task_id].append(evaluation)
+        for task_id, held in by_task.items():
+            found[task_id].evaluations = held
         return found
+
+
+def _read_columns(
+    arena: Arena, store: Store, task_ids: list[str] | None
+) -> tuple[dict[str, Task], Columns, list[int]] | None:
+    """The stored runs of ``task_ids`` (all by default) read from their records as columns,
+    with their tasks and each task's count of runs; ``None`` where scoring needs them as
+    objects (a store without ``submission_records``, costs priced, a criterion that reads a
+    run's meta or is slow to check, a workspace)."""
+    with store.transaction(write=False) as tx:
+        texts = getattr(tx, "submission_records", None)
+        if texts is None or arena.pricer is not None:
+            return None
+        tasks = stored_tasks(tx, task_ids)
+        checkers = arena.scorer.checkers()
+        criteria = [checkers.get(c.type) for task in tasks.values() for c in task.success_criteria]
+        if needs_whole_runs(arena.scorer, tasks.values()) or any(getattr(c, "slow", False) for c in criteria):
+            return None
+        counts: list[int] = []
+        records: list[Any] = []
+        for task_id in tasks:
+            mine = texts(task_id)
+            counts.append(len(mine))
+            records += map(_record, mine)
+    columns = columns_from_records(records, arena.structure_submission, strict=arena.config.strict, with_meta=True)
+    return None if columns is None else (tasks, columns, counts)
+
+
+def _record(text: str) -> Any:
+    """A stored record: orjson's parse, or the standard library's for what orjson refuses (a
+    NaN or an integer past 64 bits, which the store's JSON keeps)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def _scored_columns(
+    arena: Arena, tasks: dict[str, Task], columns: Columns, counts: list[int], generations: Mapping[str, Hashable]
+) -> dict[str, _Task]:
+    """Each task of ``tasks`` scored from the columns of its runs (``counts`` rows each, in
+    order): its evaluations built only when read, its cells summed from the scores' columns."""
+    scored = arena.evaluate_many(columns, tasks, evaluated_at=datetime.now(UTC).isoformat()) if columns.size else []
+    digests = task_run_digests(columns)
+    found: dict[str, _Task] = {}
+    start = 0
+    for task_id, count in zip(tasks, counts, strict=True):
+        stop = start + count
+        entry = found[task_id] = _Task(task_id, generations.get(task_id))
+        entry.meta = dict(zip(columns.ids[start:stop], (columns.metas or [])[start:stop], strict=True))
+        entry.digest = digests.get(task_id, "")
+        if isinstance(scored, EvaluationBatch):
+            entry.evaluations = _Rows(scored, start, stop)
+        else:
+            entry.evaluations = list(scored[start:stop])
+        start = stop
+    return found
+
+
+class _Rows(BuiltOnAccess[Evaluation]):
+    """One task's rows of a batch, each evaluation built when read."""
+
+    def __init__(self, batch: EvaluationBatch, start: int, stop: int) -> None:
+        self.batch, self.start, self.stop = batch, start, stop
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+    def _item(self, position: int) -> Evaluation:
+        return self.batch[self.start + position]
 
 
 class _Task:
@@ -195,12 +278,15 @@ class _Task:
 
     def __init__(self, task_id: str, generation: Hashable) -> None:
         self.task_id, self.generation = task_id, generation
-        self.evaluations: list[Evaluation] = []
+        self.evaluations: Sequence[Evaluation] = []
         self.meta: dict[str, Mapping[str, Any]] = {}
         self.digest = ""
         self._cells: list[tuple[object, ...]] | None = None
 
     def cells(self, grouping: str) -> list[tuple[object, ...]]:
+        if self._cells is None and isinstance(self.evaluations, _Rows):
+            rows = self.evaluations
+            self._cells = batch_cells(rows.batch, rows.start, rows.stop) if len(rows) else []
         if self._cells is None:
             ledger = CellLedger()
             for evaluation in self.evaluations:

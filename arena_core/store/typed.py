@@ -110,6 +110,11 @@ class TypedRows:
         rows = self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id).fetchall()
         return [structure(json.loads(row[0]), Submission) for row in rows]
 
+    def submission_records(self, task_id: str) -> list[str]:
+        """The task's stored runs as their JSON records, first stored first, unparsed (a board
+        reads them as columns: :mod:`arena_core.store.current`)."""
+        return [row[0] for row in self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id)]
+
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
             self._c.executemany(sql if self._mark == "?" else sql.replace("?", self._mark), rows)
