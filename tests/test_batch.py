@@ -702,3 +702,17 @@ def test_bounds_of_rows_in_group_order_equal_those_scattered(rows, count) -> Non
     for g in range(count):
         mine = [v for k, v in rows if k == g]
         assert (stretched[0][g], stretched[1][g]) == ((min(mine), max(mine)) if mine else (np.inf, -np.inf))
+
+
+def test_no_runs_score_to_an_empty_result_not_an_error() -> None:
+    """A task set with no runs (a store's task before its first run, a filter that kept none)
+    scores to nothing, as records, as columns and as a table of no rows; it had raised an
+    IndexError from the grouping of no rows."""
+    from arena_core import Arena
+
+    arena = Arena(autoload=False)
+    tasks = {"t": {"id": "t"}}
+    for given in ([], {"id": [], "task_id": []}, {"id": np.array([], dtype=str), "task_id": [], "total_tokens": []}):
+        result = arena.evaluate_many(given, tasks)
+        assert len(result) == 0 and list(result) == []
+        assert len(result.columns()["overall_score"]) == 0

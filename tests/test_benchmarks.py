@@ -129,3 +129,25 @@ def test_the_importer_benchmark_imports_every_run_it_wrote(capsys: pytest.Captur
     out = capsys.readouterr().out
     for kind in ("mini-swe-agent", "harbor"):
         assert re.search(rf"arena import {kind}, 12 runs: [\d.]+ s; reading and decoding the same files [\d.]+ s: [\d.]+x", out)
+
+
+def test_the_reprice_benchmark_s_reference_reprices_as_arena_core_does(tmp_path: Path) -> None:
+    """benchmarks/reprice.py times arena-core against one batch doing the same repricing; both
+    give every run the same overall score, which differs from the score before (so the check
+    compares the work, not two untouched stores)."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import reprice
+    finally:
+        sys.path.remove(str(ROOT))
+    reprice.grow(tmp_path / "store.db", 300)
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        before = dict(db.execute("SELECT submission_id, overall_score FROM evaluations"))
+    found = {}
+    for kind in ("arena_core", "reference"):
+        reprice.copy(tmp_path / "store.db", tmp_path / f"{kind}.db")
+        found[kind] = getattr(reprice, kind)(tmp_path / f"{kind}.db")
+    assert found["arena_core"] == found["reference"] and len(found["reference"]) == 300
+    assert sum(found["reference"][i] != before[i] for i in before) > 100

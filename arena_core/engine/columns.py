@@ -160,7 +160,9 @@ def stable_order(keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarra
 
 def split_by_code(codes: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """(code, positions having it) for each code present, positions ascending: one stable sort."""
-    if len(codes) and codes[0] == codes[-1] and bool((codes == codes[0]).all()):
+    if not len(codes):
+        return
+    if codes[0] == codes[-1] and bool((codes == codes[0]).all()):
         yield int(codes[0]), np.arange(len(codes))
         return
     order = stable_order(codes)

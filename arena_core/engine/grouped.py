@@ -193,7 +193,9 @@ def partly_measured_figures(
         lacking = np.bincount(groups[missing], minlength=count)
         some_lack.append((lacking > 0) & (lacking < sizes))
     bits = 1 << np.arange(len(FIGURES))
-    return [_NAMED[k] for k in (np.column_stack(some_lack).reshape(count, -1).astype(np.int64) @ bits).tolist()]
+    return [
+        _NAMED[k] for k in (np.column_stack(some_lack).reshape(count, len(FIGURES)).astype(np.int64) @ bits).tolist()
+    ]
 
 
 def _figure_arrays(
