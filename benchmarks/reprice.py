@@ -136,7 +136,9 @@ def main() -> None:
         if kind == "arena_core":
             expected = found
         else:
-            assert found == expected and len(found) == arguments.runs, "the reference does not reprice as arena-core does"
+            assert found == expected and len(found) == arguments.runs, (
+                "the reference does not reprice as arena-core does"
+            )
     times: dict[str, list[float]] = {"arena_core": [], "reference": []}
     peaks: dict[str, int] = {}
     for _ in range(3):
