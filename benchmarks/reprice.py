@@ -113,10 +113,12 @@ def _timed(kind: str, store: Path, work: Path) -> tuple[float, int]:
     copied = work / f"{kind}.db"
     copy(store, copied)
     code = (
-        f"import sys, time, resource; sys.path.insert(0, {str(ROOT)!r}); sys.argv = ['x'];"
+        f"import sys, time; sys.path.insert(0, {str(ROOT)!r}); sys.argv = ['x'];"
         f"from benchmarks.reprice import {kind.replace('-', '_')} as work; from pathlib import Path;"
         f"t = time.perf_counter(); work(Path({str(copied)!r})); "
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        # the child's own peak (VmHWM): getrusage's keeps the parent's from before the exec
+        "peak = next(l for l in open('/proc/self/status') if l.startswith('VmHWM')).split()[1];"
+        "print(time.perf_counter() - t, peak)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     copied.unlink()

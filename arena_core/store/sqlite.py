@@ -24,6 +24,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Task
 from arena_core.model.serde import structure
 from arena_core.store.current import GENERATIONS_SQL, generations_of_rows
+from arena_core.store.figurecache import FigureCache
 from arena_core.store.schema import SCHEMA_VERSION, migrate
 from arena_core.store.trust import check_sqlite_schema, create_private, trusted_sqlite_file
 from arena_core.store.typed import TypedRows, dump_record
@@ -123,6 +124,7 @@ class SQLiteStore:
         self.path = Path(path)
         self.timeout = timeout
         self._local = threading.local()
+        self._figures = FigureCache()
         create_private(self.path)
         trusted_sqlite_file(self.path)
         try:
@@ -174,7 +176,8 @@ class SQLiteStore:
             connection, own = self._held()
             try:
                 connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                tx = _SQLiteTransaction(connection)
+                pending = self._figures.begin(connection) if write else None
+                tx = _SQLiteTransaction(connection, figures=pending)
                 try:
                     yield tx
                     tx.ledger.flush(connection)
@@ -183,6 +186,8 @@ class SQLiteStore:
                         connection.execute("ROLLBACK")
                     raise
                 connection.execute("COMMIT")
+                if pending is not None:
+                    self._figures.commit(pending)
             except sqlite3.Error:
                 if not own:
                     self._drop()  # a connection that failed is not kept

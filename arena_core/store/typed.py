@@ -21,6 +21,7 @@ from arena_core.engine.columns import Columns
 from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
+from arena_core.store.figurecache import PendingFigures, figure_columns
 from arena_core.store.standings import Scores, Standing
 
 __all__ = [
@@ -87,11 +88,14 @@ class TypedRows:
     :param connection: what runs the store's SQL: ``execute(sql, args)`` returning an iterable
         cursor with ``fetchone`` and ``fetchall`` (a sqlite3 connection, a psycopg cursor).
     :param mark: the driver's parameter mark; the SQL here is written with ``?``.
+    :param figures: the tasks' figures the store keeps between write transactions, if it does.
     """
 
-    def __init__(self, connection: Any, mark: str = "?") -> None:
+    def __init__(self, connection: Any, mark: str = "?", figures: PendingFigures | None = None) -> None:
         self._c = connection
         self._mark = mark
+        self._figures = figures
+        """The store's kept figures for a write transaction (SQLite: :mod:`arena_core.store.figurecache`)."""
         self.ledger = CellLedger()
         """What this transaction changed in the leaderboard's cells, written before they are read
         and before it commits."""
@@ -124,6 +128,12 @@ class TypedRows:
 
     def put_submissions(self, submissions: Sequence[Submission]) -> None:
         """Store runs (replacing those with the same ids) in one statement run for all of them."""
+        if self._figures is not None:
+            moved = self.tasks_of([s.id for s in submissions])  # before they are written
+            rows: dict[str, list[tuple[Any, ...]]] = {}
+            for s in submissions:
+                rows.setdefault(s.task_id or "", []).append((s.id, s.tool, s.model, *(getattr(s, f) for f in FIGURES)))
+            self._figures.wrote(rows, moved, FIGURES)
         self._many(
             _PUT_SUBMISSION,
             [
@@ -133,11 +143,15 @@ class TypedRows:
         )
 
     def submission_columns(self, task_id: str) -> Columns:
-        """The task's stored figures, without parsing a stored record."""
-        rows = self._run(FIGURES_OF_TASK, task_id).fetchall()
-        ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (3 + len(FIGURES))
-        numeric = {f: np.array(v, dtype=float) for f, v in zip(FIGURES, figures, strict=True)}  # NULL is NaN
-        return Columns(list(ids), [task_id] * len(rows), numeric, tools=list(tools), models=list(models))
+        """The task's stored figures, without parsing a stored record (read-only arrays): those
+        the store keeps, else read from the file."""
+        kept = self._figures.get(task_id) if self._figures is not None else None
+        if kept is not None:
+            return kept
+        columns = figure_columns(task_id, self._run(FIGURES_OF_TASK, task_id).fetchall(), FIGURES)
+        if self._figures is not None:
+            self._figures.put(task_id, columns)
+        return columns
 
     def task_of(self, submission_id: str) -> str | None:
         """The task a stored submission answers, ``None`` when the id is not stored."""

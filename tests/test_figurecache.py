@@ -1,0 +1,106 @@
+"""A SQLite store keeps each task's figures between write transactions
+(:mod:`arena_core.store.figurecache`): what a batch reads from memory is, after every kind of
+write, what the file holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena_core import Arena, ValidationError, to_dict
+from arena_core.examples.synthetic import generate_arena
+from arena_core.store import SQLiteStore
+from arena_core.store import typed as typed_module
+from arena_core.store.typed import FIGURES
+
+
+def _on_file(path: Path, task_id: str):
+    """The task's figures read from the file (a read transaction keeps nothing)."""
+    with SQLiteStore(path).transaction(write=False) as tx:
+        return tx.submission_columns(task_id)
+
+
+def _same(kept, read) -> bool:
+    return (
+        list(kept.ids) == list(read.ids)
+        and list(kept.tools) == list(read.tools)
+        and list(kept.models) == list(read.models)
+        and all(np.array_equal(kept.numeric[f], read.numeric[f], equal_nan=True) for f in FIGURES)
+    )
+
+
+def test_kept_figures_are_the_file_s_after_every_kind_of_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks, runs = generate_arena(tasks=4, submissions_per_task=12, seed=2)
+    task_map = {t["id"]: t for t in tasks}
+    arena = Arena(autoload=False)
+    path = tmp_path / "arena.db"
+    store, elsewhere = SQLiteStore(path), SQLiteStore(path)  # elsewhere: another connection
+    reads: list[str] = []
+    real = typed_module.figure_columns
+    monkeypatch.setattr(typed_module, "figure_columns", lambda t, *a: reads.append(t) or real(t, *a))
+
+    def check() -> list[str]:
+        """Every task's figures as a write transaction sees them equal the file's; the tasks it
+        had to read from the file."""
+        reads.clear()
+        with store.transaction() as tx:
+            seen = {t: tx.submission_columns(t) for t in task_map}
+            from_file = list(reads)
+        for task_id, kept in seen.items():
+            assert _same(kept, _on_file(path, task_id)), task_id
+        return from_file
+
+    by_task = {t: [r for r in runs if r["task_id"] == t] for t in task_map}
+    first = [r for t in task_map for r in by_task[t][:6]]
+    arena.process(first, store=store, tasks=task_map)
+    assert check() == []  # the batch read each task (none stored yet) and kept it with its runs
+    arena.process([by_task[t][6] for t in task_map], store=store)  # new runs: appended
+    assert check() == []
+    with store.transaction() as tx:
+        with pytest.raises(ValueError, match="read-only"):
+            tx.submission_columns(first[0]["task_id"]).numeric["total_tokens"][0] = 1.0
+    changed = {**first[0], "total_tokens": 123_456}  # stored again: keeps its place in the file
+    arena.process([changed], store=store, replace=True)
+    assert check() == [first[0]["task_id"]]  # forgotten by the batch: read from the file again
+    assert check() == []  # and kept since
+    assert 123_456 in _on_file(path, first[0]["task_id"]).numeric["total_tokens"]
+    target = next(t for t in task_map if t != first[1]["task_id"])
+    arena.process([{**first[1], "task_id": target}], store=store, replace=True)  # moved to another task
+    assert sorted(check()) == sorted({target, first[1]["task_id"]})
+    assert first[1]["id"] in _on_file(path, target).ids
+    arena.process([by_task[t][7] for t in task_map], store=elsewhere)  # another connection wrote
+    assert sorted(check()) == sorted(task_map)  # so everything kept was forgotten
+    fresh, stored = by_task[tasks[0]["id"]][8], by_task[tasks[1]["id"]][0]
+    with pytest.raises(ValidationError, match="duplicate|stored already"):  # the second task fails: rolled back
+        arena.process([fresh, stored], store=store)
+    assert check() == [] and fresh["id"] not in _on_file(path, fresh["task_id"]).ids
+    arena.process([fresh], store=store)
+    assert check() == [] and fresh["id"] in _on_file(path, fresh["task_id"]).ids
+
+
+def test_a_store_keeps_the_same_scores_with_its_figures_kept_or_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stored one run at a time, a task's runs get the same evaluations and baselines whether
+    each batch reads the task's figures from memory or from the file."""
+    tasks, runs = generate_arena(tasks=3, submissions_per_task=15, seed=5)
+    task_map = {t["id"]: t for t in tasks}
+
+    def stored(keep: bool, where: Path) -> tuple:
+        if not keep:
+            monkeypatch.setattr("arena_core.store.figurecache.PendingFigures.get", lambda self, t: None)
+        arena, store = Arena(autoload=False), SQLiteStore(where)
+        arena.process([], store=store, tasks=task_map)
+        for run in runs:
+            arena.process([run], store=store)
+        monkeypatch.undo()
+        with store.transaction(write=False) as tx:
+            evaluations = {
+                e.submission_id: (e.overall_score, e.scores, e.overall_ranking, e.baseline_version)
+                for t in task_map
+                for e in tx.evaluations(t)
+            }
+            baselines = {t: {**to_dict(tx.get_baseline(t)), "last_updated": None} for t in task_map}
+        return evaluations, baselines
+
+    assert stored(True, tmp_path / "kept.db") == stored(False, tmp_path / "read.db")
