@@ -16,9 +16,24 @@ from arena_core.store import typed as typed_module
 from arena_core.store.typed import FIGURES
 
 
-def _on_file(path: Path, task_id: str):
-    """The task's figures read from the file (a read transaction keeps nothing)."""
-    with SQLiteStore(path).transaction(write=False) as tx:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "postgresql":
+        return str(request.getfixturevalue("postgres_server")())
+    return str(tmp_path / "arena.db")
+
+
+def _open(where: str):
+    if where.startswith("postgresql://"):
+        from arena_core.store.postgres import PostgresStore
+
+        return PostgresStore(where)
+    return SQLiteStore(where)
+
+
+def _on_file(where: str, task_id: str):
+    """The task's figures read from the database (a read transaction keeps nothing)."""
+    with _open(where).transaction(write=False) as tx:
         return tx.submission_columns(task_id)
 
 
@@ -31,12 +46,12 @@ def _same(kept, read) -> bool:
     )
 
 
-def test_kept_figures_are_the_file_s_after_every_kind_of_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kept_figures_are_the_file_s_after_every_kind_of_write(where: str, monkeypatch: pytest.MonkeyPatch) -> None:
     tasks, runs = generate_arena(tasks=4, submissions_per_task=12, seed=2)
     task_map = {t["id"]: t for t in tasks}
     arena = Arena(autoload=False)
-    path = tmp_path / "arena.db"
-    store, elsewhere = SQLiteStore(path), SQLiteStore(path)  # elsewhere: another connection
+    path = where
+    store, elsewhere = _open(where), _open(where)  # elsewhere: another writer, with its own cache
     reads: list[str] = []
     real = typed_module.figure_columns
     monkeypatch.setattr(typed_module, "figure_columns", lambda t, *a: reads.append(t) or real(t, *a))

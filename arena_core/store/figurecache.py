@@ -1,13 +1,14 @@
-"""Each task's stored figures, kept in memory between a SQLite store's write transactions.
+"""Each task's stored figures, kept in memory between a store's write transactions.
 
 Every batch reads the figures of the tasks it touches (their baselines are computed from all of
 a task's runs), so a run posted to a task of 10,000 runs read 10,000 rows, most of its time. A
 store's writer keeps those columns instead, and a write transaction reads them from memory while
 they are known to be what the file holds:
 
-- the file changed only through this cache's connection since it was filled (SQLite's
-  ``PRAGMA data_version``, read once the transaction holds the write lock, changes when another
-  connection commits: then everything is forgotten);
+- the store changed only through this cache since it was filled, as the store's version says
+  once the transaction holds the write lock (SQLite: its connection and ``PRAGMA data_version``,
+  which changes when another connection commits; PostgreSQL: ``arena_schema.writes``, which
+  every write transaction counts): otherwise everything is forgotten;
 - a transaction's own writes are applied at its commit, and forgotten with its rollback: new runs
   of a task are appended to its columns, as the file orders them (by the order they were stored);
   a run stored again or moved to another task makes both tasks be read from the file again, since
@@ -20,7 +21,7 @@ columns handed out are read-only, so a reader cannot change them for the next tr
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -42,32 +43,31 @@ def figure_columns(task_id: str, rows: Sequence[Sequence[Any]], names: Sequence[
 
 
 class FigureCache:
-    """A store's kept columns, by task, and the connection and file version they are valid for."""
+    """A store's kept columns, by task, and the store's version they are valid for."""
 
     def __init__(self) -> None:
         self.tasks: dict[str, Columns] = {}
-        self._owner: Any = None
-        self._version: Any = None
+        self._version: Hashable = None
         self._epoch = 0  # a transaction begun before the cache last started over keeps nothing
         self.lock = threading.Lock()
 
-    def begin(self, connection: Any) -> PendingFigures:
-        """A write transaction's view, once it holds the write lock on ``connection``: the kept
-        columns when nothing else wrote the file since, else none."""
-        version = connection.execute("PRAGMA data_version").fetchone()[0]
+    def begin(self, version: Hashable) -> PendingFigures:
+        """A write transaction's view, once it holds the store's write lock: the kept columns
+        when the store is at ``version`` still (nothing else wrote it since), else none."""
         with self.lock:
-            if connection is not self._owner or version != self._version:
+            if version != self._version:
                 self.tasks = {}
-                self._owner, self._version = connection, version
+                self._version = version
                 self._epoch += 1
             return PendingFigures(dict(self.tasks), self._epoch)
 
-    def commit(self, pending: PendingFigures) -> None:
-        """Keep what a committed transaction read and wrote, unless the cache started over
-        since it began (another connection's transaction began after it committed)."""
+    def commit(self, pending: PendingFigures, version: Hashable) -> None:
+        """Keep what a committed transaction read and wrote, the store now at ``version``,
+        unless the cache started over since it began (another writer began after it committed)."""
         with self.lock:
             if pending.epoch != self._epoch:
                 return
+            self._version = version
             for task_id in pending.dirty:
                 self.tasks.pop(task_id, None)
             self.tasks.update(pending.read)

@@ -17,8 +17,9 @@ from arena_core.store.typed import EVALUATION_COLUMNS, FIGURES, SUBMISSION_COLUM
 __all__ = ["SCHEMA_VERSION", "TABLES", "migrate"]
 
 #: The schema's version, in ``arena_schema``; a newer one is refused. 2: the leaderboard's cells;
-#: 3: their exact sums of whole units; 4: typed columns beside the records, ranks derived on read.
-SCHEMA_VERSION = 4
+#: 3: their exact sums of whole units; 4: typed columns beside the records, ranks derived on read;
+#: 5: ``arena_schema.writes``, the count of write transactions (store/figurecache.py).
+SCHEMA_VERSION = 5
 
 #: The leaderboard's cells (store/cells.py), in PostgreSQL's words.
 _CELLS = schema(real="DOUBLE PRECISION", whole="BIGINT", suffix="")
@@ -26,6 +27,7 @@ _KINDS = {"REAL": "DOUBLE PRECISION", "INTEGER": "INTEGER", "TEXT": "TEXT"}
 _TYPED = {"submissions": SUBMISSION_COLUMNS, "evaluations": EVALUATION_COLUMNS}
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS arena_schema (version INTEGER NOT NULL)",
+    "ALTER TABLE arena_schema ADD COLUMN IF NOT EXISTS writes BIGINT NOT NULL DEFAULT 0",
     "CREATE TABLE IF NOT EXISTS tasks (seq BIGSERIAL, id TEXT PRIMARY KEY, data TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS baselines (key TEXT PRIMARY KEY, data TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS baseline_versions (key TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, "

@@ -27,6 +27,7 @@ from arena_core.model.errors import ArenaError
 from arena_core.model.records import Baseline, Task
 from arena_core.model.serde import structure
 from arena_core.store.current import GENERATIONS_SQL, generations_of_rows
+from arena_core.store.figurecache import FigureCache, PendingFigures
 from arena_core.store.pgconnections import HeldConnections
 from arena_core.store.pgschema import SCHEMA_VERSION, TABLES, migrate
 from arena_core.store.trust import check_postgres_tables, redact, unambiguous_url
@@ -46,8 +47,8 @@ def is_postgres_url(location: object) -> bool:
 
 
 class _PostgresTransaction(TypedRows):
-    def __init__(self, cursor: Any) -> None:
-        super().__init__(cursor, "%s")
+    def __init__(self, cursor: Any, figures: PendingFigures | None = None) -> None:
+        super().__init__(cursor, "%s", figures)
 
     def _rows(self, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         self._c.execute(sql, args)
@@ -144,9 +145,11 @@ class PostgresStore:
         self.url = url
         self.timeout = timeout
         self._connections = HeldConnections(url, timeout)
+        self._figures: FigureCache | None = None  # once the schema counts writes
         with self.transaction() as tx:
             check_postgres_tables(tx._c, TABLES, self._where())
             migrate(tx._c, self._where())
+        self._figures = FigureCache()
 
     def _where(self) -> str:
         """The URL without its password, for messages."""
@@ -164,10 +167,17 @@ class PostgresStore:
                 if not write:
                     cursor.execute("SET TRANSACTION READ ONLY")
                 cursor.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+                pending = writes = None
                 if write:
                     cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
-                tx = _PostgresTransaction(cursor)
+                    if self._figures is not None:  # the store's version: how many writes it has had
+                        cursor.execute("UPDATE arena_schema SET writes = writes + 1 RETURNING writes")
+                        writes = cursor.fetchone()[0]
+                        pending = self._figures.begin(writes - 1)
+                tx = _PostgresTransaction(cursor, pending)
                 yield tx
                 tx.ledger.flush(cursor, "%s")
+            if pending is not None and self._figures is not None:
+                self._figures.commit(pending, writes)
         except psycopg.Error as exc:
             raise ArenaError(f"{self._where()}: {redact(str(exc).strip(), self.url)}") from None

@@ -176,7 +176,9 @@ class SQLiteStore:
             connection, own = self._held()
             try:
                 connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                pending = self._figures.begin(connection) if write else None
+                # the store's version: this connection, and what other connections committed
+                version = (connection, connection.execute("PRAGMA data_version").fetchone()[0])
+                pending = self._figures.begin(version) if write else None
                 tx = _SQLiteTransaction(connection, figures=pending)
                 try:
                     yield tx
@@ -187,7 +189,7 @@ class SQLiteStore:
                     raise
                 connection.execute("COMMIT")
                 if pending is not None:
-                    self._figures.commit(pending)
+                    self._figures.commit(pending, version)  # its own commits leave data_version
             except sqlite3.Error:
                 if not own:
                     self._drop()  # a connection that failed is not kept
