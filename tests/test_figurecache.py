@@ -11,6 +11,7 @@ import pytest
 
 from arena_core import Arena, ValidationError, to_dict
 from arena_core.examples.synthetic import generate_arena
+from arena_core.service.tokens import TokenStore
 from arena_core.store import SQLiteStore
 from arena_core.store import typed as typed_module
 from arena_core.store.typed import FIGURES
@@ -37,6 +38,20 @@ def _on_file(where: str, task_id: str):
         return tx.submission_columns(task_id)
 
 
+def _scores_on_file(where: str, task_id: str):
+    with _open(where).transaction(write=False) as tx:
+        return tx.scores(task_id)
+
+
+def _same_scores(kept, read) -> bool:
+    return (
+        list(kept.ids) == list(read.ids)
+        and list(kept.tools) == list(read.tools)
+        and np.array_equal(kept.overall, read.overall)
+        and np.array_equal(kept.provisional, read.provisional)
+    )
+
+
 def _same(kept, read) -> bool:
     return (
         list(kept.ids) == list(read.ids)
@@ -61,10 +76,11 @@ def test_kept_figures_are_the_file_s_after_every_kind_of_write(where: str, monke
         had to read from the file."""
         reads.clear()
         with store.transaction() as tx:
-            seen = {t: tx.submission_columns(t) for t in task_map}
+            seen = {t: (tx.submission_columns(t), tx.scores(t)) for t in task_map}
             from_file = list(reads)
-        for task_id, kept in seen.items():
+        for task_id, (kept, scores) in seen.items():
             assert _same(kept, _on_file(path, task_id)), task_id
+            assert _same_scores(scores, _scores_on_file(path, task_id)), task_id
         return from_file
 
     by_task = {t: [r for r in runs if r["task_id"] == t] for t in task_map}
@@ -72,6 +88,10 @@ def test_kept_figures_are_the_file_s_after_every_kind_of_write(where: str, monke
     arena.process(first, store=store, tasks=task_map)
     assert check() == []  # the batch read each task (none stored yet) and kept it with its runs
     arena.process([by_task[t][6] for t in task_map], store=store)  # new runs: appended
+    assert check() == []
+    tokens = TokenStore(where if where.startswith("postgresql://") else Path(where))
+    token_id = tokens.create("operator")[0]
+    assert tokens.charge(token_id, 1_000, 0)  # what every post writes beside the store: not a store write
     assert check() == []
     with store.transaction() as tx:
         with pytest.raises(ValueError, match="read-only"):
@@ -95,27 +115,47 @@ def test_kept_figures_are_the_file_s_after_every_kind_of_write(where: str, monke
     assert check() == [] and fresh["id"] in _on_file(path, fresh["task_id"]).ids
 
 
-def test_a_store_keeps_the_same_scores_with_its_figures_kept_or_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stored one run at a time, a task's runs get the same evaluations and baselines whether
-    each batch reads the task's figures from memory or from the file."""
-    tasks, runs = generate_arena(tasks=3, submissions_per_task=15, seed=5)
+def test_a_store_keeps_the_same_scores_with_its_figures_kept_or_read(
+    where: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches of one run (ranked by counting) and of many (ranked among the task's scores),
+    re-submissions and tools crossing the provisional minimum store the same evaluations and
+    baselines whether each batch reads the task's figures and scores from memory or from the
+    database; and the scores kept are the database's after each batch."""
+    tasks, runs = generate_arena(tasks=3, submissions_per_task=40, seed=5)
     task_map = {t["id"]: t for t in tasks}
+    rare = [{**runs[0], "id": f"rare-{k}", "tool": "rare-tool"} for k in range(3)]  # provisional, then not
+    lonely = {**runs[1], "id": "lonely", "tool": "lonely-tool"}  # provisional throughout
+    singles = [[r] for r in runs[60:75]]
+    batches = [runs[:60], [rare[0]], *singles[:7], [rare[1], lonely], *singles[7:], [rare[2]], runs[75:110],
+               [{**runs[3], "total_tokens": 999}], runs[110:]]  # fmt: skip
+    assert any(len({r["task_id"] for r in b}) < len(b) for b in batches)  # many runs of a task at once
 
-    def stored(keep: bool, where: Path) -> tuple:
+    def stored(keep: bool, store) -> tuple:
         if not keep:
-            monkeypatch.setattr("arena_core.store.figurecache.PendingFigures.get", lambda self, t: None)
-        arena, store = Arena(autoload=False), SQLiteStore(where)
+            monkeypatch.setattr("arena_core.store.figurecache.PendingFigures.get", lambda self, kind, t: None)
+        arena = Arena({"min_submissions_per_tool": 3}, autoload=False)
         arena.process([], store=store, tasks=task_map)
-        for run in runs:
-            arena.process([run], store=store)
+        for batch in batches:
+            arena.process(batch, store=store, replace=True)
+            if keep:
+                with store.transaction() as tx:
+                    seen = {t: tx.scores(t) for t in task_map}
+                for t, scores in seen.items():
+                    assert _same_scores(scores, _scores_on_file(where, t)), t
         monkeypatch.undo()
         with store.transaction(write=False) as tx:
             evaluations = {
-                e.submission_id: (e.overall_score, e.scores, e.overall_ranking, e.baseline_version)
+                e.submission_id: (e.overall_score, e.scores, e.overall_ranking, e.provisional, e.baseline_version)
                 for t in task_map
                 for e in tx.evaluations(t)
             }
             baselines = {t: {**to_dict(tx.get_baseline(t)), "last_updated": None} for t in task_map}
         return evaluations, baselines
 
-    assert stored(True, tmp_path / "kept.db") == stored(False, tmp_path / "read.db")
+    kept = stored(True, _open(where))
+    other = request.getfixturevalue("postgres_server")() if where.startswith("postgresql://") else where + "-read"
+    read = stored(False, _open(str(other)))
+    assert kept == read
+    marks = {i: provisional for i, (_, _, _, provisional, _) in kept[0].items()}
+    assert marks["lonely"] and not any(marks[r["id"]] for r in rare)

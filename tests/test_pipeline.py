@@ -426,7 +426,7 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
                                    (e.submission_id, e.task_id, json.dumps(to_dict(e))))
     migrated = SQLiteStore(old)
     with sqlite3.connect(old) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 8
     assert snapshot(migrated) == snapshot(reference)
     with migrated.transaction(write=False) as tx:  # the leaderboard's cells, filled from the records
         stored = [e for t in tx.task_ids() for e in tx.evaluations(t)]
@@ -451,7 +451,7 @@ def test_a_version_6_file_gets_the_indexes_and_nothing_else_is_rebuilt(arena: Ar
         connection.execute("PRAGMA user_version = 6")
     store = SQLiteStore(path)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 8
         indexes = {row[1] for table in ("evaluations", "submissions")
                    for row in connection.execute(f"PRAGMA index_list({table})")}  # fmt: skip
         assert {"evaluations_tool", "submissions_figures"} <= indexes
@@ -467,8 +467,8 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 
     path = tmp_path / "new.db"
     with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA user_version = 8")
-    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 8; this one reads up to 7\)"):
+        connection.execute("PRAGMA user_version = 9")
+    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 9; this one reads up to 8\)"):
         SQLiteStore(path)
 
 

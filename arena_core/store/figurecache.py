@@ -1,18 +1,22 @@
-"""Each task's stored figures, kept in memory between a store's write transactions.
+"""Each task's stored figures and scores, kept in memory between a store's write transactions.
 
 Every batch reads the figures of the tasks it touches (their baselines are computed from all of
-a task's runs), so a run posted to a task of 10,000 runs read 10,000 rows, most of its time. A
-store's writer keeps those columns instead, and a write transaction reads them from memory while
-they are known to be what the file holds:
+a task's runs), and a batch of more than a few runs of a task reads the task's scores to rank
+them: a run posted to a task of 10,000 runs read 10,000 rows, most of its time. A store's writer
+keeps those columns instead, and a write transaction reads them from memory while they are known
+to be what the database holds:
 
-- the store changed only through this cache since it was filled, as the store's version says
-  once the transaction holds the write lock (SQLite: its connection and ``PRAGMA data_version``,
-  which changes when another connection commits; PostgreSQL: ``arena_schema.writes``, which
-  every write transaction counts): otherwise everything is forgotten;
+- the store changed only through this cache since it was filled: the store counts its write
+  transactions (SQLite: ``arena_writes``; PostgreSQL: ``arena_schema.writes``), and a write
+  transaction reads the count once it holds the write lock; another writer's transaction (another
+  process, another store object) moved it, and everything is forgotten. The side tables' writes
+  (a token's quota charged at every post) do not count: SQLite's ``PRAGMA data_version``, which
+  they change, would have emptied the cache at every post;
 - a transaction's own writes are applied at its commit, and forgotten with its rollback: new runs
-  of a task are appended to its columns, as the file orders them (by the order they were stored);
-  a run stored again or moved to another task makes both tasks be read from the file again, since
-  the file keeps its first place.
+  and evaluations of a task are appended to its columns, as the database orders them (by the
+  order they were stored), and a tool's provisional marks follow ``mark_provisional``; a run or
+  evaluation stored again or moved to another task makes both tasks be read anew, since the
+  database keeps its first place.
 
 At most :data:`MAX_ROWS` rows are kept (about 150 MB); past them the cache starts over. The
 columns handed out are read-only, so a reader cannot change them for the next transaction.
@@ -21,14 +25,15 @@ columns handed out are read-only, so a reader cannot change them for the next tr
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from arena_core.engine.columns import Columns
+from arena_core.store.standings import Scores
 
-__all__ = ["MAX_ROWS", "FigureCache", "PendingFigures", "figure_columns"]
+__all__ = ["MAX_ROWS", "FigureCache", "PendingFigures", "figure_columns", "scores_of"]
 
 #: The most rows a cache keeps.
 MAX_ROWS = 2_000_000
@@ -43,10 +48,11 @@ def figure_columns(task_id: str, rows: Sequence[Sequence[Any]], names: Sequence[
 
 
 class FigureCache:
-    """A store's kept columns, by task, and the store's version they are valid for."""
+    """A store's kept columns, by kind (``figures``: a task's runs' figures, ``scores``: its
+    evaluations' scores) and task, and the store's version they are valid for."""
 
     def __init__(self) -> None:
-        self.tasks: dict[str, Columns] = {}
+        self.tasks: dict[tuple[str, str], Columns | Scores] = {}
         self._version: Hashable = None
         self._epoch = 0  # a transaction begun before the cache last started over keeps nothing
         self.lock = threading.Lock()
@@ -68,32 +74,38 @@ class FigureCache:
             if pending.epoch != self._epoch:
                 return
             self._version = version
-            for task_id in pending.dirty:
-                self.tasks.pop(task_id, None)
+            for key in pending.dirty:
+                self.tasks.pop(key, None)
             self.tasks.update(pending.read)
-            if sum(c.size for c in self.tasks.values()) > MAX_ROWS:
+            if sum(len(kept.ids) for kept in self.tasks.values()) > MAX_ROWS:
                 self.tasks = {}
 
 
 class PendingFigures:
-    """One write transaction's columns: those kept, those it read, the tasks it made unknown."""
+    """One write transaction's columns: those kept, those it read or wrote, those it made unknown."""
 
-    def __init__(self, kept: dict[str, Columns], epoch: int) -> None:
+    def __init__(self, kept: dict[tuple[str, str], Columns | Scores], epoch: int) -> None:
         self.kept = kept
         self.epoch = epoch
-        self.read: dict[str, Columns] = {}
-        self.dirty: set[str] = set()
+        self.read: dict[tuple[str, str], Columns | Scores] = {}
+        self.dirty: set[tuple[str, str]] = set()
 
-    def get(self, task_id: str) -> Columns | None:
-        """The task's columns, if known here."""
-        if task_id in self.dirty:
+    def get(self, kind: str, task_id: str) -> Any:
+        """The task's columns of ``kind``, if known here."""
+        key = (kind, task_id)
+        if key in self.dirty:
             return None
-        return self.read.get(task_id, self.kept.get(task_id))
+        return self.read.get(key, self.kept.get(key))
 
-    def put(self, task_id: str, columns: Columns) -> None:
-        """Columns read from the file in this transaction (after its own writes so far)."""
-        if task_id not in self.dirty:
-            self.read[task_id] = columns
+    def put(self, kind: str, task_id: str, columns: Columns | Scores) -> None:
+        """Columns read from the database in this transaction (after its own writes so far)."""
+        if (kind, task_id) not in self.dirty:
+            self.read[kind, task_id] = columns
+
+    def _forget(self, kind: str, task_ids: Iterable[str]) -> None:
+        for task_id in task_ids:
+            self.dirty.add((kind, task_id))
+            self.read.pop((kind, task_id), None)
 
     def wrote(
         self, rows: Mapping[str, Sequence[Sequence[Any]]], moved: Mapping[str, str], names: Sequence[str]
@@ -102,15 +114,46 @@ class PendingFigures:
         task each of them was stored under before, for those already stored."""
         for task_id, written in rows.items():
             before = [moved[r[0]] for r in written if r[0] in moved]
-            if before:  # stored again, or moved: the file keeps its place; read it anew
-                self.dirty.update([task_id, *before])
-                self.read.pop(task_id, None)
-                for other in before:
-                    self.read.pop(other, None)
+            if before:  # stored again, or moved: the database keeps its place; read it anew
+                self._forget("figures", [task_id, *before])
                 continue
-            known = self.get(task_id)
+            known = self.get("figures", task_id)
             if known is not None:
-                self.read[task_id] = _read_only(Columns.concat([known, figure_columns(task_id, written, names)]))
+                appended = Columns.concat([known, figure_columns(task_id, written, names)])
+                self.read["figures", task_id] = _read_only(appended)
+
+    def scored(self, rows: Mapping[str, Sequence[Sequence[Any]]], moved: Mapping[str, str]) -> None:
+        """Evaluations written, their rows by task (``(id, overall, tool, provisional)``);
+        ``moved``: the task each of them was stored under before, for those already stored."""
+        for task_id, written in rows.items():
+            before = [moved[r[0]] for r in written if r[0] in moved]
+            if before:
+                self._forget("scores", [task_id, *before])
+                continue
+            known = self.get("scores", task_id)
+            if known is not None:
+                ids, overall, tools, provisional = zip(*written, strict=True)
+                self.read["scores", task_id] = scores_of(
+                    [*known.ids, *ids],
+                    np.concatenate([known.overall, np.array(overall, dtype=float)]),
+                    [*known.tools, *tools],
+                    np.concatenate([known.provisional, np.array(provisional, dtype=bool)]),
+                )
+
+    def marked(self, task_id: str, tool: str | None, provisional: bool) -> None:
+        """A tool's evaluations of a task marked provisional, or not."""
+        known = self.get("scores", task_id)
+        if known is not None:
+            mine = np.fromiter((t == tool for t in known.tools), dtype=bool, count=len(known.ids))
+            marks = np.where(mine, provisional, known.provisional)
+            self.read["scores", task_id] = scores_of(known.ids, known.overall, known.tools, marks)
+
+
+def scores_of(ids: Sequence[str], overall: np.ndarray, tools: Sequence[str | None], provisional: np.ndarray) -> Scores:
+    """:class:`Scores` with read-only arrays."""
+    for values in (overall, provisional):
+        values.flags.writeable = False
+    return Scores(list(ids), overall, list(tools), provisional)
 
 
 def _read_only(columns: Columns) -> Columns:

@@ -24,8 +24,13 @@ __all__ = ["SCHEMA_VERSION", "migrate"]
 #: per-tool sums), 3 (before the leaderboard's cells, store/cells.py), 4 (before evaluation
 #: versions), 5 (before the cells' exact sums of whole units) and 6 (before the index of each
 #: task's tools, which ranks a new run by counting, and the index that holds each task's
-#: figures together) are migrated when opened; a newer one is refused.
-SCHEMA_VERSION = 7
+#: figures together) and 7 (before ``arena_writes``, the count of the store's write transactions
+#: that tells a store's kept figures are current: store/figurecache.py) are migrated when opened;
+#: a newer one is refused.
+SCHEMA_VERSION = 8
+
+#: The count of the store's write transactions, one row (side tables' writes do not count).
+WRITES_SCHEMA = "CREATE TABLE IF NOT EXISTS arena_writes (n INTEGER NOT NULL)"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (id TEXT PRIMARY KEY, data TEXT NOT NULL);
@@ -90,6 +95,9 @@ def migrate(connection: sqlite3.Connection, path: Path) -> None:
             ledger.flush(connection)
         for statement in INDEXES:
             connection.execute(statement)
+        connection.execute(WRITES_SCHEMA)
+        if connection.execute("SELECT COUNT(*) FROM arena_writes").fetchone()[0] == 0:
+            connection.execute("INSERT INTO arena_writes (n) VALUES (0)")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except BaseException:
         connection.execute("ROLLBACK")

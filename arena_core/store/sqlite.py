@@ -176,9 +176,10 @@ class SQLiteStore:
             connection, own = self._held()
             try:
                 connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                # the store's version: this connection, and what other connections committed
-                version = (connection, connection.execute("PRAGMA data_version").fetchone()[0])
-                pending = self._figures.begin(version) if write else None
+                pending = writes = None
+                if write:  # the store's version: how many write transactions it has had
+                    writes = connection.execute("UPDATE arena_writes SET n = n + 1 RETURNING n").fetchone()[0]
+                    pending = self._figures.begin(writes - 1)
                 tx = _SQLiteTransaction(connection, figures=pending)
                 try:
                     yield tx
@@ -189,7 +190,7 @@ class SQLiteStore:
                     raise
                 connection.execute("COMMIT")
                 if pending is not None:
-                    self._figures.commit(pending, version)  # its own commits leave data_version
+                    self._figures.commit(pending, writes)
             except sqlite3.Error:
                 if not own:
                     self._drop()  # a connection that failed is not kept

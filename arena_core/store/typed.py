@@ -21,7 +21,7 @@ from arena_core.engine.columns import Columns
 from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
-from arena_core.store.figurecache import PendingFigures, figure_columns
+from arena_core.store.figurecache import PendingFigures, figure_columns, scores_of
 from arena_core.store.standings import Scores, Standing
 
 __all__ = [
@@ -145,12 +145,12 @@ class TypedRows:
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record (read-only arrays): those
         the store keeps, else read from the file."""
-        kept = self._figures.get(task_id) if self._figures is not None else None
+        kept = self._figures.get("figures", task_id) if self._figures is not None else None
         if kept is not None:
-            return kept
+            return kept  # type: ignore[no-any-return]
         columns = figure_columns(task_id, self._run(FIGURES_OF_TASK, task_id).fetchall(), FIGURES)
         if self._figures is not None:
-            self._figures.put(task_id, columns)
+            self._figures.put("figures", task_id, columns)
         return columns
 
     def task_of(self, submission_id: str) -> str | None:
@@ -194,13 +194,16 @@ class TypedRows:
         few hundred at a time and the rows written in one statement run for all of them (a
         batch of a million runs had made two million statements)."""
         ids = [e.submission_id for e in evaluations]
+        moved: dict[str, str] = {}  # the task each replaced one was stored under
         for start in range(0, len(ids), _LOOKED_UP):
             part = ids[start : start + _LOOKED_UP]
             replaced = self._run(
-                f"SELECT submission_id, data FROM evaluations WHERE submission_id IN ({', '.join('?' * len(part))})",
+                "SELECT submission_id, data, task_id FROM evaluations "
+                f"WHERE submission_id IN ({', '.join('?' * len(part))})",
                 *part,
             ).fetchall()
-            for submission_id, data in replaced:
+            moved.update((submission_id, task_id) for submission_id, _, task_id in replaced)
+            for submission_id, data, _ in replaced:
                 text, known = self._last_read.get(submission_id, (None, None))
                 self.ledger.add(known if text == data and known is not None else evaluation_of(data, 0, 0, 0, 1), -1)
         rows = []
@@ -222,6 +225,11 @@ class TypedRows:
                 )
             )
             self.ledger.add(evaluation, 1)
+        if self._figures is not None:
+            written: dict[str, list[tuple[Any, ...]]] = {}
+            for e in evaluations:
+                written.setdefault(e.task_id, []).append((e.submission_id, e.overall_score, e.tool, e.provisional))
+            self._figures.scored(written, moved)
         self._many(_PUT_EVALUATION, rows)
 
     def evaluation_columns(self) -> dict[str, list[Any]]:
@@ -235,13 +243,20 @@ class TypedRows:
         }
 
     def scores(self, task_id: str) -> Scores:
-        """The task's stored scores, tools and provisional marks, without parsing a stored record."""
+        """The task's stored scores, tools and provisional marks, without parsing a stored record
+        (read-only arrays): those the store keeps, else read from the database."""
+        kept = self._figures.get("scores", task_id) if self._figures is not None else None
+        if kept is not None:
+            return kept  # type: ignore[no-any-return]
         rows = self._run(
             "SELECT submission_id, overall_score, tool, provisional FROM evaluations WHERE task_id = ? ORDER BY seq",
             task_id,
         ).fetchall()
         ids, overall, tools, provisional = zip(*rows, strict=True) if rows else ([],) * 4
-        return Scores(list(ids), np.array(overall, dtype=float), list(tools), np.array(provisional, dtype=bool))
+        found = scores_of(ids, np.array(overall, dtype=float), tools, np.array(provisional, dtype=bool))
+        if self._figures is not None:
+            self._figures.put("scores", task_id, found)
+        return found
 
     def standing(self, task_id: str, evaluations: Sequence[Evaluation]) -> Standing | None:
         """Where ``evaluations`` stand among the task's stored ones, counted through the
@@ -273,6 +288,8 @@ class TypedRows:
         )
 
     def mark_provisional(self, task_id: str, tool: str | None, provisional: bool) -> None:
+        if self._figures is not None:
+            self._figures.marked(task_id, tool, provisional)
         self._run(
             "UPDATE evaluations SET provisional = ? WHERE task_id = ? AND tool IS NOT DISTINCT FROM ?",
             int(provisional),
