@@ -159,3 +159,22 @@ def test_a_store_keeps_the_same_scores_with_its_figures_kept_or_read(
     assert kept == read
     marks = {i: provisional for i, (_, _, _, provisional, _) in kept[0].items()}
     assert marks["lonely"] and not any(marks[r["id"]] for r in rare)
+
+
+def test_past_its_rows_the_cache_forgets_the_tasks_kept_longest_ago(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena_core.store import figurecache
+
+    tasks, runs = generate_arena(tasks=4, submissions_per_task=10, seed=3)
+    task_ids = [t["id"] for t in tasks]
+    store = SQLiteStore(tmp_path / "arena.db")
+    Arena(autoload=False).process(runs, store=store, tasks={t["id"]: t for t in tasks})
+    monkeypatch.setattr(figurecache, "MAX_ROWS", 25)  # two tasks' figures and a half
+    store._figures.tasks.clear()
+    store._figures._rows = 0
+    for task_id in task_ids:  # each read in a transaction of its own, in this order
+        with store.transaction() as tx:
+            tx.submission_columns(task_id)
+    assert [task for _, task in store._figures.tasks] == task_ids[2:] and store._figures._rows == 20
+    with store.transaction() as tx:
+        for task_id in task_ids:
+            assert _same(tx.submission_columns(task_id), _on_file(str(tmp_path / "arena.db"), task_id))

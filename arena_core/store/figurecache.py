@@ -18,8 +18,9 @@ to be what the database holds:
   evaluation stored again or moved to another task makes both tasks be read anew, since the
   database keeps its first place.
 
-At most :data:`MAX_ROWS` rows are kept (about 150 MB); past them the cache starts over. The
-columns handed out are read-only, so a reader cannot change them for the next transaction.
+At most :data:`MAX_ROWS` rows are kept (about 450 MB), the tasks kept longest ago forgotten
+first. The columns handed out are read-only, so a reader cannot change them for the
+next transaction.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from arena_core.store.standings import Scores
 
 __all__ = ["MAX_ROWS", "FigureCache", "PendingFigures", "figure_columns", "scores_of"]
 
-#: The most rows a cache keeps.
-MAX_ROWS = 2_000_000
+#: The most rows a cache keeps, of figures and scores together (about 110 bytes a row); past
+#: them, the tasks kept longest ago are forgotten first.
+MAX_ROWS = 4_000_000
 
 
 def figure_columns(task_id: str, rows: Sequence[Sequence[Any]], names: Sequence[str]) -> Columns:
@@ -52,7 +54,8 @@ class FigureCache:
     evaluations' scores) and task, and the store's version they are valid for."""
 
     def __init__(self) -> None:
-        self.tasks: dict[tuple[str, str], Columns | Scores] = {}
+        self.tasks: dict[tuple[str, str], Columns | Scores] = {}  # least recently kept first
+        self._rows = 0
         self._version: Hashable = None
         self._epoch = 0  # a transaction begun before the cache last started over keeps nothing
         self.lock = threading.Lock()
@@ -62,7 +65,7 @@ class FigureCache:
         when the store is at ``version`` still (nothing else wrote it since), else none."""
         with self.lock:
             if version != self._version:
-                self.tasks = {}
+                self.tasks, self._rows = {}, 0
                 self._version = version
                 self._epoch += 1
             return PendingFigures(dict(self.tasks), self._epoch)
@@ -74,11 +77,14 @@ class FigureCache:
             if pending.epoch != self._epoch:
                 return
             self._version = version
-            for key in pending.dirty:
-                self.tasks.pop(key, None)
-            self.tasks.update(pending.read)
-            if sum(len(kept.ids) for kept in self.tasks.values()) > MAX_ROWS:
-                self.tasks = {}
+            for key in [*pending.dirty, *pending.read]:
+                gone = self.tasks.pop(key, None)
+                self._rows -= 0 if gone is None else len(gone.ids)
+            for key, kept in pending.read.items():
+                self.tasks[key] = kept
+                self._rows += len(kept.ids)
+            while self._rows > MAX_ROWS:
+                self._rows -= len(self.tasks.pop(next(iter(self.tasks))).ids)
 
 
 class PendingFigures:
