@@ -13,7 +13,10 @@ asked twice; each run's stored verdicts are reused (:func:`stored_verdicts`).
 
 :class:`CurrentScores` keeps each task's current evaluations until the task changes (its
 record, or a baseline version of one of its keys): a service that stored one run rescores
-that run's task, not the store.
+that run's task, not the store. A SQL store's runs are read as columns from their stored
+records and scored as one batch, each evaluation built only when read and each task's cells
+summed from the scores' columns (a million runs in seconds); runs are read as objects only where
+scoring needs them (priced costs, a criterion reading a run's meta or slow to check, a workspace).
 """
 
 from __future__ import annotations

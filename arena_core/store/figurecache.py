@@ -96,7 +96,7 @@ class PendingFigures:
         self.read: dict[tuple[str, str], Columns | Scores] = {}
         self.dirty: set[tuple[str, str]] = set()
 
-    def get(self, kind: str, task_id: str) -> Any:
+    def get(self, kind: str, task_id: str) -> Columns | Scores | None:
         """The task's columns of ``kind``, if known here."""
         key = (kind, task_id)
         if key in self.dirty:
@@ -124,7 +124,7 @@ class PendingFigures:
                 self._forget("figures", [task_id, *before])
                 continue
             known = self.get("figures", task_id)
-            if known is not None:
+            if isinstance(known, Columns):
                 appended = Columns.concat([known, figure_columns(task_id, written, names)])
                 self.read["figures", task_id] = _read_only(appended)
 
@@ -137,7 +137,7 @@ class PendingFigures:
                 self._forget("scores", [task_id, *before])
                 continue
             known = self.get("scores", task_id)
-            if known is not None:
+            if isinstance(known, Scores):
                 ids, overall, tools, provisional = zip(*written, strict=True)
                 self.read["scores", task_id] = scores_of(
                     [*known.ids, *ids],
@@ -149,7 +149,7 @@ class PendingFigures:
     def marked(self, task_id: str, tool: str | None, provisional: bool) -> None:
         """A tool's evaluations of a task marked provisional, or not."""
         known = self.get("scores", task_id)
-        if known is not None:
+        if isinstance(known, Scores):
             mine = np.fromiter((t == tool for t in known.tools), dtype=bool, count=len(known.ids))
             marks = np.where(mine, provisional, known.provisional)
             self.read["scores", task_id] = scores_of(known.ids, known.overall, known.tools, marks)

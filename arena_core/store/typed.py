@@ -88,14 +88,15 @@ class TypedRows:
     :param connection: what runs the store's SQL: ``execute(sql, args)`` returning an iterable
         cursor with ``fetchone`` and ``fetchall`` (a sqlite3 connection, a psycopg cursor).
     :param mark: the driver's parameter mark; the SQL here is written with ``?``.
-    :param figures: the tasks' figures the store keeps between write transactions, if it does.
+    :param figures: the tasks' figures and scores the store keeps, in a write transaction.
     """
 
     def __init__(self, connection: Any, mark: str = "?", figures: PendingFigures | None = None) -> None:
         self._c = connection
         self._mark = mark
         self._figures = figures
-        """The store's kept figures for a write transaction (SQLite: :mod:`arena_core.store.figurecache`)."""
+        """The tasks' figures and scores the store keeps between write transactions, in a write
+        transaction (:mod:`arena_core.store.figurecache`)."""
         self.ledger = CellLedger()
         """What this transaction changed in the leaderboard's cells, written before they are read
         and before it commits."""
@@ -144,10 +145,10 @@ class TypedRows:
 
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record (read-only arrays): those
-        the store keeps, else read from the file."""
+        the store keeps, else read from the database."""
         kept = self._figures.get("figures", task_id) if self._figures is not None else None
-        if kept is not None:
-            return kept  # type: ignore[no-any-return]
+        if isinstance(kept, Columns):
+            return kept
         columns = figure_columns(task_id, self._run(FIGURES_OF_TASK, task_id).fetchall(), FIGURES)
         if self._figures is not None:
             self._figures.put("figures", task_id, columns)
@@ -246,8 +247,8 @@ class TypedRows:
         """The task's stored scores, tools and provisional marks, without parsing a stored record
         (read-only arrays): those the store keeps, else read from the database."""
         kept = self._figures.get("scores", task_id) if self._figures is not None else None
-        if kept is not None:
-            return kept  # type: ignore[no-any-return]
+        if isinstance(kept, Scores):
+            return kept
         rows = self._run(
             "SELECT submission_id, overall_score, tool, provisional FROM evaluations WHERE task_id = ? ORDER BY seq",
             task_id,
