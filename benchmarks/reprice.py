@@ -8,11 +8,12 @@ same work as one batch, the fastest way arena-core's own parts allow: every reco
 priced with the same pricer, all runs scored by the batch path against baselines computed from
 them, and the runs, the new evaluations and the kept ones written by one statement each into
 tables of the same shape. The two give the same overall score to every run (checked first);
-each runs on its own copy of the store, taking turns three times, and the medians are printed
-with their ratio (target: within 3x), and the peak memory of each in a child process.
+each runs on its own copy of the store, taking turns (three times by default), and the medians
+are printed with their ratio (target: within 3x), and the peak memory of each in a child process.
 
     python benchmarks/reprice.py                  # 20,000 runs
     python benchmarks/reprice.py --runs 100000
+    python benchmarks/reprice.py --runs 1000000 --rounds 1   # about half an hour
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ def _timed(kind: str, store: Path, work: Path) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20_000)
+    parser.add_argument("--rounds", type=int, default=3, help="turns each side takes (the median is printed)")
     arguments = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="arena-reprice-bench-"))
     store = work / "store.db"
@@ -143,7 +145,7 @@ def main() -> None:
             )
     times: dict[str, list[float]] = {"arena_core": [], "reference": []}
     peaks: dict[str, int] = {}
-    for _ in range(3):
+    for _ in range(arguments.rounds):
         for kind in times:
             seconds, peak = _timed(kind, store, work)
             times[kind].append(seconds)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -278,14 +279,18 @@ class Columns:
     @classmethod
     def concat(cls, parts: Sequence[Columns]) -> Columns:
         """The rows of every part, one part after another."""
+
+        def joined(name: str) -> list[Any]:  # chained in C: a task's 10,000 stored rows and one new run
+            return list(chain.from_iterable(getattr(p, name) for p in parts))
+
         return cls(
-            [i for p in parts for i in p.ids],
-            [t for p in parts for t in p.task_ids],
+            joined("ids"),
+            joined("task_ids"),
             {f: np.concatenate([p.numeric[f] for p in parts]) for f in NUMERIC_FIELDS},
-            tools=[t for p in parts for t in p.tools],
-            models=[m for p in parts for m in p.models],
+            tools=joined("tools"),
+            models=joined("models"),
             success=np.concatenate([p.success for p in parts]),
-            files_created=[f for p in parts for f in p.files_created],
+            files_created=joined("files_created"),
         )
 
     @classmethod
