@@ -323,3 +323,27 @@ def test_on_livecodebench_50_adaptive_tasks_predict_a_left_out_model_better_than
         drawn = [rng.choice(list(tasks), 50, replace=False) for _ in range(200)]
         random_error.append(np.mean([abs(100 * np.mean([share[model, t] for t in d]) - truth) for d in drawn]))
     assert np.mean(adaptive_error) < 0.8 * np.mean(random_error), (adaptive_error, random_error)  # 3.50 and 5.02
+
+
+def test_equally_informative_tasks_are_taken_in_order_whatever_their_last_bits(livecodebench: Path) -> None:
+    """Tasks of one response pattern have one difficulty, whose fitted values differ in the last
+    bits (by a library's rounding, too): the first in task order is taken next, not the one the
+    noise favours; a task more informative by more than noise still wins."""
+    from arena_core import Arena
+    from arena_core.config.files import BUILTIN_PROFILES
+    from arena_core.io.readers import read_submissions, read_tasks
+
+    arena = Arena(BUILTIN_PROFILES["correctness-only"], autoload=False)
+    tasks = read_tasks(livecodebench / "tasks.json")
+    test = arena.adaptive(arena.evaluate_many(read_submissions(livecodebench / "runs.jsonl"), tasks), by="model")
+    [first] = test.next({}, balance=False)
+    k = test.tasks.index(first)
+    later = next(j for j in range(k + 1, len(test.tasks)) if test.difficulties[j] != test.difficulties[k])
+    towards = np.sign(test.prior_mean - test.difficulties[k])  # information is largest at the ability
+    assert towards != 0
+    noisy = test.difficulties.copy()
+    noisy[later] = noisy[k] + 1e-12 * towards  # a tie, its last bits favouring the later task
+    test.difficulties = noisy
+    assert test.next({}, balance=False) == [first]
+    noisy[later] = noisy[k] + 1e-3 * towards  # really more informative
+    assert test.next({}, balance=False) == [test.tasks[later]]

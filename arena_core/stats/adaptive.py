@@ -127,7 +127,11 @@ class AdaptiveTest:
                 open_ = sorted(set(kinds[free].tolist()))
                 behind = max(open_, key=lambda c: (share[c] * total - done[c], share[c]))
                 candidates = free & (kinds == behind)
-            pick = int(np.flatnonzero(candidates)[np.argmax(worth[candidates])])
+            # Tasks of one response pattern are equally informative; their fitted values differ in
+            # the last bits only, which must not choose (nor a library's rounding): the first wins.
+            offered = np.flatnonzero(candidates)
+            best = worth[offered].max()
+            pick = int(offered[np.flatnonzero(worth[offered] >= best - 1e-9 * abs(best))[0]])
             chosen.append(self.tasks[pick])
             free[pick] = False
             done[self.categories[pick]] += 1
