@@ -178,3 +178,17 @@ def test_past_its_rows_the_cache_forgets_the_tasks_kept_longest_ago(tmp_path: Pa
     with store.transaction() as tx:
         for task_id in task_ids:
             assert _same(tx.submission_columns(task_id), _on_file(str(tmp_path / "arena.db"), task_id))
+
+
+def test_a_file_whose_count_of_writes_was_deleted_keeps_nothing_and_still_stores(tmp_path: Path) -> None:
+    import sqlite3
+
+    tasks, runs = generate_arena(tasks=2, submissions_per_task=6, seed=4)
+    store = SQLiteStore(tmp_path / "arena.db")
+    arena = Arena(autoload=False)
+    arena.process(runs[:6], store=store, tasks={t["id"]: t for t in tasks})
+    with sqlite3.connect(tmp_path / "arena.db") as connection:
+        connection.execute("DELETE FROM arena_writes")
+    arena.process(runs[6:], store=store)  # no count to read: the figures are read from the file
+    with store.transaction() as tx:
+        assert sorted(len(tx.submission_columns(t["id"]).ids) for t in tasks) == [6, 6]

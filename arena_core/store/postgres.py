@@ -172,8 +172,10 @@ class PostgresStore:
                     cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
                     if self._figures is not None:  # the store's version: how many writes it has had
                         cursor.execute("UPDATE arena_schema SET writes = writes + 1 RETURNING writes")
-                        writes = cursor.fetchone()[0]
-                        pending = self._figures.begin(writes - 1)
+                        counted = cursor.fetchone()
+                        if counted is not None:  # a database whose count someone deleted keeps nothing
+                            writes = counted[0]
+                            pending = self._figures.begin(writes - 1)
                 tx = _PostgresTransaction(cursor, pending)
                 yield tx
                 tx.ledger.flush(cursor, "%s")

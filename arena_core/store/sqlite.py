@@ -178,8 +178,10 @@ class SQLiteStore:
                 connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 pending = writes = None
                 if write:  # the store's version: how many write transactions it has had
-                    writes = connection.execute("UPDATE arena_writes SET n = n + 1 RETURNING n").fetchone()[0]
-                    pending = self._figures.begin(writes - 1)
+                    counted = connection.execute("UPDATE arena_writes SET n = n + 1 RETURNING n").fetchone()
+                    if counted is not None:  # a file whose count someone deleted keeps nothing
+                        writes = counted[0]
+                        pending = self._figures.begin(writes - 1)
                 tx = _SQLiteTransaction(connection, figures=pending)
                 try:
                     yield tx
