@@ -62,17 +62,22 @@ def _checking(scorer: Scorer) -> list[Any]:
     return found
 
 
+def slow_checks(scorer: Scorer, tasks: Iterable[Task]) -> bool:
+    """Whether a criterion of these tasks has a checker that says it is slow (``slow = True``:
+    a model judge asks a server)."""
+    checkers = scorer.checkers()
+    return any(getattr(checkers.get(c.type), "slow", False) for task in tasks for c in task.success_criteria)
+
+
 def needs_checking(scorer: Scorer, submission: Submission, task: Task) -> bool:
     """Whether scoring the run would run slow checks: a workspace to check, or a criterion whose
-    checker says it is slow (``slow = True``: a model judge asks a server)."""
+    checker is slow (:func:`slow_checks`)."""
+    if slow_checks(scorer, [task]):
+        return True
     checkers = scorer.checkers()
-    for criterion in task.success_criteria:
-        checker = checkers.get(criterion.type)
-        if getattr(checker, "slow", False):
-            return True
-        if submission.workspace is not None and hasattr(checker, "check_workspace"):
-            return True
-    return False
+    return submission.workspace is not None and any(
+        hasattr(checkers.get(c.type), "check_workspace") for c in task.success_criteria
+    )
 
 
 def check_ahead(

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from arena_core.engine.ahead import checked_ahead, needs_checking, needs_whole_runs, verdict_key
+from arena_core.engine.ahead import checked_ahead, needs_checking, needs_whole_runs, slow_checks, verdict_key
 from arena_core.engine.columns import Columns
 from arena_core.engine.fingerprints import task_run_digests
 from arena_core.engine.records import columns_from_records
@@ -217,9 +217,7 @@ def _read_columns(
         if texts is None or arena.pricer is not None:
             return None
         tasks = stored_tasks(tx, task_ids)
-        checkers = arena.scorer.checkers()
-        criteria = [checkers.get(c.type) for task in tasks.values() for c in task.success_criteria]
-        if needs_whole_runs(arena.scorer, tasks.values()) or any(getattr(c, "slow", False) for c in criteria):
+        if needs_whole_runs(arena.scorer, tasks.values()) or slow_checks(arena.scorer, tasks.values()):
             return None
         counts: list[int] = []
         records: list[Any] = []

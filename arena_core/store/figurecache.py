@@ -26,7 +26,7 @@ next transaction.
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -118,33 +118,49 @@ class PendingFigures:
     ) -> None:
         """Runs written, their rows by task (``(id, tool, model, *figures)``); ``moved``: the
         task each of them was stored under before, for those already stored."""
-        for task_id, written in rows.items():
-            before = [moved[r[0]] for r in written if r[0] in moved]
-            if before:  # stored again, or moved: the database keeps its place; read it anew
-                self._forget("figures", [task_id, *before])
-                continue
-            known = self.get("figures", task_id)
-            if isinstance(known, Columns):
-                appended = Columns.concat([known, figure_columns(task_id, written, names)])
-                self.read["figures", task_id] = _read_only(appended)
+
+        def appended(task_id: str, known: Any, written: Sequence[Sequence[Any]]) -> Columns | None:
+            if not isinstance(known, Columns):
+                return None
+            return _read_only(Columns.concat([known, figure_columns(task_id, written, names)]))
+
+        self._added("figures", rows, moved, appended)
 
     def scored(self, rows: Mapping[str, Sequence[Sequence[Any]]], moved: Mapping[str, str]) -> None:
         """Evaluations written, their rows by task (``(id, overall, tool, provisional)``);
         ``moved``: the task each of them was stored under before, for those already stored."""
+
+        def appended(task_id: str, known: Any, written: Sequence[Sequence[Any]]) -> Scores | None:
+            if not isinstance(known, Scores):
+                return None
+            ids, overall, tools, provisional = zip(*written, strict=True)
+            return scores_of(
+                [*known.ids, *ids],
+                np.concatenate([known.overall, np.array(overall, dtype=float)]),
+                [*known.tools, *tools],
+                np.concatenate([known.provisional, np.array(provisional, dtype=bool)]),
+            )
+
+        self._added("scores", rows, moved, appended)
+
+    def _added(
+        self,
+        kind: str,
+        rows: Mapping[str, Sequence[Sequence[Any]]],
+        moved: Mapping[str, str],
+        appended: Callable[[str, Any, Sequence[Sequence[Any]]], Columns | Scores | None],
+    ) -> None:
+        """Rows of ``kind`` written, by task: appended to what is known of the task, or, for rows
+        stored before (``moved``: their earlier task), both tasks read anew, since the database
+        keeps a row stored again in its first place."""
         for task_id, written in rows.items():
             before = [moved[r[0]] for r in written if r[0] in moved]
             if before:
-                self._forget("scores", [task_id, *before])
+                self._forget(kind, [task_id, *before])
                 continue
-            known = self.get("scores", task_id)
-            if isinstance(known, Scores):
-                ids, overall, tools, provisional = zip(*written, strict=True)
-                self.read["scores", task_id] = scores_of(
-                    [*known.ids, *ids],
-                    np.concatenate([known.overall, np.array(overall, dtype=float)]),
-                    [*known.tools, *tools],
-                    np.concatenate([known.provisional, np.array(provisional, dtype=bool)]),
-                )
+            grown = appended(task_id, self.get(kind, task_id), written)
+            if grown is not None:
+                self.read[kind, task_id] = grown
 
     def marked(self, task_id: str, tool: str | None, provisional: bool) -> None:
         """A tool's evaluations of a task marked provisional, or not."""

@@ -25,6 +25,7 @@ from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Evaluation
 from arena_core.stats.deltas import Side
 from arena_core.store.pipeline import rederive
+from arena_core.store.standings import put_all
 
 if TYPE_CHECKING:
     from arena_core.arena import Arena
@@ -64,17 +65,6 @@ def _keeper(tx: Any) -> Any:
             "method): re-pricing would lose the scores it replaces"
         )
     return tx
-
-
-def _keep_all(tx: Any, evaluations: list[Evaluation], reason: str, stamp: str) -> None:
-    """Keep evaluation versions all at once where the store can (``keep_evaluation_versions``),
-    else one by one."""
-    many = getattr(tx, "keep_evaluation_versions", None)
-    if many is not None:
-        many(evaluations, reason, stamp)
-        return
-    for evaluation in evaluations:
-        tx.keep_evaluation_version(evaluation, reason, stamp)
 
 
 class _DryRun(Exception):
@@ -148,6 +138,6 @@ def _reprice_in(
         unscored = [s.id for s in runs if s.id not in old]
         if unscored:
             raise ArenaError(f"task {task_id!r}: stored runs without a stored evaluation: {', '.join(unscored[:5])}")
-        _keep_all(keeper, list(old.values()), reason, stamp)
+        put_all(keeper, "evaluation_version", list(old.values()), reason, stamp, verb="keep")
         fresh = rederive(arena, tx, task, priced, stamp)
         yield [old[e.submission_id] for e in fresh], fresh

@@ -130,15 +130,16 @@ def _store(tx: Any, evaluations: list[Evaluation]) -> None:
     put_all(tx, "evaluation", evaluations)
 
 
-def put_all(tx: Any, kind: str, records: Sequence[Any]) -> None:
+def put_all(tx: Any, kind: str, records: Sequence[Any], *args: Any, verb: str = "put") -> None:
     """Store records of ``kind`` (``submission``, ``evaluation``) all at once where the store
-    can (``put_submissions``, ``put_evaluations``), else one by one."""
-    many = getattr(tx, f"put_{kind}s", None)
+    can (``put_submissions``, ``put_evaluations``), else one by one; ``verb`` names another
+    method pair (``keep``: ``keep_evaluation_versions``), ``args`` follow the records."""
+    many = getattr(tx, f"{verb}_{kind}s", None)
     if many is not None:
-        many(records)
+        many(records, *args)
         return
     for record in records:
-        getattr(tx, f"put_{kind}")(record)
+        getattr(tx, f"{verb}_{kind}")(record, *args)
 
 
 def _rank_objects(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int) -> list[Evaluation]:

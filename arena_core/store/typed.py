@@ -129,19 +129,16 @@ class TypedRows:
 
     def put_submissions(self, submissions: Sequence[Submission]) -> None:
         """Store runs (replacing those with the same ids) in one statement run for all of them."""
+        rows = [
+            (s.id, s.task_id, dump_record(s), s.tool, s.model, *(getattr(s, f) for f in FIGURES)) for s in submissions
+        ]
         if self._figures is not None:
             moved = self.tasks_of([s.id for s in submissions])  # before they are written
-            rows: dict[str, list[tuple[Any, ...]]] = {}
-            for s in submissions:
-                rows.setdefault(s.task_id or "", []).append((s.id, s.tool, s.model, *(getattr(s, f) for f in FIGURES)))
-            self._figures.wrote(rows, moved, FIGURES)
-        self._many(
-            _PUT_SUBMISSION,
-            [
-                (s.id, s.task_id, dump_record(s), s.tool, s.model, *(getattr(s, f) for f in FIGURES))
-                for s in submissions
-            ],
-        )
+            kept: dict[str, list[tuple[Any, ...]]] = {}
+            for row in rows:  # the kept figures' rows: the id, then the tool, the model and the figures
+                kept.setdefault(row[1] or "", []).append((row[0], *row[3:]))
+            self._figures.wrote(kept, moved, FIGURES)
+        self._many(_PUT_SUBMISSION, rows)
 
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record (read-only arrays): those
