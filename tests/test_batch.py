@@ -356,8 +356,13 @@ def test_vectorised_baselines_equal_compute_baseline(arena_and_tasks) -> None:
     for name in FIGURE_FIELDS:
         np.testing.assert_array_equal(figures[name], np.array([getattr(b, name) for b in got], dtype=float))
     for task_id, baseline, default in zip(ids, got, defaults):
-        expected = compute_baseline(task_id, [s for s in models if s.task_id == task_id], default, now=STAMP)
+        own_runs = [s for s in models if s.task_id == task_id]
+        expected = compute_baseline(task_id, own_runs, default, now=STAMP)
         assert to_dict(baseline) == to_dict(expected)
+        # One group alone (the pipeline's case) reads its medians and quartiles by selection.
+        alone = group_baselines(Columns.from_submissions(own_runs), np.zeros(len(own_runs), dtype=np.int64), 1,
+                                [default], [task_id], STAMP)  # fmt: skip
+        assert to_dict(alone[0]) == to_dict(expected)
     # A given baseline replaces one group's object and its figures.
     given = attrs.evolve(own, task_id=ids[0], median_cost=0.07)
     replaced = got.replaced({0: given})

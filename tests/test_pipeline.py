@@ -505,3 +505,46 @@ def test_arena_ingest_refuses_a_moved_id(tmp_path: Path) -> None:
     moved = subprocess.run([*ingest, "t2.jsonl"], cwd=tmp_path, capture_output=True, text=True)
     assert moved.returncode == 2 and "stored for task 't1'" in moved.stderr
     assert subprocess.run([*ingest, "t2.jsonl", "--replace"], cwd=tmp_path, capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("fresh_count", [1, 7, 400])
+def test_a_batch_is_placed_among_stored_scores_as_a_ranking_of_all_of_them(fresh_count: int) -> None:
+    """A batch's ranks and percentiles, counted in memory among its task's stored scores by a
+    binary search of each stored score among the new ones (``standings._standing``), equal
+    SciPy's minimum ranks of all of the task's scores and the share strictly below each, on
+    scores full of ties (within the batch and with stored ones) and with re-submitted ids,
+    whose stored rows give way; each tool's count and marks are the stored rows'."""
+    import numpy as np
+    from scipy.stats import rankdata
+
+    from arena_core.model.records import Evaluation
+    from arena_core.store.standings import Scores, _rank_counted, _standing
+
+    rng = np.random.default_rng(fresh_count)
+    stored_scores = rng.integers(0, 30, 3_000) / 2  # few distinct values: ties everywhere
+    ids = [f"s{i}" for i in range(len(stored_scores))]
+    tools = [f"tool-{i % 4}" for i in range(len(ids))]
+    marks = np.array([t == "tool-3" for t in tools])
+    again = set(rng.choice(len(ids), min(fresh_count // 2, 50), replace=False).tolist())
+    fresh_ids = [f"s{i}" for i in sorted(again)] + [f"new{i}" for i in range(fresh_count - len(again))]
+    fresh_scores = rng.integers(0, 32, fresh_count) / 2
+    scored = [Evaluation(submission_id=i, task_id="t", overall_score=float(v), scores={}, weights={},
+                         weight_profile="p", unadjusted_overall_score=float(v), evaluated_at="2026-01-01", tool="tool-0")
+              for i, v in zip(fresh_ids, fresh_scores, strict=True)]  # fmt: skip
+
+    marked: list[tuple[str, bool]] = []
+    tx = type("Tx", (), {"mark_provisional": lambda self, task, tool, mark: marked.append((tool, mark)),
+                         "put_evaluations": lambda self, evaluations: None})()  # fmt: skip
+    standing = _standing(Scores(ids, stored_scores, tools, marks), scored)
+    ranked = _rank_counted(tx, "t", scored, 2, standing, None)
+
+    kept = [k for k, i in enumerate(ids) if i not in set(fresh_ids)]
+    assert len(kept) == len(ids) - len(again)
+    everyone = np.concatenate([stored_scores[kept], fresh_scores])
+    ranks = rankdata(-everyone, method="min")[len(kept):]
+    below = np.array([(everyone < v).sum() for v in fresh_scores])
+    assert [e.overall_ranking for e in ranked] == ranks.tolist()
+    assert [e.percentile for e in ranked] == [round(b / len(everyone) * 100, 1) for b in below.tolist()]
+    kept_tools = [tools[k] for k in kept]
+    assert standing.tools == {t: (kept_tools.count(t), t == "tool-3", t == "tool-3") for t in set(kept_tools)}
+    assert marked == [("tool-3", False)]  # every tool has 2 runs or more: tool-3's stored marks go

@@ -310,6 +310,21 @@ class _GroupOrder:
         order = order_within_groups(values, groups)
         return values[order], np.searchsorted(groups[order], np.arange(self._count + 1))
 
+    def _selected(self, field: str) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`sorted` for a single group, as far as its median and quartiles read it: the
+        values with those places' values in place (``np.partition``, linear time; a pipeline
+        batch computes one task's baseline from its whole history)."""
+        values, _ = self.kept(field)
+        n = len(values)
+        if n < 2:
+            return values, np.array([0, n])
+        places = {n // 2, max(n // 2 - 1, 0)}  # the median's (see below)
+        if field == "total_tokens":  # the quartiles' (see _quantiles)
+            for i in (1, 3):
+                j = min(max(i * (n + 1) // 4, 1), n - 1)
+                places |= {j - 1, j}
+        return np.partition(values, sorted(places)), np.array([0, n])
+
     def median(self, field: str) -> np.ndarray:
         """Each group's median (``statistics.median``: the mean of the middle two for an even
         count); 0 for a group without values."""
@@ -318,7 +333,7 @@ class _GroupOrder:
             if counted is not None:
                 self._medians[field] = counted
         if field not in self._medians:
-            data, bounds = self.sorted(field)
+            data, bounds = self.sorted(field) if self._count > 1 else self._selected(field)
             start, length = bounds[:-1], np.diff(bounds)
             if field == "total_tokens":
                 self._quartiles = _quantiles(data, start, length)

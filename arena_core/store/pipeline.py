@@ -68,17 +68,18 @@ def _key(task_id: str | None, group: Sequence[str | None]) -> str:
     return key if not group else "\x1f".join([key, *(g or "" for g in group)])
 
 
-def _keys(columns: Columns, scope: str) -> list[str]:
-    """:func:`baseline_key` of every row of ``columns``."""
-    if scope == "task":  # the task id itself (a history of 10,000 runs took 16 ms a batch to key)
-        return [t or "" for t in columns.task_ids]
+def _key_codes(columns: Columns, task_id: str, scope: str) -> tuple[np.ndarray, list[str]]:
+    """The code of every row's :func:`baseline_key` among the distinct keys, and those keys:
+    the rows are one task's, so under the task scope every row has the task's own key (keying a
+    history of 10,000 runs a row at a time took 0.5 ms a batch)."""
+    if scope == "task":
+        return np.zeros(columns.size, dtype=np.int64), [task_id]
     extra: list[Sequence[str | None]] = {
-        "task": [],
         "task_tool": [columns.tools],
         "task_model": [columns.models],
         "task_tool_model": [columns.tools, columns.models],
     }[scope]
-    return [_key(t, [e[i] for e in extra]) for i, t in enumerate(columns.task_ids)]
+    return factorize([_key(t, [e[i] for e in extra]) for i, t in enumerate(columns.task_ids)])
 
 
 def check_first(
@@ -229,7 +230,7 @@ def _run_task(
     incoming = Columns.from_submissions(batch)
     everyone = Columns.concat([on_record, incoming])
     # 2. baseline retrieval: the stored baseline, else (and 6. afterwards) the group's statistics.
-    key_codes, keys = factorize(_keys(everyone, scope))
+    key_codes, keys = _key_codes(everyone, task.id, scope)
     default = task.default_baseline or arena.default_baseline
     arguments = (  # what each key's baseline is computed with, past its rows and their groups
         len(keys),
@@ -263,10 +264,10 @@ def _run_task(
         retrieved = _retrieved(stored, computed, fresh)
         gated = (none_passed[key_codes[first_row:]], known_gates(first, gate))
     scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp, gated)  # 3.
-    scored = [attrs.evolve(e, baseline_version=retrieved[k].version) for e, k in zip(scored, batch_keys, strict=True)]
     found = [o for o in outliers_in_columns(everyone) if o.submission_id in batch_ids]  # 4.
     put_all(tx, "submission", batch)
-    ranked = rank_task(tx, task.id, scored, arena.config.min_submissions_per_tool)  # 5. ranking update
+    minimum, versions = arena.config.min_submissions_per_tool, [retrieved[k].version for k in batch_keys]
+    ranked = rank_task(tx, task.id, scored, minimum, versions)  # 5. ranking update
     updated, moved = {}, []
     threshold = arena.config.drift_threshold
     for key, previous in stored.items():  # 6. baseline update: the next version of each

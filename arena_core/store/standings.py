@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 import attrs
@@ -22,8 +23,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.engine import ranking
-from arena_core.engine.columns import Columns
-from arena_core.engine.grouped import competition_ranks_by_group
+from arena_core.engine.columns import Columns, factorize
 from arena_core.engine.rounding import round_exact
 from arena_core.model.records import Evaluation
 
@@ -68,50 +68,75 @@ def submission_columns(tx: Any, task_id: str) -> Columns:
     return Columns.from_submissions(tx.submissions(task_id))
 
 
-def rank_task(tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int) -> list[Evaluation]:
+def rank_task(
+    tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int, versions: Sequence[int | None] | None = None
+) -> list[Evaluation]:
     """Store ``scored`` (replacing stored evaluations with the same ids) ranked among the task's
     stored evaluations, and return them with their rank, percentile and provisional mark.
 
     :param minimum: fewer submissions of a tool than this for the task mark it provisional.
+    :param versions: each evaluation's ``baseline_version``, set in the same copy as its rank
+        (a copy of an evaluation is a third of a pipeline batch's Python time).
     """
     if getattr(tx, "scores", None) is None:
+        if versions is not None:
+            scored = [attrs.evolve(e, baseline_version=v) for e, v in zip(scored, versions, strict=True)]
         return _rank_objects(tx, task_id, scored, minimum)
     count = getattr(tx, "standing", None)
     found: Standing | None = count(task_id, scored) if count is not None and len(scored) <= COUNTED else None
-    if found is not None:
-        return _rank_counted(tx, task_id, scored, minimum, found)
-    stored: Scores = tx.scores(task_id)
-    fresh_ids = {e.submission_id for e in scored}
-    kept = [i for i, ident in enumerate(stored.ids) if ident not in fresh_ids]
-    overall = np.concatenate([stored.overall[kept], np.array([e.overall_score for e in scored], dtype=float)])
-    tools = [stored.tools[i] for i in kept] + [e.tool for e in scored]
-    ranks, percentiles = competition_ranks_by_group(np.zeros(len(overall), dtype=np.int64), overall)
-    few = ranking.provisional_tools(tools, minimum)
-    marked = {
-        tool: bool(mark) for tool, mark in zip([stored.tools[i] for i in kept], stored.provisional[kept], strict=True)
-    }
-    for tool, was in marked.items():  # a tool that crossed the minimum: its stored rows change mark
-        if was != (tool in few):
-            tx.mark_provisional(task_id, tool, tool in few)
-    n = len(kept)
-    ranked = [
-        attrs.evolve(ev, overall_ranking=int(r), percentile=float(p), provisional=ev.tool in few)
-        for ev, r, p in zip(scored, ranks[n:], percentiles[n:], strict=True)
-    ]
-    _store(tx, ranked)
-    return ranked
+    if found is None:
+        found = _standing(tx.scores(task_id), scored)
+    return _rank_counted(tx, task_id, scored, minimum, found, versions)
+
+
+def _standing(stored: Scores, scored: Sequence[Evaluation]) -> Standing:
+    """Where ``scored`` stands among the task's stored scores (those of the same ids left out),
+    as the store would count it: each stored score is placed among the sorted new ones by a
+    binary search, so a batch of k runs costs O(n log k) over n stored, not a sort of them."""
+    again = {e.submission_id for e in scored}.intersection(stored.ids)
+    overall, tools, marks = stored.overall, stored.tools, stored.provisional
+    if again:  # re-submissions: their stored rows give way
+        kept = np.array([ident not in again for ident in stored.ids], dtype=bool)
+        overall, tools, marks = overall[kept], list(compress(tools, kept)), marks[kept]
+    fresh = np.array([e.overall_score for e in scored], dtype=float)
+    order = np.argsort(fresh, kind="stable")
+    ladder = np.arange(len(fresh))
+    # A stored score s is above the j-th least new score when more than j new scores are below s.
+    above = len(overall) - np.cumsum(
+        np.bincount(np.searchsorted(fresh[order], overall, "left"), minlength=len(fresh) + 1)
+    )
+    below = np.cumsum(np.bincount(np.searchsorted(fresh[order], overall, "right"), minlength=len(fresh) + 1))
+    placed = np.empty(len(fresh), dtype=np.int64)
+    placed[order] = ladder
+    codes, names = factorize(tools)
+    counts = np.bincount(codes, minlength=len(names))
+    marked = np.bincount(codes, weights=marks.astype(float), minlength=len(names))
+    return Standing(
+        above=above[placed].tolist(),
+        below=below[placed].tolist(),
+        tools={
+            tool: (int(n), bool(m == n), bool(m > 0))
+            for tool, n, m in zip(names, counts.tolist(), marked.tolist(), strict=True)
+        },
+    )
 
 
 def _rank_counted(
-    tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int, found: Standing
+    tx: Any,
+    task_id: str,
+    scored: Sequence[Evaluation],
+    minimum: int,
+    found: Standing,
+    versions: Sequence[int | None] | None,
 ) -> list[Evaluation]:
     """:func:`rank_task` from the store's counts: the ranks and percentiles the task's whole
     set of scores gives (competition ranks; the share strictly below, rounded as
     :func:`~arena_core.engine.grouped.competition_ranks_by_group` rounds it)."""
     fresh = np.array([e.overall_score for e in scored], dtype=float)
     everyone = sum(n for n, _, _ in found.tools.values()) + len(scored)
-    ranks = [1 + above + int(np.sum(fresh > value)) for above, value in zip(found.above, fresh, strict=True)]
-    below = np.array([b + int(np.sum(fresh < value)) for b, value in zip(found.below, fresh, strict=True)])
+    ordered = np.sort(fresh)  # each new score's place among the new ones, by a binary search
+    ranks = (1 + np.asarray(found.above) + len(fresh) - np.searchsorted(ordered, fresh, "right")).tolist()
+    below = np.asarray(found.below) + np.searchsorted(ordered, fresh, "left")
     percentiles = round_exact(below / everyone * 100, 1)
     counts = Counter({tool: n for tool, (n, _, _) in found.tools.items()}) + Counter(e.tool for e in scored)
     few = {tool for tool, n in counts.items() if n < minimum}
@@ -120,8 +145,11 @@ def _rank_counted(
             tx.mark_provisional(task_id, tool, tool in few)
     ranked = [
         attrs.evolve(ev, overall_ranking=r, percentile=float(p), provisional=ev.tool in few)
-        for ev, r, p in zip(scored, ranks, percentiles, strict=True)
-    ]
+        for ev, r, p in zip(scored, ranks, percentiles.tolist(), strict=True)
+    ] if versions is None else [
+        attrs.evolve(ev, overall_ranking=r, percentile=p, provisional=ev.tool in few, baseline_version=v)
+        for ev, r, p, v in zip(scored, ranks, percentiles.tolist(), versions, strict=True)
+    ]  # fmt: skip
     _store(tx, ranked)
     return ranked
 
