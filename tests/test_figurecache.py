@@ -192,3 +192,25 @@ def test_a_file_whose_count_of_writes_was_deleted_keeps_nothing_and_still_stores
     arena.process(runs[6:], store=store)  # no count to read: the figures are read from the file
     with store.transaction() as tx:
         assert sorted(len(tx.submission_columns(t["id"]).ids) for t in tasks) == [6, 6]
+
+
+def test_names_grow_in_place_and_no_earlier_sequence_changes() -> None:
+    """A kept task's names grow by appending to one list (``Grown.plus``): every sequence over it
+    keeps its own items, also when a shorter one grows again (a write rolled back, then another
+    made from the state before it), which then copies; a batch reads the stored names and its
+    own joined in place (``Joined``), as a list of both reads."""
+    from arena_core.engine.sequences import Grown, Joined
+
+    first = Grown(["a", "b"])
+    longer = first.plus(["c"])
+    assert longer._items is first._items  # appended in place, not copied
+    other = first.plus(["x", "y"])  # from the shorter state: the longer one keeps "c"
+    assert other._items is not first._items
+    assert list(first) == ["a", "b"] and list(longer) == ["a", "b", "c"] and list(other) == ["a", "b", "x", "y"]
+    assert longer.plus(["d"])._items is longer._items
+    assert list(longer) == ["a", "b", "c"] and len(longer) == 3 and longer[-1] == "c" and longer[1:] == ["b", "c"]
+    with pytest.raises(IndexError):
+        longer[3]  # beyond its length, though the list holds "d"
+    joined = Joined(longer, ["e", "f"])
+    assert joined == ["a", "b", "c", "e", "f"] and joined[3] == "e" and joined[-1] == "f" and joined[2:4] == ["c", "e"]
+    assert len(joined) == 5 and longer == ("a", "b", "c") and longer != ["a", "b"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_core.engine.sequences import Joined
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, RUN_DETAILS, TOKEN_BREAKDOWN, Submission
 
@@ -277,10 +278,13 @@ class Columns:
         )
 
     @classmethod
-    def concat(cls, parts: Sequence[Columns]) -> Columns:
-        """The rows of every part, one part after another."""
+    def concat(cls, parts: Sequence[Columns], *, in_place: bool = False) -> Columns:
+        """The rows of every part, one part after another; ``in_place``: two parts whose names
+        (ids, tools, ...) are read where they are, not copied (:class:`~arena_core.engine.sequences.Joined`)."""
 
-        def joined(name: str) -> list[Any]:  # chained in C: a task's 10,000 stored rows and one new run
+        def joined(name: str) -> Sequence[Any]:  # chained in C: a task's 10,000 stored rows and one new run
+            if in_place and len(parts) == 2:
+                return Joined(getattr(parts[0], name), getattr(parts[1], name))
             return list(chain.from_iterable(getattr(p, name) for p in parts))
 
         return cls(

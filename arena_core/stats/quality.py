@@ -39,23 +39,28 @@ def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
     return outliers_in_columns(Columns.from_submissions(submissions))
 
 
-def outliers_in_columns(columns: Columns) -> list[Outlier]:
+def outliers_in_columns(columns: Columns, first: int = 0) -> list[Outlier]:
     """:func:`detect_outliers` on submissions held as columns, with the same rules, flags and
-    order, in a few array operations (the pipeline runs it over a task's whole history)."""
-    tokens, times, calls = (columns.numeric[f] for f in ("total_tokens", "execution_time", "tool_calls"))
+    order, in a few array operations.
+
+    :param first: flag only the rows from this one on, judged among all of them (the pipeline
+        flags a batch's runs against their task's whole history).
+    """
+    tokens = columns.numeric["total_tokens"]
     measured = tokens[~np.isnan(tokens)]
+    tokens, times, calls = (columns.numeric[f][first:] for f in ("total_tokens", "execution_time", "tool_calls"))
     with np.errstate(invalid="ignore"):
         rules = (
             (
                 "extremely_efficient_tokens",
-                tokens < float(np.median(measured)) * 0.1 if len(measured) else np.zeros(columns.size, dtype=bool),
+                tokens < float(np.median(measured)) * 0.1 if len(measured) else np.zeros(len(tokens), dtype=bool),
             ),
             ("extremely_fast", (times > 0) & (times < 5)),  # an unmeasured time (absent, or 0) is not fast
             ("minimal_tool_usage", calls == 1),
         )
     hits = sum(mask.astype(np.int64) for _, mask in rules)
     return [
-        Outlier(str(columns.ids[row]), tuple(flag for flag, mask in rules if mask[row]))
+        Outlier(str(columns.ids[first + row]), tuple(flag for flag, mask in rules if mask[row]))
         for row in np.flatnonzero(hits >= 2).tolist()
     ]
 

@@ -25,6 +25,7 @@ next transaction.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
@@ -32,9 +33,10 @@ from typing import Any
 import numpy as np
 
 from arena_core.engine.columns import Columns
+from arena_core.engine.sequences import Grown
 from arena_core.store.standings import Scores
 
-__all__ = ["MAX_ROWS", "FigureCache", "PendingFigures", "figure_columns", "scores_of"]
+__all__ = ["MAX_ROWS", "FigureCache", "PendingFigures", "figure_columns", "grown_columns", "scores_of"]
 
 #: The most rows a cache keeps, of figures and scores together (about 110 bytes a row); past
 #: them, the tasks kept longest ago are forgotten first.
@@ -43,10 +45,50 @@ MAX_ROWS = 4_000_000
 
 def figure_columns(task_id: str, rows: Sequence[Sequence[Any]], names: Sequence[str]) -> Columns:
     """The columns of a task's rows ``(id, tool, model, *figures)``, each figure named by
-    ``names`` (a missing one is NaN), with read-only arrays."""
+    ``names`` (a missing one is NaN), with read-only arrays and names that grow in place
+    (:func:`grown_columns`)."""
     ids, tools, models, *figures = zip(*rows, strict=True) if rows else ([],) * (3 + len(names))
     numeric = {name: np.array(values, dtype=float) for name, values in zip(names, figures, strict=True)}  # NULL: NaN
-    return _read_only(Columns(list(ids), [task_id] * len(rows), numeric, tools=list(tools), models=list(models)))
+    return _read_only(
+        Columns(
+            Grown(ids),
+            Grown([task_id] * len(rows)),
+            numeric,
+            tools=Grown(map(_shared, tools)),
+            models=Grown(map(_shared, models)),
+            files_created=Grown([()] * len(rows)),
+        )
+    )
+
+
+def grown_columns(known: Columns, more: Columns) -> Columns:
+    """``known``'s rows, then ``more``'s: the figures copied (a few arrays of floats), the names
+    appended to ``known``'s in place (:class:`~arena_core.engine.sequences.Grown`), so a batch
+    does not copy a task's history of names, spread over memory as a long-lived one is."""
+
+    def plus(name: str, shared: bool = False) -> Grown[Any]:
+        before, added = getattr(known, name), getattr(more, name)
+        growing = before if isinstance(before, Grown) else Grown(before)
+        return growing.plus(map(_shared, added) if shared else added)
+
+    numeric = {f: np.concatenate([known.numeric[f], more.numeric[f]]) for f in known.numeric}
+    return _read_only(
+        Columns(
+            plus("ids"),
+            plus("task_ids"),
+            numeric,
+            tools=plus("tools", shared=True),
+            models=plus("models", shared=True),
+            success=np.concatenate([known.success, more.success]),
+            files_created=plus("files_created"),
+        )
+    )
+
+
+def _shared(name: str | None) -> str | None:
+    """One object for each tool or model name a cache holds (``sys.intern``): a task's runs read
+    their tool from a few places in memory, not one per run."""
+    return None if name is None else sys.intern(name)
 
 
 class FigureCache:
@@ -122,7 +164,7 @@ class PendingFigures:
         def appended(task_id: str, known: Any, written: Sequence[Sequence[Any]]) -> Columns | None:
             if not isinstance(known, Columns):
                 return None
-            return _read_only(Columns.concat([known, figure_columns(task_id, written, names)]))
+            return grown_columns(known, figure_columns(task_id, written, names))
 
         self._added("figures", rows, moved, appended)
 
@@ -135,9 +177,9 @@ class PendingFigures:
                 return None
             ids, overall, tools, provisional = zip(*written, strict=True)
             return scores_of(
-                [*known.ids, *ids],
+                _grown(known.ids).plus(ids),
                 np.concatenate([known.overall, np.array(overall, dtype=float)]),
-                [*known.tools, *tools],
+                _grown(known.tools).plus(map(_shared, tools)),
                 np.concatenate([known.provisional, np.array(provisional, dtype=bool)]),
             )
 
@@ -172,10 +214,14 @@ class PendingFigures:
 
 
 def scores_of(ids: Sequence[str], overall: np.ndarray, tools: Sequence[str | None], provisional: np.ndarray) -> Scores:
-    """:class:`Scores` with read-only arrays."""
+    """:class:`Scores` with read-only arrays, and names that grow in place (see :func:`grown_columns`)."""
     for values in (overall, provisional):
         values.flags.writeable = False
-    return Scores(list(ids), overall, list(tools), provisional)
+    return Scores(_grown(ids), overall, tools if isinstance(tools, Grown) else Grown(map(_shared, tools)), provisional)
+
+
+def _grown(names: Sequence[Any]) -> Grown[Any]:
+    return names if isinstance(names, Grown) else Grown(names)
 
 
 def _read_only(columns: Columns) -> Columns:

@@ -161,7 +161,8 @@ def run_batch(
             task = _task(tx, task_id, given, subs[indices[0]])
             arena.scorer.check_task(task)
             batch = [subs[i] for i in indices]
-            fresh, task_outliers, task_baselines, moved = _run_task(arena, tx, task, batch, stamp, replace)
+            stored_here = ids_stay.stored_for(task_id, (s.id for s in batch))
+            fresh, task_outliers, task_baselines, moved = _run_task(arena, tx, task, batch, stamp, replace, stored_here)
             for i, ev in zip(indices, fresh, strict=True):
                 results[i] = ev
             outliers += task_outliers
@@ -203,19 +204,27 @@ def _refit_difficulty(arena: Arena, tx: Transaction, results: list[Evaluation], 
 
 
 def _run_task(
-    arena: Arena, tx: Transaction, task: Task, batch: list[Submission], stamp: str, replace: bool, fresh: bool = False
+    arena: Arena,
+    tx: Transaction,
+    task: Task,
+    batch: list[Submission],
+    stamp: str,
+    replace: bool,
+    stored_here: set[str] | None = None,
+    fresh: bool = False,
 ) -> tuple[list[Evaluation], list[Outlier], dict[str, Baseline], list[BaselineDrift]]:
     """Steps 2-6 for one task's submissions of the batch: their evaluations (ranked among all
     of the task's, each naming the baseline version it was scored against), the outliers among
     them, the baselines stored after them (each the next version of its key) and the medians
     those moved beyond ``drift_threshold``.
 
+    :param stored_here: the batch's ids stored for the task already, when the batch looked them
+        up (else they are found among the task's stored ids).
     :param fresh: score against the baselines computed with the batch (stored as the next
         versions) rather than against the stored ones."""
     scope = arena.config.baseline_scope
-    batch_ids = {s.id for s in batch}
     on_record = submission_columns(tx, task.id)  # read once: checked for re-submissions, then kept
-    stored_again = batch_ids.intersection(on_record.ids)  # a set's walk in C: most batches have none
+    stored_again = {s.id for s in batch}.intersection(on_record.ids) if stored_here is None else stored_here
     already = [i for i in on_record.ids if i in stored_again] if stored_again else []
     if already and not replace:
         shown = ", ".join(repr(i) for i in already[:5]) + (f" and {len(already) - 5} more" if len(already) > 5 else "")
@@ -228,7 +237,7 @@ def _run_task(
     if already:  # re-submissions replace the stored rows
         on_record = on_record.take(np.array([i not in stored_again for i in on_record.ids], dtype=bool))
     incoming = Columns.from_submissions(batch)
-    everyone = Columns.concat([on_record, incoming])
+    everyone = Columns.concat([on_record, incoming], in_place=True)
     # 2. baseline retrieval: the stored baseline, else (and 6. afterwards) the group's statistics.
     key_codes, keys = _key_codes(everyone, task.id, scope)
     default = task.default_baseline or arena.default_baseline
@@ -264,7 +273,7 @@ def _run_task(
         retrieved = _retrieved(stored, computed, fresh)
         gated = (none_passed[key_codes[first_row:]], known_gates(first, gate))
     scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp, gated)  # 3.
-    found = [o for o in outliers_in_columns(everyone) if o.submission_id in batch_ids]  # 4.
+    found = outliers_in_columns(everyone, first_row)  # 4. the batch's runs, among all of the task's
     put_all(tx, "submission", batch)
     minimum, versions = arena.config.min_submissions_per_tool, [retrieved[k].version for k in batch_keys]
     ranked = rank_task(tx, task.id, scored, minimum, versions)  # 5. ranking update

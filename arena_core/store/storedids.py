@@ -6,6 +6,7 @@ whose id is stored for another task unless it replaces on purpose.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from arena_core.model.errors import ValidationError
@@ -36,6 +37,13 @@ class StoredIds:
         many = getattr(tx, "tasks_of", None)
         if many is not None:
             self._looked_up = many(ids)
+
+    def stored_for(self, task_id: str, ids: Iterable[str]) -> set[str] | None:
+        """Those of ``ids`` stored for ``task_id`` when they were looked up, or ``None`` when the
+        store offered no look-up (a batch then finds them among its task's stored ids)."""
+        if self._looked_up is None:
+            return None
+        return {i for i in ids if self._looked_up.get(i) == task_id}
 
     def check(self, tx: Transaction, submission: Submission, replace: bool) -> None:
         where = self.task_of(tx, submission.id)
