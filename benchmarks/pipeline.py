@@ -85,10 +85,11 @@ def raw_insert(db: sqlite3.Connection, rows: dict[str, list[tuple]]) -> float:
     return time.perf_counter() - start
 
 
-def measure(stored: int, batch: int, batches: int, singles: int) -> dict[str, float]:
+def measure(stored: int, batch: int, batches: int, singles: int, folder: Path | None = None) -> dict[str, float]:
     """The medians (seconds) of a pipeline batch, of the raw insert of its rows and of a
-    one-run batch, at ``stored`` runs."""
-    folder = Path(tempfile.mkdtemp(prefix="arena-pipeline-bench-"))
+    one-run batch, at ``stored`` runs; the store and its reference copy are ``arena.db`` and
+    ``reference.db`` in ``folder`` (a new temporary one by default)."""
+    folder = folder or Path(tempfile.mkdtemp(prefix="arena-pipeline-bench-"))
     arena, store = Arena(autoload=False), SQLiteStore(folder / "arena.db")
     grow(arena, store, stored)
     copy(folder / "arena.db", folder / "reference.db")

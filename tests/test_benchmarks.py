@@ -151,3 +151,25 @@ def test_the_reprice_benchmark_s_reference_reprices_as_arena_core_does(tmp_path:
         found[kind] = getattr(reprice, kind)(tmp_path / f"{kind}.db")
     assert found["arena_core"] == found["reference"] and len(found["reference"]) == 300
     assert sum(found["reference"][i] != before[i] for i in before) > 100
+
+
+def test_the_pipeline_benchmark_s_reference_writes_the_rows_the_pipeline_wrote(tmp_path: Path) -> None:
+    """benchmarks/pipeline.py times pipeline batches against a raw insert of the rows they wrote
+    into a copy of the store: afterwards the copy holds every run and evaluation of the store
+    but the one-run batches', byte for byte."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import pipeline
+    finally:
+        sys.path.remove(str(ROOT))
+    found = pipeline.measure(stored=1_000, batch=150, batches=2, singles=3, folder=tmp_path)
+    assert all(found[k] > 0 for k in ("pipeline", "raw", "single"))
+    tables = {}
+    for name in ("arena", "reference"):
+        with sqlite3.connect(tmp_path / f"{name}.db") as db:
+            tables[name] = [set(db.execute(f"SELECT * FROM {t}")) for t in ("submissions", "evaluations")]
+        db.close()
+    for stored, copied in zip(tables["arena"], tables["reference"], strict=True):
+        assert copied < stored and len(stored - copied) == 3 and len(copied) == 1_000 + 300
