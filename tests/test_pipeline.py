@@ -548,3 +548,24 @@ def test_a_batch_is_placed_among_stored_scores_as_a_ranking_of_all_of_them(fresh
     kept_tools = [tools[k] for k in kept]
     assert standing.tools == {t: (kept_tools.count(t), t == "tool-3", t == "tool-3") for t in set(kept_tools)}
     assert marked == [("tool-3", False)]  # every tool has 2 runs or more: tool-3's stored marks go
+
+
+def test_a_later_batch_s_outliers_are_judged_against_its_task_s_whole_history(arena: Arena, store: Store) -> None:
+    """A batch flags its own runs only, each judged by the spec's rules against the median of
+    every run of its task (stored and new): as detecting outliers among all of them and keeping
+    the batch's. A run of few tokens is an outlier against a history of large ones, and not
+    against its own batch of small ones alone."""
+    from arena_core import Submission, structure
+    from arena_core.stats.quality import detect_outliers
+
+    planted = [s for s in SUBS if s.get("meta", {}).get("planted_outlier")]
+    history = [s for s in SUBS if s not in planted]
+    run(arena, history, store)
+    small = [{**s, "id": f"{s['id']}-small", "total_tokens": 10, "execution_time": 2.0, "tool_calls": 3} for s in history[:6]]
+    result = run(arena, planted + small, store)
+    everyone = [structure(s, Submission) for s in history + planted + small]
+    mine = {s["id"] for s in planted + small}
+    expected = [o for o in detect_outliers(everyone) if o.submission_id in mine]
+    assert list(result.outliers) == expected
+    assert {o.submission_id for o in expected} > {s["id"] for s in planted}  # the small runs are flagged too
+    assert not detect_outliers([structure(s, Submission) for s in small])  # which their batch alone would not
