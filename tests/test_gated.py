@@ -16,7 +16,7 @@ from arena_core.importing.collect import ImportSession
 from arena_core.model.records import Task
 from arena_core.model.serde import structure
 from arena_core.report.card import cards_for, recompute
-from arena_core.store import MemoryStore
+from arena_core.store import MemoryStore, SQLiteStore
 from arena_core.store.pipeline import run_batch
 
 ROOT = Path(__file__).parent
@@ -137,9 +137,11 @@ def test_reporting_a_figure_is_never_punished() -> None:
     assert evaluations["r2"].filled["token_efficiency"] == "reweight"
 
 
-def test_the_pipeline_scores_a_batch_as_evaluate_many_does_and_keeps_stored_solvers() -> None:
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_the_pipeline_scores_a_batch_as_evaluate_many_does_and_keeps_stored_solvers(kind: str, tmp_path) -> None:
+    """On a store of objects and on SQLite, whose kept figures a later batch reads joined with its own."""
     arena = gated()
-    store = MemoryStore()
+    store = MemoryStore() if kind == "memory" else SQLiteStore(tmp_path / "arena.db")
     first = run_batch(arena, RUNS, store, {"t": TASK})
     expected = arena.evaluate_many(RUNS, {"t": TASK})
     for got, want in zip(first.evaluations, expected, strict=True):

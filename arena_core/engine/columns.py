@@ -267,14 +267,19 @@ class Columns:
         """The rows selected by ``rows`` (a boolean mask or positions), in their order."""
         positions = np.flatnonzero(rows) if rows.dtype == bool else rows
         picked = positions.tolist()
+
+        def chosen(values: Sequence[Any]) -> list[Any]:  # a joined or grown sequence indexed as a list
+            held = values if isinstance(values, (list, tuple)) else list(values)
+            return [held[i] for i in picked]
+
         return Columns(
-            [self.ids[i] for i in picked],
-            [self.task_ids[i] for i in picked],
+            chosen(self.ids),
+            chosen(self.task_ids),
             {f: v[positions] for f, v in self.numeric.items()},
-            tools=[self.tools[i] for i in picked],
-            models=[self.models[i] for i in picked],
+            tools=chosen(self.tools),
+            models=chosen(self.models),
             success=self.success[positions],
-            files_created=[self.files_created[i] for i in picked],
+            files_created=chosen(self.files_created),
         )
 
     @classmethod

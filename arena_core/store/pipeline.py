@@ -266,7 +266,7 @@ def _run_task(
         # the stored runs by their stored scores, the batch's by a first pass.
         first = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp)
         on_file = {e.submission_id: e.scores.get(gate, math.nan) for e in tx.evaluations(task.id)}
-        earlier = np.array([on_file.get(i, math.nan) for i in everyone.ids[:first_row]], dtype=float)
+        earlier = np.array([on_file.get(i, math.nan) for i in on_record.ids], dtype=float)
         ran = np.concatenate([passes(earlier), passes(gate_scores(first, gate))])
         table, none_passed = passed_baselines(everyone, key_codes, *arguments, ran)
         computed = baselines_of(table)
