@@ -67,9 +67,8 @@ def grown_columns(known: Columns, more: Columns) -> Columns:
     does not copy a task's history of names, spread over memory as a long-lived one is."""
 
     def plus(name: str, shared: bool = False) -> Grown[Any]:
-        before, added = getattr(known, name), getattr(more, name)
-        growing = before if isinstance(before, Grown) else Grown(before)
-        return growing.plus(map(_shared, added) if shared else added)
+        added = getattr(more, name)
+        return _grown(getattr(known, name)).plus(map(_shared, added) if shared else added)
 
     numeric = {f: np.concatenate([known.numeric[f], more.numeric[f]]) for f in known.numeric}
     return _read_only(
@@ -221,6 +220,7 @@ def scores_of(ids: Sequence[str], overall: np.ndarray, tools: Sequence[str | Non
 
 
 def _grown(names: Sequence[Any]) -> Grown[Any]:
+    """``names`` as a sequence that grows in place (a copy, unless it is one already)."""
     return names if isinstance(names, Grown) else Grown(names)
 
 
