@@ -569,3 +569,15 @@ def test_a_later_batch_s_outliers_are_judged_against_its_task_s_whole_history(ar
     assert list(result.outliers) == expected
     assert {o.submission_id for o in expected} > {s["id"] for s in planted}  # the small runs are flagged too
     assert not detect_outliers([structure(s, Submission) for s in small])  # which their batch alone would not
+
+
+@pytest.mark.parametrize("scope", ["task_tool", "task_tool_model"])
+def test_a_batch_under_a_scoped_baseline_keys_each_group_as_evaluate_many_does(store: Store, scope: str) -> None:
+    """Under a baseline per task and tool (and model), a batch on a store scores as evaluate_many
+    does, and stores one baseline per group, keyed by the task and the group's names."""
+    scoped = Arena({"baseline_scope": scope}, autoload=False)
+    result = run(scoped, SUBS, store)
+    expected = scoped.evaluate_many(SUBS, TASK_MAP)
+    assert [e.overall_score for e in result.evaluations] == [e.overall_score for e in expected]
+    groups = {(s["task_id"], s.get("tool"), *((s.get("model"),) if scope == "task_tool_model" else ())) for s in SUBS}
+    assert set(result.baselines) == {"\x1f".join(g or "" for g in group) for group in groups}

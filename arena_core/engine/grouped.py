@@ -318,7 +318,7 @@ class _GroupOrder:
         n = len(values)
         if n < 2:
             return values, np.array([0, n])
-        places = {n // 2, max(n // 2 - 1, 0)}  # the median's (see below)
+        places = {n // 2, n // 2 - 1}  # the median's (see below)
         if field == "total_tokens":  # the quartiles' (see _quantiles)
             for i in (1, 3):
                 j = min(max(i * (n + 1) // 4, 1), n - 1)

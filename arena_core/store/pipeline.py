@@ -79,7 +79,7 @@ def _key_codes(columns: Columns, task_id: str, scope: str) -> tuple[np.ndarray, 
         "task_model": [columns.models],
         "task_tool_model": [columns.tools, columns.models],
     }[scope]
-    return factorize([_key(t, [e[i] for e in extra]) for i, t in enumerate(columns.task_ids)])
+    return factorize([_key(t, group) for t, group in zip(columns.task_ids, zip(*extra, strict=True), strict=True)])
 
 
 def check_first(

@@ -143,13 +143,11 @@ def _rank_counted(
     for tool, (_, least, most) in found.tools.items():  # a tool that crossed the minimum: its rows change mark
         if least != (tool in few) or most != (tool in few):
             tx.mark_provisional(task_id, tool, tool in few)
+    versions = [e.baseline_version for e in scored] if versions is None else versions
     ranked = [
-        attrs.evolve(ev, overall_ranking=r, percentile=float(p), provisional=ev.tool in few)
-        for ev, r, p in zip(scored, ranks, percentiles.tolist(), strict=True)
-    ] if versions is None else [
         attrs.evolve(ev, overall_ranking=r, percentile=p, provisional=ev.tool in few, baseline_version=v)
         for ev, r, p, v in zip(scored, ranks, percentiles.tolist(), versions, strict=True)
-    ]  # fmt: skip
+    ]
     _store(tx, ranked)
     return ranked
 
