@@ -14,6 +14,7 @@ from arena_core.examples.synthetic import generate_arena
 from arena_core.service.tokens import TokenStore
 from arena_core.store import SQLiteStore
 from arena_core.store import typed as typed_module
+from arena_core.store.figurecache import FigureCache, PendingFigures
 from arena_core.store.typed import FIGURES
 
 
@@ -50,6 +51,11 @@ def _same_scores(kept, read) -> bool:
         and np.array_equal(kept.overall, read.overall)
         and np.array_equal(kept.provisional, read.provisional)
     )
+
+
+def _unsteady(pending: PendingFigures) -> PendingFigures:
+    pending.steady = False
+    return pending
 
 
 def _same(kept, read) -> bool:
@@ -118,10 +124,11 @@ def test_kept_figures_are_the_file_s_after_every_kind_of_write(where: str, monke
 def test_a_store_keeps_the_same_scores_with_its_figures_kept_or_read(
     where: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Batches of one run (ranked by counting) and of many (ranked among the task's scores),
-    re-submissions and tools crossing the provisional minimum store the same evaluations and
-    baselines whether each batch reads the task's figures and scores from memory or from the
-    database; and the scores kept are the database's after each batch."""
+    """Batches of one run and of many, re-submissions and tools crossing the provisional minimum
+    store the same evaluations and baselines whether each batch reads the task's figures and
+    scores from memory and places a few new runs among the scores there, or reads from the
+    database and counts through its indexes (a writer that is not the store's only one); and
+    the scores kept are the database's after each batch."""
     tasks, runs = generate_arena(tasks=3, submissions_per_task=40, seed=5)
     task_map = {t["id"]: t for t in tasks}
     rare = [{**runs[0], "id": f"rare-{k}", "tool": "rare-tool"} for k in range(3)]  # provisional, then not
@@ -134,6 +141,8 @@ def test_a_store_keeps_the_same_scores_with_its_figures_kept_or_read(
     def stored(keep: bool, store) -> tuple:
         if not keep:
             monkeypatch.setattr("arena_core.store.figurecache.PendingFigures.get", lambda self, kind, t: None)
+            begin = FigureCache.begin
+            monkeypatch.setattr(FigureCache, "begin", lambda self, version: _unsteady(begin(self, version)))
         arena = Arena({"min_submissions_per_tool": 3}, autoload=False)
         arena.process([], store=store, tasks=task_map)
         for batch in batches:
@@ -214,3 +223,36 @@ def test_names_grow_in_place_and_no_earlier_sequence_changes() -> None:
     joined = Joined(longer, ["e", "f"])
     assert joined == ["a", "b", "c", "e", "f"] and joined[3] == "e" and joined[-1] == "f" and joined[2:4] == ["c", "e"]
     assert len(joined) == 5 and longer == ("a", "b", "c") and longer != ["a", "b"]
+
+
+def test_the_only_writer_places_a_new_run_among_kept_scores_and_a_shared_one_counts(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store object that has been the only writer since its last transaction reads a task's
+    scores once, with its figures, and places each later run among them in memory: no statement
+    reads the task's scores or counts them. Once another writer wrote, the next post counts
+    through the indexes instead of reading scores it would forget; both rank as the file does."""
+    tasks, runs = generate_arena(tasks=2, submissions_per_task=30, seed=7)
+    task_map = {t["id"]: t for t in tasks}
+    arena = Arena(autoload=False)
+    store, elsewhere = _open(where), _open(where)
+    arena.process(runs[:40], store=elsewhere, tasks=task_map)
+    statements: list[str] = []
+    real = typed_module.TypedRows._run
+    monkeypatch.setattr(typed_module.TypedRows, "_run", lambda self, sql, *a: statements.append(sql) or real(self, sql, *a))
+
+    def post(run: dict, into=store) -> tuple[list[str], int]:
+        statements.clear()
+        (evaluation,) = arena.process([run], store=into).evaluations
+        with _open(where).transaction(write=False) as tx:
+            (on_file,) = [e for e in tx.evaluations(run["task_id"]) if e.submission_id == run["id"]]
+        assert (evaluation.overall_ranking, evaluation.percentile) == (on_file.overall_ranking, on_file.percentile)
+        counted = sum("overall_score > " in sql for sql in statements)  # a new run's standing, counted
+        return [sql for sql in statements if sql == typed_module.SCORES_OF_TASK], counted
+
+    first, second, third, fourth = [r for r in runs[40:] if r["task_id"] == runs[40]["task_id"]][:4]
+    assert post(first) == ([], 1)  # its cache started over (another writer wrote): counted
+    assert post(second) == ([typed_module.SCORES_OF_TASK], 0)  # the only writer since: scores read to keep
+    assert post(third) == ([], 0)  # and placed among in memory since
+    arena.process([r for r in runs[40:] if r["task_id"] != first["task_id"]][:1], store=elsewhere)
+    assert post(fourth) == ([], 1)

@@ -426,7 +426,7 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
                                    (e.submission_id, e.task_id, json.dumps(to_dict(e))))
     migrated = SQLiteStore(old)
     with sqlite3.connect(old) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 9
     assert snapshot(migrated) == snapshot(reference)
     with migrated.transaction(write=False) as tx:  # the leaderboard's cells, filled from the records
         stored = [e for t in tx.task_ids() for e in tx.evaluations(t)]
@@ -438,25 +438,30 @@ def test_a_version_1_database_is_migrated_when_opened(arena: Arena, tmp_path: Pa
 
 
 def test_a_version_6_file_gets_the_indexes_and_nothing_else_is_rebuilt(arena: Arena, tmp_path: Path) -> None:
-    from arena_core.store.typed import FIGURES_OF_TASK
+    from arena_core.store.typed import FIGURES_OF_TASK, SCORES_OF_TASK
 
     path = tmp_path / "arena.db"
     run(arena, SUBS, SQLiteStore(path))
     with sqlite3.connect(path) as connection:  # as version 6 left it, with a mark its rebuild would drop
         connection.execute("DROP INDEX evaluations_tool")
         connection.execute("DROP INDEX submissions_figures")
+        connection.execute("DROP INDEX evaluations_scores")
+        connection.execute("CREATE INDEX evaluations_task ON evaluations (task_id)")
         connection.execute("CREATE TEMP TABLE one AS SELECT * FROM board_cells LIMIT 1")
         connection.execute("UPDATE one SET grouping = 'mark'")
         connection.execute("INSERT INTO board_cells SELECT * FROM one")
         connection.execute("PRAGMA user_version = 6")
     store = SQLiteStore(path)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 9
         indexes = {row[1] for table in ("evaluations", "submissions")
                    for row in connection.execute(f"PRAGMA index_list({table})")}  # fmt: skip
-        assert {"evaluations_tool", "submissions_figures"} <= indexes
+        assert {"evaluations_tool", "submissions_figures", "evaluations_scores"} <= indexes
+        assert "evaluations_task" not in indexes  # the scores' index serves its look-ups
         plan = connection.execute(f"EXPLAIN QUERY PLAN {FIGURES_OF_TASK}", ("t",)).fetchall()
         assert "COVERING INDEX submissions_figures" in str(plan)  # a task's figures read from the index alone
+        plan = connection.execute(f"EXPLAIN QUERY PLAN {SCORES_OF_TASK}", ("t",)).fetchall()
+        assert "COVERING INDEX evaluations_scores" in str(plan)  # and its scores
         assert connection.execute("SELECT COUNT(*) FROM board_cells WHERE grouping = 'mark'").fetchone()[0] == 1
     with store.transaction(write=False) as tx:
         assert sum(len(tx.evaluations(t)) for t in TASK_MAP) == len(SUBS)
@@ -467,8 +472,8 @@ def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
 
     path = tmp_path / "new.db"
     with sqlite3.connect(path) as connection:
-        connection.execute("PRAGMA user_version = 9")
-    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 9; this one reads up to 8\)"):
+        connection.execute("PRAGMA user_version = 10")
+    with pytest.raises(ArenaError, match=r"new\.db: written by a newer arena-core \(schema version 10; this one reads up to 9\)"):
         SQLiteStore(path)
 
 
@@ -510,7 +515,7 @@ def test_arena_ingest_refuses_a_moved_id(tmp_path: Path) -> None:
 @pytest.mark.parametrize("fresh_count", [1, 7, 400])
 def test_a_batch_is_placed_among_stored_scores_as_a_ranking_of_all_of_them(fresh_count: int) -> None:
     """A batch's ranks and percentiles, counted in memory among its task's stored scores by a
-    binary search of each stored score among the new ones (``standings._standing``), equal
+    binary search of each stored score among the new ones (``standings.place``), equal
     SciPy's minimum ranks of all of the task's scores and the share strictly below each, on
     scores full of ties (within the batch and with stored ones) and with re-submitted ids,
     whose stored rows give way; each tool's count and marks are the stored rows'."""
@@ -518,7 +523,7 @@ def test_a_batch_is_placed_among_stored_scores_as_a_ranking_of_all_of_them(fresh
     from scipy.stats import rankdata
 
     from arena_core.model.records import Evaluation
-    from arena_core.store.standings import Scores, _rank_counted, _standing
+    from arena_core.store.standings import Scores, _rank_counted, place
 
     rng = np.random.default_rng(fresh_count)
     stored_scores = rng.integers(0, 30, 3_000) / 2  # few distinct values: ties everywhere
@@ -535,7 +540,7 @@ def test_a_batch_is_placed_among_stored_scores_as_a_ranking_of_all_of_them(fresh
     marked: list[tuple[str, bool]] = []
     tx = type("Tx", (), {"mark_provisional": lambda self, task, tool, mark: marked.append((tool, mark)),
                          "put_evaluations": lambda self, evaluations: None})()  # fmt: skip
-    standing = _standing(Scores(ids, stored_scores, tools, marks), scored)
+    standing = place(Scores(ids, stored_scores, tools, marks), scored)
     ranked = _rank_counted(tx, "t", scored, 2, standing, None)
 
     kept = [k for k, i in enumerate(ids) if i not in set(fresh_ids)]

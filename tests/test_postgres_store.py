@@ -258,7 +258,10 @@ def test_a_version_3_database_gets_typed_columns_and_its_stored_ranks_are_read_a
         for name, values in numeric.items():
             assert values.tolist() == pytest.approx(numeric2[name].tolist(), nan_ok=True)
     with psycopg.connect(url) as connection:
-        assert connection.execute("SELECT version FROM arena_schema").fetchone()[0] == SCHEMA_VERSION == 5
+        assert connection.execute("SELECT version FROM arena_schema").fetchone()[0] == SCHEMA_VERSION == 6
+        indexes = {row[0] for row in connection.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'evaluations'")}
+        assert {"evaluations_scores", "evaluations_score", "evaluations_tool"} <= indexes  # made again with the columns
+        assert "evaluations_task" not in indexes  # the scores' index serves its look-ups
 
 
 def test_connections_are_kept_per_thread_and_process_and_a_dead_one_is_replaced(postgres_server) -> None:

@@ -105,11 +105,12 @@ class FigureCache:
         """A write transaction's view, once it holds the store's write lock: the kept columns
         when the store is at ``version`` still (nothing else wrote it since), else none."""
         with self.lock:
-            if version != self._version:
+            steady = version == self._version
+            if not steady:
                 self.tasks, self._rows = {}, 0
                 self._version = version
                 self._epoch += 1
-            return PendingFigures(dict(self.tasks), self._epoch)
+            return PendingFigures(dict(self.tasks), self._epoch, steady)
 
     def commit(self, pending: PendingFigures, version: Hashable) -> None:
         """Keep what a committed transaction read and wrote, the store now at ``version``,
@@ -131,9 +132,12 @@ class FigureCache:
 class PendingFigures:
     """One write transaction's columns: those kept, those it read or wrote, those it made unknown."""
 
-    def __init__(self, kept: dict[tuple[str, str], Columns | Scores], epoch: int) -> None:
+    def __init__(self, kept: dict[tuple[str, str], Columns | Scores], epoch: int, steady: bool = True) -> None:
         self.kept = kept
         self.epoch = epoch
+        self.steady = steady
+        """Nothing else wrote the store since this cache's last transaction: what it reads now
+        is likely to be read again from memory (another writer empties the cache each time)."""
         self.read: dict[tuple[str, str], Columns | Scores] = {}
         self.dirty: set[tuple[str, str]] = set()
 

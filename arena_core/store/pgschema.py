@@ -18,8 +18,9 @@ __all__ = ["SCHEMA_VERSION", "TABLES", "migrate"]
 
 #: The schema's version, in ``arena_schema``; a newer one is refused. 2: the leaderboard's cells;
 #: 3: their exact sums of whole units; 4: typed columns beside the records, ranks derived on read;
-#: 5: ``arena_schema.writes``, the count of write transactions (store/figurecache.py).
-SCHEMA_VERSION = 5
+#: 5: ``arena_schema.writes``, the count of write transactions (store/figurecache.py); 6: each
+#: task's scores read from one stretch of an index.
+SCHEMA_VERSION = 6
 
 #: The leaderboard's cells (store/cells.py), in PostgreSQL's words.
 _CELLS = schema(real="DOUBLE PRECISION", whole="BIGINT", suffix="")
@@ -36,7 +37,6 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS submissions_task ON submissions (task_id, seq)",
     "CREATE TABLE IF NOT EXISTS evaluations (seq BIGSERIAL, submission_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, "
     "data TEXT NOT NULL)",
-    "CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id, seq)",
     "CREATE TABLE IF NOT EXISTS evaluation_versions (seq BIGSERIAL PRIMARY KEY, submission_id TEXT NOT NULL, "
     "superseded_at TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL)",
     _CELLS,
@@ -52,6 +52,11 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS submissions_figures ON submissions (task_id, seq) INCLUDE (id, tool, model, "
     + ", ".join(FIGURES)
     + ")",
+    # A task's scores, likewise: what a writer keeps to place a new run among them. It serves
+    # every look-up by task that ``evaluations_task`` (versions 1-5) served, which is dropped.
+    "CREATE INDEX IF NOT EXISTS evaluations_scores ON evaluations (task_id, seq) "
+    "INCLUDE (submission_id, overall_score, tool, provisional)",
+    "DROP INDEX IF EXISTS evaluations_task",
 )
 #: The store's tables: each must belong to the role connecting (:mod:`arena_core.store.trust`).
 TABLES = (

@@ -24,10 +24,10 @@ __all__ = ["SCHEMA_VERSION", "migrate"]
 #: per-tool sums), 3 (before the leaderboard's cells, store/cells.py), 4 (before evaluation
 #: versions), 5 (before the cells' exact sums of whole units) and 6 (before the index of each
 #: task's tools, which ranks a new run by counting, and the index that holds each task's
-#: figures together) and 7 (before ``arena_writes``, the count of the store's write transactions
-#: that tells a store's kept figures are current: store/figurecache.py) are migrated when opened;
-#: a newer one is refused.
-SCHEMA_VERSION = 8
+#: figures together), 7 (before ``arena_writes``, the count of the store's write transactions
+#: that tells a store's kept figures are current: store/figurecache.py) and 8 (before the index
+#: that holds each task's scores together) are migrated when opened; a newer one is refused.
+SCHEMA_VERSION = 9
 
 #: The count of the store's write transactions, one row (side tables' writes do not count).
 WRITES_SCHEMA = "CREATE TABLE IF NOT EXISTS arena_writes (n INTEGER NOT NULL)"
@@ -41,7 +41,6 @@ CREATE INDEX IF NOT EXISTS submissions_task ON submissions (task_id);
 CREATE TABLE IF NOT EXISTS evaluations (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE, task_id TEXT NOT NULL,
     data TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations (task_id);
 CREATE TABLE IF NOT EXISTS baseline_versions (
     key TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (key, version));
 CREATE TABLE IF NOT EXISTS evaluation_versions (
@@ -62,6 +61,12 @@ INDEXES = (
     "CREATE INDEX IF NOT EXISTS submissions_figures ON submissions (task_id, seq, id, tool, model, "
     + ", ".join(FIGURES)
     + ")",
+    # A task's scores in one stretch of an index, for the same reason: what a writer keeps to
+    # place a new run among them (store/figurecache.py). It serves every look-up by task that
+    # ``evaluations_task`` (versions 1-8) served, which is dropped.
+    "CREATE INDEX IF NOT EXISTS evaluations_scores ON evaluations (task_id, seq, submission_id, overall_score, tool, "
+    "provisional)",
+    "DROP INDEX IF EXISTS evaluations_task",
 )
 ADDED_NAMES = {table: [name for name, _ in columns] for table, columns in ADDED.items()}
 

@@ -27,7 +27,7 @@ from arena_core.engine.columns import Columns, factorize
 from arena_core.engine.rounding import round_exact
 from arena_core.model.records import Evaluation
 
-__all__ = ["Scores", "Standing", "put_all", "rank_task", "submission_columns"]
+__all__ = ["Scores", "Standing", "place", "put_all", "rank_task", "submission_columns"]
 
 #: Batches of up to this many runs of a task are ranked by counting, through the scores' index,
 #: the stored scores above and below each (``standing``); larger ones read the task's scores.
@@ -85,11 +85,11 @@ def rank_task(
     count = getattr(tx, "standing", None)
     found: Standing | None = count(task_id, scored) if count is not None and len(scored) <= COUNTED else None
     if found is None:
-        found = _standing(tx.scores(task_id), scored)
+        found = place(tx.scores(task_id), scored)
     return _rank_counted(tx, task_id, scored, minimum, found, versions)
 
 
-def _standing(stored: Scores, scored: Sequence[Evaluation]) -> Standing:
+def place(stored: Scores, scored: Sequence[Evaluation]) -> Standing:
     """Where ``scored`` stands among the task's stored scores (those of the same ids left out),
     as the store would count it: each stored score is placed among the sorted new ones by a
     binary search, so a batch of k runs costs O(n log k) over n stored, not a sort of them."""
