@@ -190,7 +190,7 @@ def test_a_version_2_database_gets_versions_and_history_when_opened(tmp_path: Pa
         connection.execute("PRAGMA user_version = 2")
     store = SQLiteStore(path)
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 8
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 9
     assert {len(v) for v in baseline_history(store).values()} == {1}
     later = arena.process(RUNS[1::2], store=store)
     assert {e.baseline_version for e in later.evaluations} == {1}
