@@ -582,3 +582,88 @@ def test_a_one_x_turn_counts_a_command_exactly_when_mini_swe_agent_s_action_rege
     content = "".join(parts)
     regex = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
     assert _commands({"role": "assistant", "content": content}, "t") == (1 if regex.search(content) else 0), content
+
+
+def _atif_steps_as_checked_one_by_one(steps: list) -> tuple[int, int, list[str]]:
+    """What ATIF steps count to, each field read through ``value``/``count`` in the order the
+    importer uses them (its reading before fields were looked up directly): the oracle."""
+    from collections.abc import Mapping
+
+    from arena_core.importing.runs import count, value
+
+    tools = iterations = 0
+    stamps = []
+    for index, step in enumerate(steps):
+        at = f"t.json: steps.{index}"
+        if not isinstance(step, Mapping):
+            raise InputError(f"{at}: expected a step (a table)")
+        if value(step, "is_copied_context", at, bool):
+            continue
+        tools += len(value(step, "tool_calls", at, list) or [])
+        if value(step, "source", at, str) == "agent":
+            calls = count(step, "llm_call_count", at)
+            iterations += 1 if calls is None else calls
+        if stamp := value(step, "timestamp", at, str):
+            stamps.append(stamp)
+    return tools, iterations, stamps
+
+
+_ODD = st.one_of(st.none(), st.booleans(), st.integers(-2, 3), st.floats(allow_nan=True), st.text(max_size=3),
+                 st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=2), st.integers(), max_size=1))  # fmt: skip
+_STEP = st.one_of(
+    st.fixed_dictionaries({}, optional={"is_copied_context": st.one_of(st.booleans(), _ODD),
+                                        "tool_calls": st.one_of(st.lists(st.just({}), max_size=3), _ODD),
+                                        "source": st.one_of(st.sampled_from(["agent", "user", "system"]), _ODD),
+                                        "timestamp": st.one_of(st.just("2026-01-01T00:00:00Z"), _ODD),
+                                        "llm_call_count": st.one_of(st.integers(0, 4), _ODD)}),  # fmt: skip
+    _ODD,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_STEP, max_size=6))
+def test_atif_steps_read_directly_count_and_fail_as_each_field_checked_in_turn(steps: list) -> None:
+    """An ATIF step's fields are looked up directly, and checked through ``value`` only when one
+    is not what ATIF writes: on any steps, the figures, and the error naming the first field
+    that is wrong (a copied step's others, and a step's model calls unless an agent's, unread),
+    equal reading each field through the checks in turn."""
+    from arena_plugins.importers.atif import _add
+
+    figures = {"tool_calls": 0, "iterations": 0}
+    stamps: list[str] = []
+    try:
+        expected = _atif_steps_as_checked_one_by_one(steps)
+    except InputError as exc:
+        with pytest.raises(InputError) as raised:
+            _add({"steps": steps}, "t.json", figures, None, {}, stamps, [])
+        assert str(raised.value) == str(exc)
+        return
+    _add({"steps": steps}, "t.json", figures, None, {}, stamps, [])
+    assert (figures["tool_calls"], figures["iterations"], stamps) == expected
+
+
+def test_harbor_reads_the_head_of_a_trial_s_result_not_of_its_agent_files(
+    arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder's files are told apart by their heads, except those in the agent folder of a
+    trial found there (its trajectory is read by the trial; nothing else there is a run): the
+    runs are those read when every head was read, and a trajectory given by name is still read."""
+    from arena_plugins.importers import harbor as harbor_module
+
+    job = tmp_path / "job"
+    shutil.copytree(HARBOR, job, ignore=shutil.ignore_patterns("make.py", "README.md"))
+    lone = job / "lone" / "agent"
+    lone.mkdir(parents=True)  # a trajectory no trial wrote: a run of its own
+    shutil.copy(HARBOR / "continued__e1" / "agent" / "trajectory.cont-1.json", lone / "trajectory.json")
+    heads: list[Path] = []
+    real = harbor_module._kind
+    monkeypatch.setattr(harbor_module, "_kind", lambda p: heads.append(p) or real(p))
+    runs = imported(arena, "harbor", job)
+    assert sorted(p.name for p in heads) == ["analysis.json", *["result.json"] * 6, "trajectory.json"]
+    assert [p for p in heads if p.name == "trajectory.json"] == [lone / "trajectory.json"]
+    trials = imported(arena, "harbor", HARBOR)
+    assert len(runs) == len(trials) + 1 and set(trials) <= set(runs)
+    heads.clear()
+    given = job / "continued__e1" / "agent" / "trajectory.json"
+    [run] = imported(arena, "harbor", given).values()  # by name: read as what its name says
+    assert run["tool_calls"] == 5

@@ -265,9 +265,15 @@ def files_under(paths: Sequence[Path], accept: Callable[[Path], bool]) -> Iterat
     always yielded: the importer then says what is wrong with it."""
     for path in paths:
         if path.is_dir():
-            yield from sorted(p for p in regular_files(path) if accept(p))
+            yield from sorted((p for p in regular_files(path) if accept(p)), key=_parts)
         else:
             yield path
+
+
+def _parts(path: Path) -> tuple[str, ...]:
+    """A path's order, as a path's own comparison orders it (part by part), compared as a tuple
+    of strings: Python's path comparison rebuilds its parts at every one of a sort's calls."""
+    return path.parts
 
 
 def regular_files(root: Path) -> list[Path]:

@@ -92,16 +92,34 @@ def _add(
     running figures, and its totals when it is a root (``totals`` given)."""
     steps = value(data, "steps", where, list, required=True)
     for index, step in enumerate(steps):
-        at = f"{where}: steps.{index}"
-        if not isinstance(step, Mapping):
-            raise InputError(f"{at}: expected a step (a table)")
-        if value(step, "is_copied_context", at, bool):
+        # Each step's fields are looked up directly (a trajectory has hundreds of steps);
+        # ``value`` and ``count`` are asked only about a step that is not what ATIF writes, for
+        # the error naming its field.
+        get = step.get if type(step) is dict else None
+        copied, calls, source, stamp, models = (
+            (get("is_copied_context"), get("tool_calls"), get("source"), get("timestamp"), get("llm_call_count"))
+            if get is not None
+            else (None,) * 5
+        )
+        if (
+            get is None
+            or not (copied is None or type(copied) is bool)
+            or (
+                not copied
+                and not (
+                    (calls is None or type(calls) is list)
+                    and (source is None or type(source) is str)
+                    and (stamp is None or type(stamp) is str)
+                    and (source != "agent" or models is None or (type(models) is int and models >= 0))
+                )
+            )
+        ):
+            copied, calls, source, stamp, models = _checked_step(step, f"{where}: steps.{index}")
+        if copied:
             continue  # already counted in the segment it was copied from
-        figures["tool_calls"] += len(value(step, "tool_calls", at, list) or [])
-        if value(step, "source", at, str) == "agent":
-            calls = count(step, "llm_call_count", at)
-            figures["iterations"] += 1 if calls is None else calls
-        stamp = value(step, "timestamp", at, str)
+        figures["tool_calls"] += len(calls or ())
+        if source == "agent":
+            figures["iterations"] += 1 if models is None else models
         if stamp:
             stamps.append(stamp)
     for index, sub in enumerate(value(data, "subagent_trajectories", where, list) or []):
@@ -121,6 +139,19 @@ def _add(
         measured["cost"] = False
     else:
         totals["cost"] += cost
+
+
+def _checked_step(step: Any, at: str) -> tuple[Any, Any, Any, Any, Any]:
+    """A step's fields checked one by one, in the order they are used: raises for the first that
+    is not what ATIF writes (a copied step's others are not read)."""
+    if not isinstance(step, Mapping):
+        raise InputError(f"{at}: expected a step (a table)")
+    if value(step, "is_copied_context", at, bool):
+        return True, None, None, None, None
+    calls = value(step, "tool_calls", at, list)
+    source = value(step, "source", at, str)
+    models = count(step, "llm_call_count", at) if source == "agent" else None
+    return False, calls, source, value(step, "timestamp", at, str), models
 
 
 def continuation_of(path: Path) -> Path | None:

@@ -75,22 +75,17 @@ class Harbor:
         return _is_result(path) or _is_atif(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
-        kinds: dict[Path, str | None] = {}  # each file's head is read once, to tell what it is
-
-        def kind(p: Path) -> str | None:
-            return kinds[p] if p in kinds else kinds.setdefault(p, _kind(p))
-
-        files = list(files_under(paths, lambda p: kind(p) is not None))
-        for path in files:  # a file given by name is read as what its name says: its reader says what is wrong
-            if kind(path) is None:
-                kinds[path] = "trial" if path.name == "result.json" else "atif"
-        jobs, analyses = [p for p in files if kind(p) == "job"], [p for p in files if kind(p) == "analysis"]
-        files = [p for p in files if kind(p) in ("trial", "atif")]
-        results = [p for p in files if kind(p) == "trial"]
+        named = {p for p in paths if not p.is_dir()}
+        files = list(files_under(paths, lambda p: p.suffix == ".json"))
+        kinds = _kinds(files, named)
+        by_kind: dict[str | None, list[Path]] = {"trial": [], "job": [], "analysis": [], "atif": [], None: []}
+        for path in files:
+            by_kind[kinds[path]].append(path)
+        results = by_kind["trial"]
         notes = JobNotes()
-        yield from notes.read(jobs, analyses, results, _trial_usage)
+        yield from notes.read(by_kind["job"], by_kind["analysis"], results, _trial_usage)
         trials = {p.parent for p in results}
-        lone = [p for p in files if kind(p) == "atif" and _trial_of(p) not in trials]
+        lone = [p for p in by_kind["atif"] if _trial_of(p) not in trials]
         segments: set[Path] = set()
         for path in lone:  # a file another one continues in is part of that run, not a run
             try:
@@ -100,12 +95,32 @@ class Harbor:
                 pass  # reported when the file itself is read below
         for path in results + [p for p in lone if p not in segments]:
             try:
-                if kind(path) == "trial":
+                if kinds[path] == "trial":
                     yield notes.apply(path, _trial(path, self.reward_key, self.reward_aggregate))
                 else:
                     yield _lone_trajectory(path)
             except InputError as exc:
                 yield exc
+
+
+def _kinds(files: list[Path], named: set[Path]) -> dict[Path, str | None]:
+    """What each file is (:func:`_kind`), from one read of its head; a file given by name is read
+    as what its name says (its reader says what is wrong). A file in the agent folder of a trial
+    found here is not read: the trial reads its trajectory, and nothing else there is a run."""
+    kinds: dict[Path, str | None] = {}
+    for path in files:
+        if path.name in ("result.json", "analysis.json"):
+            kinds[path] = _kind(path)
+            if kinds[path] is None and path in named and path.name == "result.json":
+                kinds[path] = "trial"
+    trials = {p.parent for p, k in kinds.items() if k == "trial"}
+    for path in files:
+        if path not in kinds:
+            kinds[path] = None if _trial_of(path) in trials else _kind(path)
+    for path in named:
+        if kinds.get(path) is None:
+            kinds[path] = "trial" if path.name == "result.json" else "atif"
+    return kinds
 
 
 def _kind(path: Path) -> str | None:
