@@ -110,3 +110,30 @@ def test_the_api_leaves_them_out_given_the_meta_and_refuses_to_guess_without_it(
     stored = {row.group: row.n_runs for row in excluding.leaderboard(store=store)}
     assert stored == {"a": 2, "b": 3}
     assert {row.group: row.n_runs for row in Arena(autoload=False).leaderboard(store=store)} == {"a": 3, "b": 3}
+
+
+def test_a_record_s_flags_are_read_where_its_meta_will_hold_them() -> None:
+    """Whether a record is set aside as ungraded is looked up without building its meta, and
+    equals asking of the meta its submission will have (its ``meta`` object over its own keys),
+    whatever holds the flag: the meta, the record, both, neither, or a value of another kind."""
+    from itertools import product
+
+    from arena_core.cli.picking import _meta_of, _ungraded
+    from arena_core.importing.runs import VERDICT_CRITERION
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+    from arena_core.stats.runs import ungraded
+
+    verdict_only = structure({"id": "t", "success_criteria": [{"type": VERDICT_CRITERION, "description": "x"}]}, Task)
+    tasks = {"t": verdict_only, "open": structure({"id": "open"}, Task)}
+    flags = [None, ["not_graded"], ["x"], "not_graded", ("not_graded",), {"not_graded": 1}]
+    metas = [None, "text", {}, {"flags": None}, *({"flags": f} for f in flags[1:])]
+    seen = set()
+    for meta, own, task in product(metas, flags, ["t", "open", "gone", None]):
+        record = {"id": "r", "tool": "a", **({"task_id": task} if task else {})}
+        record |= {"meta": meta} if meta is not None else {}
+        record |= {"flags": own} if own is not None else {}
+        expected = False if task == "gone" else ungraded(_meta_of(record), tasks.get(task) if task else None)
+        assert _ungraded(record, tasks) is expected, record
+        seen.add((task, expected))
+    assert {("t", True), ("t", False), ("open", False), (None, True)} <= seen
