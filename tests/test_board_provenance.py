@@ -274,3 +274,58 @@ def test_the_service_board_says_what_the_cli_board_of_the_store_says(tmp_path: P
     # A stored run's card: the runs of its task, which its baseline was computed from.
     card = _board(tmp_path, "card", RUNS[0]["id"], "--store", "a.db")["provenance"]
     assert (card["runs"], card["n_runs"], card["tasks"]) == (made["runs"], made["n_runs"], made["tasks"])
+
+
+def test_a_store_read_as_columns_prints_what_reading_its_runs_as_objects_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--store`` commands read the stored runs as columns that keep each run's meta and score
+    them as one batch; every board, choice of runs (--task, --category, --where, harness errors
+    excluded, one that keeps nothing) and its provenance prints what reading each run as an
+    object printed, and no run object is made."""
+    import json
+    import random
+
+    from arena_core.cli import selection
+    from arena_core.examples.synthetic import generate_arena
+    from arena_core.model import records
+
+    tasks, runs = generate_arena(tasks=8, submissions_per_task=9, seed=4)
+    rng = random.Random(2)
+    for run in runs:
+        run["meta"] = {"lang": rng.choice(["py", "js"]), **({"flags": ["harness_error"]} if rng.random() < 0.15 else {})}
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    (tmp_path / "excluding.toml").write_text('infra_failures = "exclude"\n')
+    assert run_arena("ingest", "runs.jsonl", "--tasks", "tasks.json", "--store", "a.db", cwd=tmp_path).returncode == 0
+    task, category = tasks[0]["id"], tasks[1]["category"]
+    commands = [
+        ["leaderboard", "--format", "json"],
+        ["leaderboard", "--by", "tool,model"],
+        ["leaderboard", "--by", "meta.lang", "--format", "json"],
+        ["leaderboard", "--task", task, "--format", "json"],
+        ["leaderboard", "--category", category, "--where", "meta.lang=py", "--format", "json"],
+        ["leaderboard", "--where", "meta.lang=none"],
+        ["-c", "excluding.toml", "leaderboard", "--format", "json"],
+        ["tasks", "--by", "model", "--format", "json"],
+        ["tasks", "--where", "meta.lang=js"],
+    ]
+
+    def printed() -> list[tuple[int, str, str]]:
+        found = []
+        for command in commands:
+            done = run_arena(*command, "--store", "a.db", cwd=tmp_path)
+            found.append((done.returncode, done.stdout, done.stderr))
+        return found
+
+    made: list[int] = []
+    real_init = records.Submission.__init__
+    monkeypatch.setattr(records.Submission, "__init__", lambda self, *a, **k: made.append(1) or real_init(self, *a, **k))
+    as_columns = printed()
+    assert made == []  # no run became an object
+    monkeypatch.setattr(selection, "stored_columns", lambda arena, store: None)  # as the runs were read before
+    as_objects = printed()
+    assert made  # that path made them
+    assert as_columns == as_objects
+    assert [code for code, _, _ in as_columns].count(0) == len(commands) - 1  # all but the one that keeps nothing
+    assert "left out (infra_failures = exclude)" in as_columns[6][2]

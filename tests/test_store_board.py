@@ -210,7 +210,7 @@ def test_the_board_read_as_columns_is_the_board_read_as_objects(where: str, monk
 
     def board(columns: bool) -> tuple:
         if not columns:
-            monkeypatch.setattr(module, "_read_columns", lambda *_: None)
+            monkeypatch.setattr(module, "stored_columns", lambda *_: None)
         current = CurrentScores(arena)
         read, meta = current.read(store)
         cells = {by: sorted(current.cells(store, by)) for by in ("tool", "model")}

@@ -9,11 +9,13 @@ import json
 import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
+import numpy as np
 from attrs import frozen
 
 from arena_core.cli.app import State, score_all
@@ -30,7 +32,7 @@ from arena_core.model.releases import WINDOWS, ModelDates
 from arena_core.model.serde import to_dict
 from arena_core.stats.windows import TimeWindow
 from arena_core.store import Store
-from arena_core.store.current import score_stored, stored_tasks
+from arena_core.store.current import score_stored, stored_columns, stored_tasks
 
 store_option = click.option(
     "--store",
@@ -151,7 +153,11 @@ def evaluations_of(
     the tasks it keeps), from the store or the files; the runs left out are never checked."""
     with_meta = with_meta or pick.narrows_runs
     evaluations: Sequence[Evaluation]
-    if store_path is not None:
+    found: dict[str, Any] | None
+    read = _stored_columns(state, store_path, pick, with_meta) if store_path is not None else None
+    if read is not None:
+        evaluations, found, tasks = read
+    elif store_path is not None:
         stored, subs, tasks = stored_arena(state, store_path)
         tasks = pick.tasks_of(tasks)
         kept = {s.id for s in subs if pick.keeps_meta(s.task_id, s.meta, s.model)}
@@ -174,6 +180,37 @@ def evaluations_of(
     if note := pick.note():
         click.echo(note, err=True)
     return evaluations, found, tasks
+
+
+def _stored_columns(
+    state: State, path: Path | str, pick: Pick, with_meta: bool
+) -> tuple[Sequence[Evaluation], dict[str, Any] | None, dict[str, Task]] | None:
+    """:func:`evaluations_of` a store, its runs read as columns that keep each run's meta and
+    scored as one batch (no object per run: a board of 200,000 stored runs spent most of its
+    time making them); ``None`` when scoring needs the runs as objects (a criterion that reads
+    their meta or is slow to check, priced costs: :func:`~arena_core.store.current.stored_columns`)."""
+    store = _opened(path)
+    read = stored_columns(state.arena, store)
+    if read is None:
+        return None
+    tasks, runs, _ = read
+    if not runs.size:
+        raise ArenaError(f"{path}: no stored runs")
+    note_unrecorded(state, tasks)
+    # as score_stored scores them, without its look-up of stored verdicts: these runs need none
+    scored: Sequence[Evaluation] = state.arena.evaluate_many(runs, tasks, evaluated_at=datetime.now(UTC).isoformat())
+    tasks = pick.tasks_of(tasks)
+    metas = runs.metas
+    assert metas is not None, "a store's columns keep the metas"
+    if pick.kept_tasks is not None or pick.narrows_runs:  # runs chosen one by one, as their objects were
+        chosen = zip(runs.task_ids, metas, runs.models, strict=True)
+        kept = [i for i, (task_id, meta, model) in enumerate(chosen) if pick.keeps_meta(task_id, meta, model)]
+        if not kept:
+            raise ArenaError(f"{path}: no stored run is kept by the options given")
+        if len(kept) < runs.size:
+            runs, metas, scored = runs.take(np.array(kept)), [metas[i] for i in kept], [scored[i] for i in kept]
+    state.runs_read = runs
+    return scored, dict(zip(map(str, runs.ids), metas, strict=True)) if with_meta else None, tasks
 
 
 def stored_runs(path: Path | str, task_id: str | None = None) -> tuple[list[Submission], dict[str, Task]]:

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from arena_core.store import Store
 
 __all__ = [
-    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "score_stored", "stored_tasks",
+    "GENERATIONS_SQL", "CurrentScores", "current_evaluations", "generations_of_rows", "score_stored", "stored_columns",
+    "stored_tasks",
     "stored_verdicts", "verdicts_kept",
 ]  # fmt: skip
 
@@ -188,7 +189,7 @@ class CurrentScores:
         self, store: Store, task_ids: list[str] | None, generations: Mapping[str, Hashable]
     ) -> dict[str, _Task]:
         """The tasks ``task_ids`` (all by default) read and scored, each at its generation."""
-        read = _read_columns(self.arena, store, task_ids)
+        read = stored_columns(self.arena, store, task_ids)
         if read is not None:
             return _scored_columns(self.arena, *read, generations)
         runs, evaluations = _read_and_score(self.arena, store, task_ids)
@@ -205,8 +206,8 @@ class CurrentScores:
         return found
 
 
-def _read_columns(
-    arena: Arena, store: Store, task_ids: list[str] | None
+def stored_columns(
+    arena: Arena, store: Store, task_ids: list[str] | None = None
 ) -> tuple[dict[str, Task], Columns, list[int]] | None:
     """The stored runs of ``task_ids`` (all by default) read from their records as columns,
     with their tasks and each task's count of runs; ``None`` where scoring needs them as
