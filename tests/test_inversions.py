@@ -116,7 +116,8 @@ def test_inversions_from_matrix_products_equal_the_pair_by_pair_tests_on_random_
     """Every pair tested at once (stats/pairmoments.py, only the p-values under the level kept to
     adjust) names exactly the inversions of the paired t-test run pair by pair and adjusted over
     every pair (Holm and Benjamini-Hochberg), on boards with missing cells, ties, groups equal
-    but for a constant, and groups that share fewer than two tasks."""
+    but for a constant, and groups that share fewer than two tasks, and on complete boards
+    (every group ran every task: their sums are read without the products), with partial credit."""
     from arena_core.stats import inversions as module
     from arena_core.stats.tasktable import TaskTable
 
@@ -126,7 +127,10 @@ def test_inversions_from_matrix_products_equal_the_pair_by_pair_tests_on_random_
         groups, tasks = int(rng.integers(3, 40)), int(rng.integers(2, 30))
         solve = rng.uniform(0, 1, groups)
         correctness = np.where(rng.random((groups, tasks)) < solve[:, None], 100.0, 0.0)
-        correctness[rng.random((groups, tasks)) < rng.uniform(0, 0.5)] = np.nan
+        if trial % 2:
+            correctness[rng.random((groups, tasks)) < rng.uniform(0, 0.5)] = np.nan
+        elif trial % 4 == 0:  # complete, with partial credit (means of a few runs)
+            correctness = np.round(correctness * rng.integers(1, 4, (groups, tasks)) / 3, 10)
         if groups > 4:
             correctness[1] = correctness[0]  # equal groups
             correctness[2] = np.where(np.isnan(correctness[0]), np.nan, np.minimum(correctness[0] + 0.5, 100))

@@ -10,7 +10,8 @@ shared tasks have
 - ``sum d^2 = (X^2 P^T) + (X^2 P^T)^T - 2 X X^T``,
 
 four matrix products for all pairs, from which the t statistic and, through one vectorised
-``scipy.special.stdtr``, the two-sided p-value of ``scipy.stats.ttest_1samp``. The products are
+``scipy.special.stdtr``, the two-sided p-value of ``scipy.stats.ttest_1samp``. When every group
+has every task (``P`` all ones) three of them are row sums, and ``X X^T`` is the one product made. The products are
 made a block of rows at a time, each row against the groups from its block on (a pair is tested
 once, and half the products are not made), so memory stays bounded however many groups there are.
 
@@ -48,7 +49,9 @@ class PairBlock:
     mean: np.ndarray
     """Mean over them of the row group's value minus the column group's (0 with none shared)."""
     p_value: np.ndarray
-    """Two-sided, of the paired t-test; NaN below 2 shared tasks."""
+    """Two-sided, of the paired t-test; NaN below 2 shared tasks. With ``below`` given, a cell
+    whose column is not after its row (a group against itself, or a pair of an earlier block's
+    row) is 1: only the pairs the block tests are computed."""
 
 
 def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[PairBlock]:
@@ -57,7 +60,8 @@ def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[P
     every pair ``i < j`` is in the block of ``i``, at column ``j``.
 
     :param below: only p-values under this are wanted: the others are given as 1, without
-        computing them (a t statistic short of the critical value, with a margin, has one at least).
+        computing them (a t statistic short of the critical value, with a margin, has one at
+        least), as are the cells of pairs the block does not test.
     """
     from scipy.special import stdtr, stdtrit  # the board imports scipy.special already (stats/pairwise.py)
 
@@ -67,15 +71,24 @@ def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[P
         critical = np.concatenate([[np.inf], stdtrit(freedom, below / 2) * -(1 - 1e-9)])
 
     present = ~np.isnan(values)
+    complete = bool(present.all())
     p = present.astype(float)
     x = np.where(present, values, 0.0)
     xx = x * x
+    if complete:  # every group has every task (a board of one benchmark): P's products are row sums
+        sums, sums_of_squares = x @ p[0], xx @ p[0]  # as the product with a row of ones sums them
     step = max(1, _BLOCK_CELLS // max(1, len(values)))
     for start in range(0, len(values), step):
         block, later = slice(start, start + step), slice(start, None)
-        shared = p[block] @ p[later].T
-        total = x[block] @ p[later].T - p[block] @ x[later].T
-        squares = xx[block] @ p[later].T + p[block] @ xx[later].T - 2.0 * (x[block] @ x[later].T)
+        rows, columns = np.arange(len(values))[block], np.arange(start, len(values))
+        if complete:
+            shared = np.full((len(x[block]), len(x[later])), float(values.shape[1]))
+            total = sums[block, None] - sums[None, later]
+            squares = sums_of_squares[block, None] + sums_of_squares[None, later] - 2.0 * (x[block] @ x[later].T)
+        else:
+            shared = p[block] @ p[later].T
+            total = x[block] @ p[later].T - p[block] @ x[later].T
+            squares = xx[block] @ p[later].T + p[block] @ xx[later].T - 2.0 * (x[block] @ x[later].T)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(shared > 0, total / np.maximum(shared, 1), 0.0)
             variance = (squares - shared * mean * mean) / (shared - 1)
@@ -83,13 +96,12 @@ def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[P
             statistic = np.abs(mean / np.sqrt(variance / shared))
             if critical is None:
                 p_value = 2.0 * stdtr(shared - 1, -statistic)
-            else:
+            else:  # and only for the pairs this block tests (a column after its row): half a block's cells
                 freedom = np.maximum(shared - 1, 0).astype(np.int64)
-                near = statistic >= critical[freedom]
+                near = (statistic >= critical[freedom]) & (columns[None, :] > rows[:, None])
                 p_value = np.ones_like(statistic)
                 p_value[near] = 2.0 * stdtr(freedom[near], -statistic[near])
         no_spread = np.where(np.abs(mean) <= _NO_SPREAD * np.sqrt(np.maximum(squares, 0.0) + 1.0), 1.0, 0.0)
         p_value = np.where(flat, no_spread, p_value)
         p_value = np.where(shared >= 2, p_value, np.nan)
-        rows, columns = np.arange(len(values))[block], np.arange(start, len(values))
         yield PairBlock(rows, columns, shared.astype(np.int64), mean, p_value)
