@@ -181,7 +181,8 @@ def arena_register_interval_methods(config: ScoringConfig, options: Any) -> Sequ
 
     A method has a unique ``name`` and ``interval(scores, confidence_level) -> (low, high)``
     (see :class:`arena_core.model.protocols.IntervalMethod`); the configuration's
-    ``confidence_interval`` setting picks one by name (the spec's method by default).
+    ``confidence_interval`` setting picks one by name (the spec's method by default). A batch
+    form ``intervals(rows, confidence_level)``, ``interval`` of each row, serves a board at once.
 
     :param config: the configuration the Arena is built with (every parameter is optional: an
         implementation names only the arguments it uses, as pluggy allows).

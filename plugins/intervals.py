@@ -6,7 +6,6 @@ All three clip to the 0-100 score range, as the spec does.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,6 +19,27 @@ def _clip(low: float, high: float) -> tuple[float, float]:
     return max(0.0, low), min(100.0, high)
 
 
+def _spec(sums: exactmoments.ExactSums) -> tuple[float, float]:
+    """The spec's interval of a row of scores from their exact sums (fewer than 3: (0, 100))."""
+    n = sums.count
+    if n < 3:
+        return (0.0, 100.0)
+    margin = (2.776 if n < 30 else 1.96) * (sums.stdev() / math.sqrt(n))
+    mean = sums.mean()
+    return _clip(mean - margin, mean + margin)
+
+
+def _student(sums: exactmoments.ExactSums, t_value: float) -> tuple[float, float]:
+    """Student's interval of a row of scores from their exact sums and its t quantile, the mean
+    ``statistics.fmean``'s (fewer than 2: (0, 100))."""
+    n = sums.count
+    if n < 2:
+        return (0.0, 100.0)
+    margin = t_value * sums.stdev() / math.sqrt(n)
+    mean = sums.fmean()
+    return _clip(mean - margin, mean + margin)
+
+
 class SpecInterval:
     """The spec's interval: mean ± t·s/√n with t = 2.776 below 30 scores and 1.96 from 30 on.
 
@@ -31,14 +51,11 @@ class SpecInterval:
     name = "spec"
 
     def interval(self, scores: Sequence[float], confidence_level: float = 0.95) -> tuple[float, float]:
-        if len(scores) < 3:
-            return (0.0, 100.0)
-        n = len(scores)
-        t_value = 2.776 if n < 30 else 1.96
-        values = np.asarray(scores, dtype=float)
-        margin = t_value * (exactmoments.stdev(values) / math.sqrt(n))
-        mean = exactmoments.mean(values)
-        return _clip(mean - margin, mean + margin)
+        return self.intervals([np.asarray(scores, dtype=float)], confidence_level)[0]
+
+    def intervals(self, rows: Sequence[np.ndarray], confidence_level: float = 0.95) -> list[tuple[float, float]]:
+        """:meth:`interval` of each row, their exact sums made at once."""
+        return [_spec(sums) for sums in exactmoments.row_sums(rows)]
 
 
 class StudentT:
@@ -54,15 +71,17 @@ class StudentT:
     name = "student_t"
 
     def interval(self, scores: Sequence[float], confidence_level: float = 0.95) -> tuple[float, float]:
-        if len(scores) < 2:
-            return (0.0, 100.0)
+        return self.intervals([np.asarray(scores, dtype=float)], confidence_level)[0]
+
+    def intervals(self, rows: Sequence[np.ndarray], confidence_level: float = 0.95) -> list[tuple[float, float]]:
+        """:meth:`interval` of each row: their exact sums made at once, and the t quantile of
+        each size by one call."""
         from scipy.special import stdtrit
 
-        n = len(scores)
-        t_value = float(stdtrit(n - 1, (1 + confidence_level) / 2))
-        margin = t_value * exactmoments.stdev(np.asarray(scores, dtype=float)) / math.sqrt(n)
-        mean = statistics.fmean(scores)
-        return _clip(mean - margin, mean + margin)
+        sums = exactmoments.row_sums(rows)
+        sizes = np.array([s.count for s in sums], dtype=float)
+        t_values = stdtrit(np.maximum(sizes, 2) - 1, (1 + confidence_level) / 2).tolist()
+        return [_student(s, t) for s, t in zip(sums, t_values, strict=True)]
 
 
 @frozen

@@ -65,3 +65,27 @@ def test_too_few_values_raise_as_statistics_does() -> None:
         exactmoments.stdev(np.array([1.0]))
     with pytest.raises(statistics.StatisticsError):
         exactmoments.mean(np.array([]))
+
+
+def test_the_sums_of_many_rows_at_once_are_each_row_s() -> None:
+    """``row_sums`` of every hard vector at once, with empty rows, rows of zeros and rows that
+    are not finite among them: each row's mean, ``fmean`` and stdev are the statistics
+    module's doubles (rows of every magnitude share one pass, each keeps its own exponent)."""
+    vectors = list(_hard_vectors())
+    vectors[3:3] = [np.zeros(0), np.zeros(4), np.array([2.0, float("nan"), 1.0]), np.array([5.0])]
+    sums = exactmoments.row_sums(vectors)
+    assert len(sums) == len(vectors)
+    for x, found in zip(vectors, sums, strict=True):
+        assert found.count == len(x)
+        if not np.isfinite(x).all():
+            assert not found.finite and np.isnan(found.mean()) and np.isnan(found.stdev())
+            continue
+        if len(x):
+            assert found.mean() == statistics.mean(x.tolist()), x
+            assert found.fmean() == statistics.fmean(x.tolist()), x
+        if len(x) >= 2:
+            assert found.stdev() == statistics.stdev(x.tolist()), x
+    with pytest.raises(statistics.StatisticsError):
+        sums[3].mean()  # the empty row, as statistics says
+    with pytest.raises(statistics.StatisticsError):
+        sums[6].stdev()  # one value

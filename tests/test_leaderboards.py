@@ -168,6 +168,34 @@ def test_bradley_terry_ranks_like_the_per_task_outcomes(arena: Arena) -> None:
     assert bt == wr  # both from per-task pairwise outcomes; on this arena they agree on the order
 
 
+def test_a_board_s_intervals_at_once_are_each_group_s_by_the_textbook_formulas() -> None:
+    """The interval methods' batch form (every group of a board at once, as the leaderboard
+    calls it) gives each row the interval of its own formula, with ``statistics``' mean and
+    stdev and ``scipy.stats``' t quantile: rows of every size (0-2 included, which give 0-100),
+    ties and no spread."""
+    from arena_plugins.intervals import SpecInterval, StudentT
+
+    rng = np.random.default_rng(5)
+    rows = [np.round(rng.normal(rng.uniform(20, 80), rng.choice([0.0, 0.3, 8.0, 40.0]), int(n)), 2)
+            for n in rng.integers(0, 60, 300)]  # fmt: skip
+    for level in (0.9, 0.95):
+        student, spec = StudentT().intervals(rows, level), SpecInterval().intervals(rows, level)
+        for row, found_t, found_spec in zip(rows, student, spec, strict=True):
+            scores, n = row.tolist(), len(row)
+            if n < 2:
+                assert found_t == (0.0, 100.0)
+            else:
+                mean = statistics.fmean(scores)
+                margin = float(stats.t.ppf((1 + level) / 2, n - 1)) * statistics.stdev(scores) / math.sqrt(n)
+                assert found_t == (max(0.0, mean - margin), min(100.0, mean + margin)), scores
+            if n < 3:
+                assert found_spec == (0.0, 100.0)
+            else:
+                mean = statistics.mean(scores)
+                margin = (2.776 if n < 30 else 1.96) * (statistics.stdev(scores) / math.sqrt(n))
+                assert found_spec == (max(0.0, mean - margin), min(100.0, mean + margin)), scores
+
+
 def test_paired_p_values_and_intervals_match_scipy(arena: Arena) -> None:
     subs, tasks = _example(arena)
     evaluations = arena.evaluate_many(subs, tasks)

@@ -115,7 +115,11 @@ class DifficultyAdjuster(Protocol):
 
 @runtime_checkable
 class IntervalMethod(Protocol):
-    """A confidence interval for the mean of a list of scores (0-100)."""
+    """A confidence interval for the mean of a list of scores (0-100).
+
+    It may add ``intervals(rows, confidence_level) -> list[(low, high)]``, ``interval`` of each
+    row (an array of scores) at once: a leaderboard then calls it once for all of its groups.
+    """
 
     name: str
 

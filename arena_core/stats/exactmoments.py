@@ -16,13 +16,51 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 
 import numpy as np
+from attrs import frozen
 
-__all__ = ["mean", "stdev"]
+__all__ = ["ExactSums", "mean", "row_sums", "stdev"]
 
 #: Values summed at once in int64: the largest part of a square is below 2**54, so 256 stay below 2**62.
 _STRETCH = 256
+
+
+@frozen
+class ExactSums:
+    """A row of values' exact sums: they add to ``total * 2**exponent`` and their squares to
+    ``squares * 4**exponent`` (``count`` values; ``finite`` false when one is NaN or infinite,
+    and then the sums are 0)."""
+
+    count: int
+    total: int
+    squares: int
+    exponent: int
+    finite: bool = True
+
+    def mean(self) -> float:
+        """:func:`mean` of the row."""
+        if not self.finite:
+            return math.nan
+        if not self.count:
+            raise statistics.StatisticsError("mean requires at least one data point")
+        return _ratio(self.total, self.count, self.exponent)
+
+    def fmean(self) -> float:
+        """``statistics.fmean`` of the row: its sum as ``math.fsum`` rounds it (correctly), over
+        the count."""
+        if not self.finite:
+            return math.nan
+        if not self.count:
+            raise statistics.StatisticsError("fmean requires at least one data point")
+        return _ratio(self.total, 1, self.exponent) / self.count
+
+    def stdev(self) -> float:
+        """:func:`stdev` of the row."""
+        if self.count < 2:
+            raise statistics.StatisticsError("stdev requires at least two data points")
+        return _stdev(self.total, self.squares, self.exponent, self.count) if self.finite else math.nan
 
 
 def mean(values: np.ndarray) -> float:
@@ -45,8 +83,10 @@ def stdev(values: np.ndarray) -> float:
     sums = _exact_sums(values)
     if sums is None:
         return math.nan
-    total, squares, exponent = sums
-    n = len(values)
+    return _stdev(*sums, len(values))
+
+
+def _stdev(total: int, squares: int, exponent: int, n: int) -> float:
     # variance = (n * squares - total**2) / (n * (n - 1)) * 4**exponent
     numerator, denominator = n * squares - total * total, n * (n - 1)
     if exponent >= 0:
@@ -58,33 +98,55 @@ def stdev(values: np.ndarray) -> float:
 
 def _exact_sums(values: np.ndarray) -> tuple[int, int, int] | None:
     """``(S, Q, e)``: the values sum to ``S * 2**e`` and their squares to ``Q * 4**e``, exactly;
-    ``None`` when a value is not finite.
+    ``None`` when a value is not finite (:func:`row_sums` of one row)."""
+    sums = row_sums([np.asarray(values, dtype=float).ravel()])[0]
+    return (sums.total, sums.squares, sums.exponent) if sums.finite else None
+
+
+def row_sums(rows: Sequence[np.ndarray]) -> list[ExactSums]:
+    """:class:`ExactSums` of each row (a board's groups: their per-task values), all rows in one
+    pass (a row at a time made a dozen NumPy calls each, most of a board's intervals at a
+    hundred groups).
 
     Each value is ``m * 2**(e + s)``, ``m`` its 53-bit integer mantissa and ``s >= 0`` its shift
-    from the smallest exponent. Values of one shift are summed together in int64 (``m``, and the
-    parts of ``m**2`` split as ``m = hi * 2**27 + lo``), in stretches short enough not to
-    overflow; Python's integers then add the few stretch sums, shifted."""
-    values = np.asarray(values, dtype=float).ravel()
-    if not np.isfinite(values).all():
-        return None
-    fractions, exponents = np.frexp(values)  # value = fraction * 2**exponent, 0.5 <= |fraction| < 1
+    from its row's smallest exponent. Values of one row and one shift are summed together in
+    int64 (``m``, and the parts of ``m**2`` split as ``m = hi * 2**27 + lo``), in stretches short
+    enough not to overflow; Python's integers then add the few stretch sums, shifted."""
+    sizes = np.array([len(r) for r in rows], dtype=np.int64)
+    values = np.concatenate([np.asarray(r, dtype=float).ravel() for r in rows]) if len(rows) else np.zeros(0)
+    row_of = np.repeat(np.arange(len(rows)), sizes)
+    finite = np.ones(len(rows), dtype=bool)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        finite[row_of[bad]] = False
+        values = np.where(bad, 0.0, values)
+    fractions, exponents = np.frexp(values)
     mantissas = (fractions * 2.0**53).astype(np.int64)  # exact: a double's 53 bits
     nonzero = mantissas != 0
-    if not nonzero.any():
-        return 0, 0, 0
-    lowest = int(exponents[nonzero].min())
-    shifts = np.where(nonzero, exponents - lowest, 0)
-    keys = shifts + (np.arange(len(values)) // _STRETCH) * (int(shifts.max()) + 1)  # a stretch's own shifts
-    order = np.argsort(keys)
-    keys, shifts, mantissas = keys[order], shifts[order], mantissas[order]
-    starts = np.concatenate([[0], np.flatnonzero(keys[1:] != keys[:-1]) + 1])
+    none = np.iinfo(exponents.dtype).max  # a row of zeros has no smallest exponent
+    lowest = np.full(len(rows), none, dtype=exponents.dtype)
+    filled = sizes > 0  # each non-empty row's stretch of the values runs to the next one's start
+    if filled.any():
+        firsts = (np.cumsum(sizes) - sizes)[filled]
+        lowest[filled] = np.minimum.reduceat(np.where(nonzero, exponents, none), firsts)
+    lowest = np.where(lowest == none, 0, lowest).astype(np.int64)
+    shifts = np.where(nonzero, exponents - lowest[row_of], 0)
+    stretch = np.arange(len(values)) // _STRETCH
+    keys = (stretch * max(1, len(rows)) + row_of) * (int(shifts.max(initial=0)) + 1) + shifts
+    order = np.argsort(keys, kind="stable")
+    keys, shifts, mantissas, owners = keys[order], shifts[order], mantissas[order], row_of[order]
+    starts = np.concatenate([[0], np.flatnonzero(keys[1:] != keys[:-1]) + 1]) if len(keys) else np.zeros(0, np.int64)
     high, low = mantissas >> 27, mantissas & ((1 << 27) - 1)
-    parts = [np.add.reduceat(part, starts).tolist() for part in (mantissas, high * high, high * low, low * low)]
-    total = squares = 0
-    for shift, m, hh, hl, ll in zip(shifts[starts].tolist(), *parts, strict=True):
-        total += m << shift
-        squares += ((hh << 54) + (hl << 28) + ll) << 2 * shift
-    return total, squares, lowest - 53
+    parts = [np.add.reduceat(part, starts).tolist() if len(keys) else [] for part in (mantissas, high * high,
+                                                                                      high * low, low * low)]  # fmt: skip
+    totals, squares = [0] * len(rows), [0] * len(rows)
+    for row, shift, m, hh, hl, ll in zip(owners[starts].tolist(), shifts[starts].tolist(), *parts, strict=True):
+        totals[row] += m << shift
+        squares[row] += ((hh << 54) + (hl << 28) + ll) << 2 * shift
+    return [
+        ExactSums(n, t, q, e - 53, True) if ok else ExactSums(n, 0, 0, 0, False)
+        for n, t, q, e, ok in zip(sizes.tolist(), totals, squares, lowest.tolist(), finite.tolist(), strict=True)
+    ]
 
 
 def _ratio(numerator: int, denominator: int, exponent: int) -> float:

@@ -102,7 +102,12 @@ def leaderboard(
     if units is None or clustered or ranks == "paired_bootstrap":
         resampled = resampled_scores(table, aggregator, RESAMPLES, SEED)
     if units is not None and not clustered:
-        bounds = [interval.interval(units(table, g).tolist(), confidence_level) for g in range(len(table.groups))]
+        rows = [units(table, g) for g in range(len(table.groups))]
+        many = getattr(interval, "intervals", None)  # a batch form, for every group at once
+        if many is not None:
+            bounds = list(many(rows, confidence_level))
+        else:
+            bounds = [interval.interval(row.tolist(), confidence_level) for row in rows]
     else:
         low, high = _percentiles(resampled, confidence_level)
         bounds = list(zip(low.tolist(), high.tolist(), strict=True))
