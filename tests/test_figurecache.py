@@ -231,7 +231,8 @@ def test_the_only_writer_places_a_new_run_among_kept_scores_and_a_shared_one_cou
     """A store object that has been the only writer since its last transaction reads a task's
     scores once, with its figures, and places each later run among them in memory: no statement
     reads the task's scores or counts them. Once another writer wrote, the next post counts
-    through the indexes instead of reading scores it would forget; both rank as the file does."""
+    through the indexes instead of reading scores it would forget, as does the only writer
+    whose cache has no room left for them; all rank as the file does."""
     tasks, runs = generate_arena(tasks=2, submissions_per_task=30, seed=7)
     task_map = {t["id"]: t for t in tasks}
     arena = Arena(autoload=False)
@@ -256,3 +257,6 @@ def test_the_only_writer_places_a_new_run_among_kept_scores_and_a_shared_one_cou
     assert post(third) == ([], 0)  # and placed among in memory since
     arena.process([r for r in runs[40:] if r["task_id"] != first["task_id"]][:1], store=elsewhere)
     assert post(fourth) == ([], 1)
+    fifth = [r for r in runs[40:] if r["task_id"] == first["task_id"]][4]
+    monkeypatch.setattr("arena_core.store.figurecache.MAX_ROWS", 20)  # fewer rows free than the task has runs
+    assert post(fifth) == ([], 1)  # the only writer since, but the task's scores would not fit: counted

@@ -110,7 +110,7 @@ class FigureCache:
                 self.tasks, self._rows = {}, 0
                 self._version = version
                 self._epoch += 1
-            return PendingFigures(dict(self.tasks), self._epoch, steady)
+            return PendingFigures(dict(self.tasks), self._epoch, steady, MAX_ROWS - self._rows)
 
     def commit(self, pending: PendingFigures, version: Hashable) -> None:
         """Keep what a committed transaction read and wrote, the store now at ``version``,
@@ -132,14 +132,25 @@ class FigureCache:
 class PendingFigures:
     """One write transaction's columns: those kept, those it read or wrote, those it made unknown."""
 
-    def __init__(self, kept: dict[tuple[str, str], Columns | Scores], epoch: int, steady: bool = True) -> None:
+    def __init__(
+        self, kept: dict[tuple[str, str], Columns | Scores], epoch: int, steady: bool = True, room: int = MAX_ROWS
+    ) -> None:
         self.kept = kept
         self.epoch = epoch
         self.steady = steady
         """Nothing else wrote the store since this cache's last transaction: what it reads now
         is likely to be read again from memory (another writer empties the cache each time)."""
+        self.room = room
+        """Rows the cache could still keep when the transaction began, without forgetting any."""
         self.read: dict[tuple[str, str], Columns | Scores] = {}
         self.dirty: set[tuple[str, str]] = set()
+
+    def worth_keeping(self, task_id: str) -> bool:
+        """Whether reading the task's scores to keep pays: the cache is this store's only
+        writer's, and has room for them (about as many as the task's figures) without
+        forgetting what it holds; a store too large to keep both keeps its figures."""
+        figures = self.get("figures", task_id)
+        return self.steady and (len(figures.ids) if isinstance(figures, Columns) else 0) <= self.room
 
     def get(self, kind: str, task_id: str) -> Columns | Scores | None:
         """The task's columns of ``kind``, if known here."""

@@ -264,13 +264,16 @@ class TypedRows:
         replace a stored row, whose score must not count).
 
         A writer that keeps the task's scores places them among those in memory instead; one
-        that has been the store's only writer since its last transaction reads them to keep
-        (one stretch of an index, as the task's figures are read for its baseline): counting
+        that has been the store's only writer since its last transaction, with room to keep
+        them, reads them to keep (one stretch of an index, as the task's figures are read for
+        its baseline): counting
         through the indexes costs a few milliseconds a post at 10,000 runs a task on PostgreSQL,
         and grows with the task. A writer that shares the store with others counts, since what
         it would read would be forgotten at the next write of another."""
         figures = self._figures
-        if figures is not None and (figures.steady or isinstance(figures.get("scores", task_id), Scores)):
+        if figures is not None and (
+            isinstance(figures.get("scores", task_id), Scores) or figures.worth_keeping(task_id)
+        ):
             return place(self.scores(task_id), evaluations)
         ids = [e.submission_id for e in evaluations]
         marks = ", ".join("?" * len(ids))
