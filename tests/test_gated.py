@@ -209,3 +209,27 @@ def test_swe_bench_needs_no_configuration_and_keeps_the_resolved_rate() -> None:
     (row,) = arena.leaderboard(evaluations)
     assert row.n_tasks == 500 and row.score == pytest.approx(100 * resolved / 500)
     assert {e.overall_score for e in evaluations} == {0.0, 100.0}
+
+
+def test_the_batch_path_reads_the_gate_without_building_the_first_pass_and_a_record_pass_hands_it_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under a gate the second pass by columns reads the first pass's gate scores as a column: no
+    evaluation of the first pass is built (300,000 runs spent about 5 s building them); a pass
+    record by record (a run with a workspace) still hands each run its gate result (that both
+    score alike is tests/test_batch.py's)."""
+    from arena_core.engine import gating
+    from arena_core.engine.results import EvaluationBatch
+
+    arena = gated()
+    built: list[int] = []
+    real_item, real_known = EvaluationBatch._item, gating.known_gates
+    monkeypatch.setattr(EvaluationBatch, "_item", lambda self, i: built.append(i) or real_item(self, i))
+    handed: list[int] = []
+    monkeypatch.setattr(gating, "known_gates", lambda first, gate: handed.append(len(first)) or real_known(first, gate))
+    by_columns = arena.evaluate_many(RUNS, {"t": TASK}, evaluated_at=STAMP)
+    assert isinstance(by_columns, EvaluationBatch) and built == [] and handed == []
+    (tmp_path / "a.py").write_text("")
+    with_workspace = [{**r, "workspace": str(tmp_path)} if r["files_created"] else r for r in RUNS]
+    by_records = arena.evaluate_many(with_workspace, {"t": TASK}, evaluated_at=STAMP)
+    assert handed == [len(RUNS)] and len(by_records) == len(RUNS)  # handed the first pass's gate results

@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from attrs import frozen
 
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact, round_scalar
@@ -31,7 +32,7 @@ from arena_core.engine.rowparts import kept_weights
 from arena_core.model.protocols import Score
 from arena_core.model.records import Evaluation
 
-__all__ = ["UNSOLVED", "gate_column", "gate_scores", "gated_result", "known_gates", "left_out", "passes"]
+__all__ = ["UNSOLVED", "Gated", "gate_column", "gate_scores", "gated_result", "known_gates", "left_out", "passes"]
 
 #: What ``Evaluation.filled`` says of a dimension left out because no run of the task passed the gate.
 UNSOLVED = "unsolved"
@@ -87,6 +88,23 @@ def passes(scores: np.ndarray) -> np.ndarray:
     gate scored it above 0, or its profile has no gate (NaN)."""
     out: np.ndarray = np.isnan(scores) | (scores > 0)
     return out
+
+
+@frozen
+class Gated:
+    """The second pass under a gate: per row, whether its task has no run that passed the gate,
+    and the first pass, whose gate results a pass record by record hands on (its criteria are
+    not checked again). The batch path reads ``unsolved`` alone: the first pass's evaluations,
+    built on access, are not built for it (300,000 runs under ``gated``: about 5 s)."""
+
+    unsolved: np.ndarray
+    first: Sequence[Evaluation]
+    gate: str
+
+    def per_record(self) -> tuple[np.ndarray, list[Score | None]]:
+        """What :func:`~arena_core.engine.each.evaluate_each` takes: ``unsolved``, and the gate's
+        result of each run's first pass (:func:`known_gates`)."""
+        return self.unsolved, known_gates(self.first, self.gate)
 
 
 def known_gates(first: Sequence[Evaluation], gate: str) -> list[Score | None]:

@@ -20,7 +20,7 @@ from arena_core.engine import ranking
 from arena_core.engine.baselinetable import BaselineTable
 from arena_core.engine.columns import Columns, all_measured
 from arena_core.engine.each import evaluate_each
-from arena_core.engine.gating import gate_scores, known_gates, passes
+from arena_core.engine.gating import Gated, gate_scores, passes
 from arena_core.engine.grouped import group_baselines, passed_baselines
 from arena_core.engine.plans import TaskPlans, check_tasks, task_plans
 from arena_core.engine.results import EvaluationList
@@ -28,7 +28,6 @@ from arena_core.engine.scoring import Scorer
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING, missing_error
 from arena_core.engine.vectorised import batch_reason, evaluate_columns
 from arena_core.model.errors import ValidationError
-from arena_core.model.protocols import Score
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure
 
@@ -74,7 +73,7 @@ def evaluate_many(
         )
         scored = _score(
             scorer, columns, records, tasks, task_codes, plans, baselines, baseline_codes, stamp, with_workspace,
-            (unsolved, known_gates(scored, gate)),
+            Gated(unsolved, scored, gate),
         )  # fmt: skip
     # A difficulty fitted to the runs (difficulty_source = "irt") adjusts the batch as a whole, last.
     return scored if scorer.refit_difficulty is None else scorer.refit_difficulty(scored)
@@ -91,14 +90,14 @@ def _score(
     baseline_codes: np.ndarray,
     stamp: str,
     with_workspace: Submission | None,
-    gated: tuple[np.ndarray, list[Score | None]] | None = None,
+    gated: Gated | None = None,
 ) -> Sequence[Evaluation]:
     """One scoring pass: the batch path when it can run, else one record at a time.
 
     :param gated: the second pass under a gate: per row, whether its task has no run that passed
         the gate, and the gate's results of the first pass (its criteria are not checked again).
     """
-    unsolved = gated[0] if gated is not None else None
+    unsolved = gated.unsolved if gated is not None else None
     minimum = scorer.config.min_submissions_per_tool
     if with_workspace is None:
         result = evaluate_columns(
@@ -113,7 +112,7 @@ def _score(
     if records is None:
         records = [structure(columns.record(i), Submission) for i in range(columns.size)]
     items = [(s, tasks[task_codes[i]], baselines[baseline_codes[i]]) for i, s in enumerate(records)]
-    scored = evaluate_each(scorer, items, stamp, gated)
+    scored = evaluate_each(scorer, items, stamp, None if gated is None else gated.per_record())
     return EvaluationList(ranking.annotate_within_tasks(scored, minimum), reason)
 
 

@@ -22,11 +22,10 @@ from arena_core.engine.ahead import Verdicts, check_ahead, checked_ahead
 from arena_core.engine.baselines import scope_key
 from arena_core.engine.columns import Columns, factorize, factorize_objects
 from arena_core.engine.each import evaluate_each
-from arena_core.engine.gating import gate_scores, known_gates, passes
+from arena_core.engine.gating import Gated, gate_scores, passes
 from arena_core.engine.grouped import group_baselines, passed_baselines
 from arena_core.engine.vectorised import evaluate_columns
 from arena_core.model.errors import ValidationError
-from arena_core.model.protocols import Score
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each
 from arena_core.stats.irtdifficulty import adjusted_scores, fit_evaluations
@@ -271,7 +270,7 @@ def _run_task(
         table, none_passed = passed_baselines(everyone, key_codes, *arguments, ran)
         computed = baselines_of(table)
         retrieved = _retrieved(stored, computed, fresh)
-        gated = (none_passed[key_codes[first_row:]], known_gates(first, gate))
+        gated = Gated(none_passed[key_codes[first_row:]], first, gate)
     scored = _score(arena, batch, incoming, task, [retrieved[k] for k in batch_keys], stamp, gated)  # 3.
     found = outliers_in_columns(everyone, first_row)  # 4. the batch's runs, among all of the task's
     put_all(tx, "submission", batch)
@@ -305,7 +304,7 @@ def _score(
     task: Task,
     row_baselines: list[Baseline],
     stamp: str,
-    gated: tuple[np.ndarray, list[Score | None]] | None = None,
+    gated: Gated | None = None,
 ) -> list[Evaluation]:
     """One task's submissions scored against their baselines: by the batch path when every
     component has a batch form and no submission has a workspace to check, else record by
@@ -327,12 +326,12 @@ def _score(
             codes,
             arena.config.min_submissions_per_tool,
             stamp,
-            unsolved=None if gated is None else gated[0],
+            unsolved=None if gated is None else gated.unsolved,
         )
     )
     if scored is None:
         items = [(s, task, b) for s, b in zip(batch, row_baselines, strict=True)]
-        return evaluate_each(arena.scorer, items, stamp, gated)
+        return evaluate_each(arena.scorer, items, stamp, None if gated is None else gated.per_record())
     return list(scored)
 
 
