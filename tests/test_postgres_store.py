@@ -299,3 +299,33 @@ def test_connections_are_kept_per_thread_and_process_and_a_dead_one_is_replaced(
     with pytest.raises(psycopg.OperationalError):
         backend()
     assert backend() not in (first, None)  # the dead one was dropped: the next use connects anew
+
+
+def test_a_transaction_on_a_kept_connection_the_server_ended_begins_again_on_a_new_one(postgres_server) -> None:
+    """The server ends the store's kept session (a restart, a failover, an idle timeout): the next
+    write does not fail with it, but begins again on a new connection and stores its run; a
+    failure once the caller's work began, or on a new connection, is still an error."""
+    from arena_core import Arena, ArenaError
+
+    url = postgres_server()
+    store, arena = PostgresStore(url), Arena(autoload=False)
+    task = {"t": {"id": "t", "category": "debugging"}}
+    arena.process([{"id": "a", "task_id": "t", "tool": "x", "total_tokens": 100, "tool_calls": 1}], store=store, tasks=task)
+
+    def backend() -> int:
+        with store.transaction(write=False) as tx:
+            return int(tx._c.execute("SELECT pg_backend_pid()").fetchone()[0])
+
+    first = backend()
+    assert backend() == first  # kept
+    with psycopg.connect(url, autocommit=True) as admin:
+        assert admin.execute("SELECT pg_terminate_backend(%s)", (first,)).fetchone()[0]  # the attack ran
+    arena.process([{"id": "b", "task_id": "t", "tool": "x", "total_tokens": 90, "tool_calls": 1}], store=store)
+    assert backend() != first
+    with store.transaction(write=False) as tx:
+        assert [e.submission_id for e in tx.evaluations("t")] == ["a", "b"]
+    with pytest.raises(ArenaError, match="terminating connection"):  # ended while the caller's work ran
+        with store.transaction(write=False) as tx:
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", (tx._c.execute("SELECT pg_backend_pid()").fetchone()[0],))
+            tx._c.execute("SELECT 1")

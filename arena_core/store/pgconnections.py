@@ -37,6 +37,11 @@ class HeldConnections:
     def _connect(self) -> Any:
         return self._psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, int(self.timeout)))
 
+    def holds(self) -> bool:
+        """Whether this thread keeps an open connection, which its next use takes."""
+        connection = self._local.__dict__.get("held", {}).get(os.getpid())
+        return connection is not None and not connection.closed
+
     @contextmanager
     def connection(self) -> Iterator[Any]:
         """This thread's connection, or one of its own as the module says; a psycopg error

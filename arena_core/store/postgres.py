@@ -160,26 +160,40 @@ class PostgresStore:
         """One transaction; a writer first waits for any other writer's transaction to end (up to
         ``timeout`` seconds). Any database error becomes an :class:`ArenaError`, and nothing of
         the transaction remains. Connections are kept between transactions
-        (:mod:`arena_core.store.pgconnections`)."""
+        (:mod:`arena_core.store.pgconnections`); one the server ended meanwhile is replaced, and
+        the transaction begun again on the new one."""
         psycopg = self._psycopg
-        try:
-            with self._connections.connection() as connection, connection.transaction(), connection.cursor() as cursor:
-                if not write:
-                    cursor.execute("SET TRANSACTION READ ONLY")
-                cursor.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
-                pending = writes = None
-                if write:
-                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
-                    if self._figures is not None:  # the store's version: how many writes it has had
-                        cursor.execute("UPDATE arena_schema SET writes = writes + 1 RETURNING writes")
-                        counted = cursor.fetchone()
-                        if counted is not None:  # a database whose count someone deleted keeps nothing
-                            writes = counted[0]
-                            pending = self._figures.begin(writes - 1)
-                tx = _PostgresTransaction(cursor, pending)
-                yield tx
-                tx.ledger.flush(cursor, "%s")
-            if pending is not None and self._figures is not None:
-                self._figures.commit(pending, writes)
-        except psycopg.Error as exc:
-            raise ArenaError(f"{self._where()}: {redact(str(exc).strip(), self.url)}") from None
+        for attempt in range(2):
+            kept, started, connection = self._connections.holds(), False, None
+            try:
+                with (
+                    self._connections.connection() as connection,
+                    connection.transaction(),
+                    connection.cursor() as cursor,
+                ):
+                    if not write:
+                        cursor.execute("SET TRANSACTION READ ONLY")
+                    cursor.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
+                    pending = writes = None
+                    if write:
+                        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+                        if self._figures is not None:  # the store's version: how many writes it has had
+                            cursor.execute("UPDATE arena_schema SET writes = writes + 1 RETURNING writes")
+                            counted = cursor.fetchone()
+                            if counted is not None:  # a database whose count someone deleted keeps nothing
+                                writes = counted[0]
+                                pending = self._figures.begin(writes - 1)
+                    tx = _PostgresTransaction(cursor, pending)
+                    started = True
+                    yield tx
+                    tx.ledger.flush(cursor, "%s")
+                if pending is not None and self._figures is not None:
+                    self._figures.commit(pending, writes)
+                return
+            except psycopg.Error as exc:
+                # A kept connection the server ended since its last use (a restart, a failover,
+                # an idle session's timeout) fails at once: the transaction starts again, once,
+                # on a new one. Nothing of the caller's ran; any other failure is the caller's.
+                if attempt == 0 and kept and not started and connection is not None and connection.broken:
+                    continue
+                raise ArenaError(f"{self._where()}: {redact(str(exc).strip(), self.url)}") from None
