@@ -194,6 +194,7 @@ class PostgresStore:
                 # A kept connection the server ended since its last use (a restart, a failover,
                 # an idle session's timeout) fails at once: the transaction starts again, once,
                 # on a new one. Nothing of the caller's ran; any other failure is the caller's.
-                if attempt == 0 and kept and not started and connection is not None and connection.broken:
+                # (``broken``: interrupted, not closed; a psycopg without it never retries.)
+                if attempt == 0 and kept and not started and getattr(connection, "broken", False):
                     continue
                 raise ArenaError(f"{self._where()}: {redact(str(exc).strip(), self.url)}") from None
