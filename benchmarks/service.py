@@ -5,8 +5,8 @@ this process. The store (a SQLite file, or the PostgreSQL database ``--store`` n
 1,000 to 100,000 runs over 100 tasks (the growth itself is ingested straight into the store, as
 ``arena ingest`` would, beside the running server).
 At each size: the median of ``GET /leaderboard`` over 40 requests; one ``POST /submissions``
-to each task in turn (the first write of a task after the growth reads its figures from the
-database: their median and slowest are printed); then the latencies of 400 posts from 8
+to each task in turn (the first write of a task after the growth reads its figures and scores
+from the database: their median and slowest are printed); then the latencies of 400 posts from 8
 concurrent clients, and a count of what was stored.
 
 Targets (docs/serve.md): the leaderboard's median at 100,000 runs within 2x its median at 1,000;
@@ -167,7 +167,7 @@ def main() -> None:
             figures[size] = (median, p99, statuses.count(201), lost)
             print(
                 f"{size:>7,} runs: first GET /leaderboard after the growth {rescored:.1f} s, then median "
-                f"{median * 1000:7.1f} ms; first POST of each task (reads its figures) median "
+                f"{median * 1000:7.1f} ms; first POST of each task (reads its figures and scores) median "
                 f"{statistics.median(cold) * 1000:.1f} ms, slowest {max(cold) * 1000:.1f} ms; then POST with 8 clients: "
                 f"p50 {statistics.median(latencies) * 1000:6.1f} ms, p99 {p99 * 1000:6.1f} ms; "
                 f"{statuses.count(201)} of 400 created, {lost} lost"

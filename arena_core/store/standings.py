@@ -6,7 +6,8 @@ that wrote them would rewrite its whole history with every batch. A store that o
 ``scores(task_id)`` and ``mark_provisional(task_id, tool, provisional)`` (the built-in SQLite
 store does) instead derives each evaluation's ``overall_ranking`` and ``percentile`` from the
 stored scores when it reads them, and a batch costs a read of a few numbers per stored row of
-the tasks it touches, a sort, and the rows it adds. A store with only the nine methods of
+the tasks it touches (none for a writer that keeps them: store/figurecache.py), a binary search
+of them among the batch's own, and the rows it adds. A store with only the nine methods of
 :class:`~arena_core.store.Transaction` still works: its evaluations are read, re-ranked and
 written back, at O(stored objects) per batch.
 """
@@ -29,8 +30,9 @@ from arena_core.model.records import Evaluation
 
 __all__ = ["Scores", "Standing", "place", "put_all", "rank_task", "submission_columns"]
 
-#: Batches of up to this many runs of a task are ranked by counting, through the scores' index,
-#: the stored scores above and below each (``standing``); larger ones read the task's scores.
+#: Batches of up to this many runs of a task are asked of the store's ``standing`` (which may
+#: count, through the scores' index, the stored scores above and below each); larger ones, and
+#: those it declines, are placed among the task's scores read (:func:`place`).
 COUNTED = 16
 
 

@@ -22,7 +22,7 @@ from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
 from arena_core.store.figurecache import PendingFigures, figure_columns, scores_of
-from arena_core.store.standings import Scores, Standing, place
+from arena_core.store.standings import Scores, Standing
 
 __all__ = [
     "EVALUATION_COLUMNS",
@@ -260,21 +260,19 @@ class TypedRows:
 
     def standing(self, task_id: str, evaluations: Sequence[Evaluation]) -> Standing | None:
         """Where ``evaluations`` stand among the task's stored ones, counted through the
-        indexes of scores and of tools; ``None`` when one of them is stored already (it would
-        replace a stored row, whose score must not count).
-
-        A writer that keeps the task's scores places them among those in memory instead; one
-        that has been the store's only writer since its last transaction, with room to keep
-        them, reads them to keep (one stretch of an index, as the task's figures are read for
-        its baseline): counting
-        through the indexes costs a few milliseconds a post at 10,000 runs a task on PostgreSQL,
-        and grows with the task. A writer that shares the store with others counts, since what
-        it would read would be forgotten at the next write of another."""
+        indexes of scores and of tools; ``None`` when they are to be placed among the task's
+        scores read instead (:func:`~arena_core.store.standings.rank_task` does): when one of
+        them is stored already (it would replace a stored row, whose score must not count), or
+        when this writer keeps the task's scores, or has been the store's only writer since its
+        last transaction and has room to keep them (one stretch of an index, as the task's
+        figures are read for its baseline). Counting costs a few milliseconds a post at 10,000
+        runs a task on PostgreSQL, and grows with the task; a writer that shares the store with
+        others counts, since what it would read would be forgotten at the next write of another."""
         figures = self._figures
         if figures is not None and (
             isinstance(figures.get("scores", task_id), Scores) or figures.worth_keeping(task_id)
         ):
-            return place(self.scores(task_id), evaluations)
+            return None
         ids = [e.submission_id for e in evaluations]
         marks = ", ".join("?" * len(ids))
         if self._run(f"SELECT 1 FROM evaluations WHERE submission_id IN ({marks}) LIMIT 1", *ids).fetchone():
