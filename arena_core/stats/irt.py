@@ -26,7 +26,7 @@ from arena_core.stats.tasktable import TaskTable
 
 __all__ = [
     "MODELS", "NEWTON_GROUPS", "Z95", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
-    "responses", "standard_errors",
+    "responses", "slope_prior", "standard_errors",
 ]  # fmt: skip
 
 #: The standard normal's 97.5th percentile: a 95% interval is this many standard errors each side.
@@ -280,3 +280,8 @@ def standard_errors(found: IrtFit, counts: np.ndarray, model: str = "rasch") -> 
 def ability_prior(model: str) -> float:
     """The standard deviation of the abilities' prior under ``model`` (logits)."""
     return _ABILITY_SD[model]
+
+
+def slope_prior() -> float:
+    """The standard deviation of the log slopes' prior under 2PL (logits)."""
+    return _LOG_DISCRIMINATION_SD

@@ -1,0 +1,110 @@
+"""Item response boards (``--method irt``, ``irt_2pl``): a single fit against SciPy's L-BFGS-B
+maximising the same penalised likelihood (checked equal first: abilities within 1e-3 logits),
+and a 2PL board's 1,000-resample intervals against a single fit of the board, timed in the
+same run (medians of three).
+
+    python benchmarks/irt.py                      # 25, 100 and 500 groups x 500 tasks
+    python benchmarks/irt.py --groups 25 --refits # also the 2PL intervals by 1,000 refits
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from arena_core.stats import irt
+from arena_core.stats.rankranges import uniform_counts
+from arena_plugins.aggregators import ItemResponse
+
+
+def board(groups: int, tasks: int) -> tuple[np.ndarray, np.ndarray]:
+    """(counts, solved): verdicts of a 2PL with known parameters, four cells in five run."""
+    rng = np.random.default_rng(3)
+    theta, b, a = rng.normal(0, 1, groups), rng.normal(0, 1, tasks), np.exp(rng.normal(0, 0.4, tasks))
+    solved = (rng.random((groups, tasks)) < 1 / (1 + np.exp(-a * (theta[:, None] - b)))).astype(float)
+    return (rng.random((groups, tasks)) < 0.8).astype(float), solved
+
+
+def reference(counts: np.ndarray, solved: np.ndarray, model: str) -> np.ndarray:
+    """The abilities at the mode SciPy's L-BFGS-B finds (with the gradient) of the penalised
+    likelihood :mod:`arena_core.stats.irt` states: abilities N(0, 2) (Rasch) or N(0, 1) (2PL),
+    difficulties N(0, 2), log slopes N(0, 0.5)."""
+    from scipy.optimize import minimize
+
+    groups, tasks = counts.shape
+    wins = counts * solved
+    sd_theta = irt.ability_prior(model)
+    slopes = model == "2pl"
+
+    def loss(v: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, b = v[:groups], v[groups : groups + tasks]
+        alpha = v[groups + tasks :] if slopes else np.zeros(tasks)
+        a = np.exp(alpha)
+        gap = theta[:, None] - b[None, :]
+        z = a * gap
+        log_p, log_q = -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
+        value = (wins * log_p + (counts - wins) * log_q).sum()
+        value -= (
+            (theta**2).sum() / (2 * sd_theta**2) + (b**2).sum() / 8 + (alpha**2).sum() / (2 * irt.slope_prior() ** 2)
+        )
+        error = wins - counts * np.exp(log_p)
+        parts = [(error * a).sum(axis=1) - theta / sd_theta**2, -(error * a).sum(axis=0) - b / 4]
+        if slopes:
+            parts.append((error * z).sum(axis=0) - alpha / irt.slope_prior() ** 2)
+        return -value, -np.concatenate(parts)
+
+    size = groups + tasks * (2 if slopes else 1)
+    found = minimize(loss, np.zeros(size), jac=True, method="L-BFGS-B",
+                     options={"gtol": 1e-9, "ftol": 1e-15, "maxiter": 20_000})  # fmt: skip
+    return found.x[:groups]
+
+
+def median_time(work: object, turns: int = 3) -> float:
+    times = []
+    for _ in range(turns):
+        start = time.perf_counter()
+        work()  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure(groups: int, tasks: int, refits: bool) -> None:
+    """Print the rows of one board size."""
+    counts, solved = board(groups, tasks)
+    table = SimpleNamespace(counts=counts, dimension_means={"correctness": np.where(counts > 0, 100 * solved, np.nan)})
+    for model in irt.MODELS:
+        gap = np.abs(irt.fit(counts, solved, model=model).abilities[0] - reference(counts, solved, model)).max()
+        assert gap < 1e-3, f"{model}: abilities differ by {gap}"
+        ours = median_time(lambda m=model: irt.fit(counts, solved, model=m))
+        scipy = median_time(lambda m=model: reference(counts, solved, m), turns=1 if groups > 100 else 3)
+        print(f"{groups:>4} groups x {tasks} tasks, {model:<5} one fit: arena-core {ours:.3f} s, "
+              f"SciPy L-BFGS-B {scipy:.3f} s: {ours / scipy:.2f}x (abilities within {gap:.0e})")  # fmt: skip
+    weights = uniform_counts(np.random.default_rng(1), tasks, 1000)
+    fit = median_time(lambda: irt.fit(counts, solved, model="2pl"))
+    kinds = [ItemResponse("2pl")] + ([ItemResponse("2pl", refits=True)] if refits else [])
+    for aggregator in kinds:
+        took = median_time(lambda a=aggregator: a.aggregate(table, weights), turns=1 if aggregator.refits else 3)
+        print(f"{groups:>4} groups x {tasks} tasks, {aggregator.name}'s 1,000-resample intervals: "
+              f"{took:.3f} s against one fit's {fit:.3f} s: {took / fit:.1f}x")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, nargs="*", default=[25, 100, 500])
+    parser.add_argument("--tasks", type=int, default=500)
+    parser.add_argument("--refits", action="store_true", help="also time the 2PL intervals by 1,000 refits")
+    options = parser.parse_args()
+    for groups in options.groups:
+        measure(groups, options.tasks, options.refits)
+
+
+if __name__ == "__main__":
+    main()
