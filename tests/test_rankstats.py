@@ -99,3 +99,23 @@ def test_both_grouped_paths_of_tau_b_equal_scipy_per_group() -> None:
         chosen = rankstats.kendall_tau_b_by_group(groups, count, a, b)
         merged = rankstats._kendall_tau_b_merged(groups, count, a, b)
         assert np.allclose(chosen, expected, rtol=0, atol=1e-12) and np.allclose(merged, expected, rtol=0, atol=1e-12)
+
+
+def test_the_merge_counts_a_group_of_a_hundred_thousand_rows_among_small_ones() -> None:
+    """Many small tasks take the merge, and one of them may still be large: a group of 100,000
+    rows has 5e9 pairs, whose product of counts passes the largest int64 (the merge then gave
+    NaN for it). Its tau-b is SciPy's, and the small groups' too."""
+    import numpy as np
+
+    from arena_core.stats import rankstats
+
+    rng = np.random.default_rng(5)
+    groups = np.r_[np.zeros(100_000, dtype=np.int64), np.repeat(np.arange(1, 3001), 3)]
+    a = np.round(rng.normal(size=len(groups)), 2)
+    b = np.round(a + rng.normal(size=len(groups)), 2)
+    assert len(groups) < rankstats._ROWS_PER_CALL * 3001  # the sizes select the merge
+    taus = rankstats.kendall_tau_b_by_group(groups, 3001, a, b)
+    assert abs(taus[0] - scipy_stats.kendalltau(a[:100_000], b[:100_000]).statistic) < 1e-12
+    for g in (1, 2, 3000):
+        alone = scipy_stats.kendalltau(a[groups == g], b[groups == g]).statistic
+        assert (np.isnan(alone) and np.isnan(taus[g])) or abs(taus[g] - alone) < 1e-12
