@@ -1,4 +1,4 @@
-"""Pipeline batches into a large SQLite store, against a raw insert of the rows they write.
+"""Pipeline batches into a large SQLite or PostgreSQL store, against a raw insert of the rows they write.
 
 A store grows to ``--stored`` runs over 100 tasks by batches of 20,000 (as ``arena ingest``
 would), in this process, so the store object keeps its tasks' figures as a long-running
@@ -12,6 +12,7 @@ the median of ``--singles`` one-run batches (the service's POST, in process).
 
     python benchmarks/pipeline.py                         # 100,000 stored runs, about a minute
     python benchmarks/pipeline.py --stored 1000000        # about three minutes of growth first
+    python benchmarks/pipeline.py --stored 1000000 --store postgresql://arena@/postgres?host=/tmp/pg
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -120,17 +122,106 @@ def measure(stored: int, batch: int, batches: int, singles: int, folder: Path | 
     return {"pipeline": statistics.median(pipeline), "raw": statistics.median(raw), "single": statistics.median(one)}
 
 
+def _database(url: str, name: str) -> str:
+    """``url`` naming the database ``name`` instead of its own."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    return make_conninfo(**{**conninfo_to_dict(url), "dbname": name})
+
+
+def _copy_database(admin: Any, source: str, target: str) -> None:
+    """``target`` made anew as a copy of ``source`` (whose sessions are ended first: a template
+    database has none). A store whose kept connection this ends opens a new one."""
+    admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (source,))
+    admin.execute(f'DROP DATABASE IF EXISTS "{target}" WITH (FORCE)')
+    admin.execute(f'CREATE DATABASE "{target}" TEMPLATE "{source}"')
+
+
+def pg_written_rows(db: Any, ids: list[str]) -> dict[str, list[tuple]]:
+    """Every column of the rows of ``ids`` in the runs' and the evaluations' tables."""
+    return {
+        table: db.execute(f"SELECT * FROM {table} WHERE {key} = ANY(%s)", (ids,)).fetchall()
+        for table, key in (("submissions", "id"), ("evaluations", "submission_id"))
+    }
+
+
+def pg_raw_insert(db: Any, rows: dict[str, list[tuple]]) -> float:
+    """Seconds to insert ``rows`` by one executemany per table (psycopg's pipeline mode), in one
+    committed transaction."""
+    start = time.perf_counter()
+    with db.transaction(), db.cursor() as cursor:
+        for table, values in rows.items():
+            cursor.executemany(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(values[0]))})", values)
+    return time.perf_counter() - start
+
+
+def measure_postgres(
+    url: str, stored: int, batch: int, batches: int, singles: int, *, keep: bool = False
+) -> dict[str, float]:
+    """As :func:`measure`, on the PostgreSQL server of ``url``: the store grown once into the
+    database ``arena_pipeline_grown_<stored>`` (kept, and reused by later runs), copied for the
+    store and for the reference (``CREATE DATABASE ... TEMPLATE``). The store object starts
+    without the figures a long-running one keeps: one untimed batch reads them first. ``keep``:
+    the two copies are left (``arena_pipeline_store`` and ``arena_pipeline_reference``)."""
+    import psycopg
+
+    from arena_core.store.postgres import PostgresStore
+
+    grown, work, copied = f"arena_pipeline_grown_{stored}", "arena_pipeline_store", "arena_pipeline_reference"
+    admin = psycopg.connect(url, autocommit=True)
+    if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (grown,)).fetchone() is None:
+        admin.execute(f'CREATE DATABASE "{grown}"')
+        grower = PostgresStore(_database(url, grown))
+        grow(Arena(autoload=False), grower, stored)
+    for target in (work, copied):
+        _copy_database(admin, grown, target)
+    arena, store = Arena(autoload=False), PostgresStore(_database(url, work))
+    reads, reference = psycopg.connect(_database(url, work), autocommit=True), psycopg.connect(_database(url, copied))
+    rng = random.Random(1)
+    fresh = 50_000_000
+    pipeline, raw = [], []
+    for turn in range(batches + 1):
+        runs = [_run(fresh + i, rng) for i in range(batch)]
+        fresh += batch
+        start = time.perf_counter()
+        result = arena.process(runs, store=store)
+        took = time.perf_counter() - start
+        assert len(result.evaluations) == batch
+        rows = pg_written_rows(reads, [r["id"] for r in runs])
+        assert all(len(values) == batch for values in rows.values())  # every run and evaluation written
+        inserted = pg_raw_insert(reference, rows)
+        if turn:  # the first batch read the tasks' figures into the store object
+            pipeline.append(took)
+            raw.append(inserted)
+    one = []
+    for _ in range(singles):
+        fresh += 1
+        start = time.perf_counter()
+        arena.process([_run(fresh, rng)], store=store)
+        one.append(time.perf_counter() - start)
+    for connection in (reads, reference):
+        connection.close()
+    for target in () if keep else (work, copied):  # the store's kept sessions ended with it
+        admin.execute(f'DROP DATABASE "{target}" WITH (FORCE)')
+    admin.close()
+    return {"pipeline": statistics.median(pipeline), "raw": statistics.median(raw), "single": statistics.median(one)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stored", type=int, default=100_000, help="runs stored before the batches")
     parser.add_argument("--batch", type=int, default=5_000, help="runs in each timed batch")
     parser.add_argument("--batches", type=int, default=5, help="timed batches (and raw inserts)")
     parser.add_argument("--singles", type=int, default=100, help="timed one-run batches")
+    parser.add_argument("--store", metavar="URL", help="a PostgreSQL server's postgresql:// URL (SQLite by default)")
     args = parser.parse_args()
-    found = measure(args.stored, args.batch, args.batches, args.singles)
+    if args.store:
+        found = measure_postgres(args.store, args.stored, args.batch, args.batches, args.singles)
+    else:
+        found = measure(args.stored, args.batch, args.batches, args.singles)
     ratio = found["pipeline"] / found["raw"]
     print(
-        f"{args.stored:,} stored runs, batches of {args.batch:,}: pipeline {found['pipeline']:.3f} s, "
+        f"{'PostgreSQL' if args.store else 'SQLite'}, {args.stored:,} stored runs, batches of {args.batch:,}: pipeline {found['pipeline']:.3f} s, "
         f"raw insert of its rows {found['raw']:.3f} s: {ratio:.1f}x (target within 3x: "
         f"{'met' if ratio <= 3 else 'NOT met'})"
     )

@@ -153,6 +153,28 @@ def test_the_reprice_benchmark_s_reference_reprices_as_arena_core_does(tmp_path:
     assert sum(found["reference"][i] != before[i] for i in before) > 100
 
 
+def test_the_postgresql_pipeline_benchmark_s_reference_writes_the_rows_the_pipeline_wrote(postgres_server) -> None:
+    """The same on PostgreSQL: the store and the reference are copies of one grown database, and
+    afterwards the reference holds every run and evaluation of the store but the one-run
+    batches', column for column."""
+    import psycopg
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import pipeline
+    finally:
+        sys.path.remove(str(ROOT))
+    url = postgres_server()
+    found = pipeline.measure_postgres(url, stored=600, batch=100, batches=2, singles=3, keep=True)
+    assert all(found[k] > 0 for k in ("pipeline", "raw", "single"))
+    tables = {}
+    for name in ("store", "reference"):
+        with psycopg.connect(pipeline._database(url, f"arena_pipeline_{name}")) as db:
+            tables[name] = [set(db.execute(f"SELECT * FROM {t}").fetchall()) for t in ("submissions", "evaluations")]
+    for stored, copied in zip(tables["store"], tables["reference"], strict=True):
+        assert copied < stored and len(stored - copied) == 3 and len(copied) == 600 + 300
+
+
 def test_the_pipeline_benchmark_s_reference_writes_the_rows_the_pipeline_wrote(tmp_path: Path) -> None:
     """benchmarks/pipeline.py times pipeline batches against a raw insert of the rows they wrote
     into a copy of the store: afterwards the copy holds every run and evaluation of the store

@@ -288,3 +288,30 @@ def test_sides_read_a_task_at_a_time_and_joined_are_the_side_of_all_of_them() ->
     assert sum(not math.isnan(v) for v in joined.metrics["extra"]) == 1
     empty = Side.concat([])
     assert (list(empty.ids), len(empty.overall), empty.metrics) == ([], 0, {})
+
+
+def test_a_file_compared_by_tool_is_read_straight_into_a_table(workdir: Path, monkeypatch) -> None:
+    """Grouped by tool, no group's name reads a run's meta: the file goes straight into a table
+    (no record per line), and the report is the one the records gave. By model it still reads
+    the meta (an unknown model is named by its harness run)."""
+    from arena_core.cli import inputs
+
+    pytest.importorskip("pyarrow")
+    subs, tasks = _arena()
+    runs, task_file = workdir / "runs.jsonl", workdir / "tasks.json"
+    runs.write_text("".join(json.dumps(s) + "\n" for s in subs))
+    task_file.write_text(json.dumps(list(tasks.values())))
+    straight = []
+    reader = inputs._table_columns
+    monkeypatch.setattr(inputs, "_table_columns", lambda *a, **k: straight.append(1) or reader(*a, **k))
+    command = ("compare", str(runs), "--tasks", str(task_file), "--b", "log-tokens", "--format", "json")
+    by_tool = arena(*command, "--resamples", "300", cwd=workdir)
+    assert by_tool.returncode == 0, by_tool.stderr
+    assert straight == [1]
+    data = json.loads(by_tool.stdout)
+    data.pop("provenance")
+    loaded = load_config(workdir / "arena.toml")
+    expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300,
+                       autoload=False)  # fmt: skip
+    assert data == json.loads(json.dumps(expected.as_dict()))
+    assert arena(*command, "--by", "model", cwd=workdir).returncode == 0 and straight == [1]

@@ -16,6 +16,7 @@ from arena_core.engine.columns import Columns
 from arena_core.io.output import atomic_output
 from arena_core.model.records import Submission
 from arena_core.report.comparison import render_html, render_text
+from arena_core.stats.runs import needs_meta
 
 
 @main.command()
@@ -86,13 +87,14 @@ def compare(
 
     a, b = state.loaded.profile(profile_a), state.loaded.profile(profile_b)
     pick = pick_of(state, selection)  # two boards of the same runs: the runs no verdict grades are on neither
-    # Columns that keep each run's meta (the groups' names read it), unless a profile prices:
-    # each scoring then prices the runs as they were given.
+    # Columns, that keep each run's meta where the groups' names read it (a tool's name does
+    # not: a file is then read straight into a table), unless a profile prices: each scoring
+    # then prices the runs as they were given.
     subs: Columns | list[Submission]
     if any(config.cost_source != "reported" for _, config in (a, b)):
         subs, tasks = read_inputs(state, inputs, pick=pick)
     else:
-        subs, tasks = read_columns(state, inputs, pick=pick, with_meta=True)
+        subs, tasks = read_columns(state, inputs, pick=pick, with_meta=needs_meta(by))
     if note := pick.note():
         click.echo(note, err=True)
     report = compare_profiles(

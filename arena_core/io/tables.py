@@ -212,16 +212,31 @@ def table_reader_refuses(path: Path, limit: int, chunk: int = 8 << 20) -> bool:
     something other than an object (a first line ``null`` crashes it with a segmentation
     fault). Only a line longer than ``limit`` bytes can nest that deep, so only such lines are
     counted (brackets inside strings count too: a line can be taken for deeper than it is,
-    never for shallower, and then goes to the record reader, which is exact). About 0.2 s for
-    200 MB of ordinary lines."""
+    never for shallower, and then goes to the record reader, which is exact). A block's lines are
+    found and their first bytes read at once; only a line that does not open with ``{``, or is
+    longer than ``limit``, is looked at alone (a loop over every line took 0.3 s for 300,000)."""
     tail = b""
     with open_binary(path) as fh:
         while block := fh.read(chunk):
-            lines = (tail + block).split(b"\n")
-            tail = lines.pop()
-            if any((len(line) > limit and _depth(line) > limit) or not _object_or_blank(line) for line in lines):
+            data = tail + block
+            ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+            if not len(ends):
+                tail = data
+                continue
+            starts = np.r_[0, ends[:-1] + 1]
+            first = np.frombuffer(data, dtype=np.uint8)[starts]  # a blank line's is its newline
+            doubtful = np.flatnonzero((first != _OPEN) | (ends - starts > limit)).tolist()
+            if any(_refused(data[starts[i] : ends[i]], limit) for i in doubtful):
                 return True
-    return (len(tail) > limit and _depth(tail) > limit) or not _object_or_blank(tail)
+            tail = data[int(ends[-1]) + 1 :]
+    return _refused(tail, limit)
+
+
+_NEWLINE, _OPEN = ord("\n"), ord("{")
+
+
+def _refused(line: bytes, limit: int) -> bool:
+    return (len(line) > limit and _depth(line) > limit) or not _object_or_blank(line)
 
 
 def _object_or_blank(line: bytes) -> bool:
