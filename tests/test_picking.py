@@ -137,3 +137,27 @@ def test_a_record_s_flags_are_read_where_its_meta_will_hold_them() -> None:
         assert _ungraded(record, tasks) is expected, record
         seen.add((task, expected))
     assert {("t", True), ("t", False), ("open", False), (None, True)} <= seen
+
+
+@pytest.mark.parametrize("spelled", ["not_graded", "not\\u005fgraded"])
+def test_a_file_s_ungraded_runs_are_set_aside_however_the_flag_is_spelled(tmp_path: Path, spelled: str) -> None:
+    """A file is looked through for ungraded runs only where its bytes may name the flag; JSON
+    may spell it with an escape, which a scan for the plain name misses (the run was then read
+    straight into columns and ranked as a failure). Both spellings are set aside; a file that
+    names no flag is not looked through and ranks every run."""
+    from arena_core.importing.runs import VERDICT_CRITERION
+
+    runs = [_run(f"{tool}-{t}", t, tool, correctness=1.0) for tool in ("a", "b") for t in ("t1", "t2")]
+    lines = [json.dumps(r) for r in runs]
+    lines[0] = lines[0][:-1] + f', "meta": {{"flags": ["{spelled}"]}}}}'
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    assert json.loads(lines[0])["meta"]["flags"] == ["not_graded"]
+    tasks = [{"id": t, "success_criteria": [{"type": VERDICT_CRITERION, "description": "x"}]} for t in ("t1", "t2")]
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    done = arena("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert {r["group"]: r["n_runs"] for r in json.loads(done.stdout)["rows"]} == {"a": 1, "b": 2}
+    assert "note: 1 run has no verdict (flagged not_graded) and is not ranked (a / (unknown): 1)" in done.stderr
+    (tmp_path / "runs.jsonl").write_text("\n".join(json.dumps(r) for r in runs) + "\n")
+    whole = arena("leaderboard", "runs.jsonl", "--tasks", "tasks.json", "--format", "json", cwd=tmp_path)
+    assert {r["group"]: r["n_runs"] for r in json.loads(whole.stdout)["rows"]} == {"a": 2, "b": 2}

@@ -145,3 +145,39 @@ def test_the_rows_equal_the_definition_task_by_task_on_random_boards() -> None:
             assert ("flaky" in row.flags) == flaky and ("harness_errors" in row.flags) == errors
             assert ("saturated" in row.flags) == (rate == 1.0) and ("unsolved" in row.flags) == (rate == 0.0)
     assert task_health(Runs([], [], [], np.zeros(0), {"correctness": np.zeros(0)}, np.zeros(0))) == []
+
+
+def test_flags_are_found_as_looking_up_each_run_s_meta_finds_them() -> None:
+    """The importers' flags are looked for once over the metas, and the runs walked only when
+    some have flags; per kind, per run, the answer is that of reading each run's meta in turn,
+    whatever its meta holds (none, no flags, flags of another kind or shape, several kinds)."""
+    import random
+
+    from arena_core.stats.taskhealth import HARNESS_ERRORS, _flagged
+    from arena_core.stats.tasktable import Runs
+
+    rng = random.Random(2)
+    names = [*sorted(HARNESS_ERRORS), "step_limit", "not_graded", "other"]
+    for trial in range(200):
+        ids = [f"r{k}" for k in range(rng.randint(0, 30))]
+        meta = {}
+        for ident in ids + ["stranger"]:
+            shape = rng.random()
+            if shape < 0.2:
+                continue  # no meta for the run
+            if shape < 0.3:
+                meta[ident] = None if trial % 2 else {}
+            elif shape < 0.4:
+                meta[ident] = {"flags": rng.choice([None, "step_limit", {"step_limit": 1}, []])}
+            else:
+                meta[ident] = {"flags": rng.sample(names, rng.randint(0, 3)), "run_id": "x"}
+        runs = Runs(ids, ["g"] * len(ids), ["t"] * len(ids), np.zeros(len(ids)), {}, np.ones(len(ids)))
+        kinds = (HARNESS_ERRORS, frozenset({"step_limit"}))
+        found = _flagged(runs, None if trial % 17 == 0 else meta, *kinds)
+        for kind, got in zip(kinds, found, strict=True):
+            expected = [
+                float(trial % 17 != 0 and isinstance(f := ((meta.get(i) or {}).get("flags") or ()), (list, tuple))
+                      and bool(kind.intersection(f)))
+                for i in ids
+            ]  # fmt: skip
+            assert got.tolist() == expected, (trial, kind)

@@ -233,14 +233,17 @@ def _read_columns(
     state.sources = Sources(paths[0], _task_path(given))
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
+    # A file whose bytes cannot name the flag has no record looked through for it (a URL's
+    # bytes are not scanned: its records are).
+    ungraded = pick.ranks and (mentions_ungraded(paths[0]) or is_url(str(paths[0])))
     straight = whole and not pick.narrows_runs and not with_meta and not _as_objects(state, tasks)
-    straight = straight and not (pick.ranks and mentions_ungraded(paths[0]))
-    columns = _table_columns(state, paths[0], _only(pick)) if straight else None
+    columns = _table_columns(state, paths[0], _only(pick)) if straight and not ungraded else None
     if columns is not None:
         return columns, tasks
     located = read_records(paths[0], task_id=_only(pick))
     pick.apply(located)
-    pick.set_aside_ungraded(located, tasks)
+    if ungraded:
+        pick.set_aside_ungraded(located, tasks)
     return _checked_columns(state, located, tasks, with_meta)
 
 

@@ -185,17 +185,19 @@ UNGRADED_HELP = (
 
 
 def mentions_ungraded(path: Path) -> bool:
-    """Whether a file of runs may hold one flagged ``not_graded`` (its bytes name the flag), so
-    that its runs are read as records, where ungraded ones are set aside, rather than straight
-    into columns, which do not read the flags. A scan at disk speed; a URL or a file that
-    cannot be read is not scanned (its reader reports it)."""
+    """Whether a file of runs may hold one flagged ``not_graded`` (its bytes name the flag, or
+    hold a ``\\u`` escape, which could spell it), so that its runs are read as records, where
+    ungraded ones are set aside, rather than straight into columns, which do not read the flags.
+    A scan at disk speed; a URL or a file that cannot be read is not scanned (its reader
+    reports it)."""
     if is_url(str(path)):
         return False
     tail = b""
     try:
         with open_binary(path) as fh:
             while chunk := fh.read(1 << 22):
-                if b'"not_graded"' in tail + chunk[:16] or b'"not_graded"' in chunk:
+                joined = tail + chunk[:16]
+                if any(mark in joined or mark in chunk for mark in (b'"not_graded"', b"\\u")):
                     return True
                 tail = chunk[-16:]
     except (InputError, OSError):
