@@ -95,8 +95,16 @@ def polars_scores(runs: Path, task_file: Path) -> Any:
     """The scores as a polars query (lazy, every core)."""
     import polars as pl
 
+    return polars_query(pl.scan_parquet(str(runs / "**" / "*.parquet")), task_file)
+
+
+def polars_query(runs: Any, task_file: Path, *, log_tokens: bool = False) -> Any:
+    """The scores of the lazy frame ``runs`` as a polars query; ``log_tokens``: the token score
+    of the ``log-tokens`` profile (``token_efficiency_log``) instead of the spec's linear one."""
+    import polars as pl
+
     c = pl.col
-    frame = pl.scan_parquet(str(runs / "**" / "*.parquet")).join(pl.LazyFrame(_tasks_frame(task_file)), on="task_id")
+    frame = runs.join(pl.LazyFrame(_tasks_frame(task_file)), on="task_id")
     positive = {f: pl.when(c(f) > 0).then(c(f)) for f in ("execution_time", "estimated_cost")}
     bounds = frame.group_by("task_id").agg(
         c("total_tokens").min().alias("lo_tok"),
@@ -128,11 +136,12 @@ def polars_scores(runs: Path, task_file: Path) -> Any:
         .then(pl.max_horizontal(pl.lit(50.0), 100.0 - (it - 1) * 15.0))
         .otherwise(pl.max_horizontal(pl.lit(0.0), 50.0 - (it - c("med_it")) * 10.0))
     )
-    efficiency = (
-        linear(c("total_tokens"), c("lo_tok"), c("hi_tok")) * 0.5
-        + linear(c("tool_calls"), c("lo_calls"), c("hi_calls")) * 0.3
-        + iterations * 0.2
-    )
+    tokens = linear(c("total_tokens"), c("lo_tok"), c("hi_tok"))
+    if log_tokens:
+        tok, lo_tok, hi_tok = c("total_tokens"), c("lo_tok"), c("hi_tok")
+        between = (hi_tok.log1p() - tok.log1p()) / (hi_tok.log1p() - lo_tok.log1p()) * 100.0
+        tokens = pl.when(tok <= lo_tok).then(100.0).when(tok >= hi_tok).then(0.0).otherwise(between)
+    efficiency = tokens * 0.5 + linear(c("tool_calls"), c("lo_calls"), c("hi_calls")) * 0.3 + iterations * 0.2
     t, lo_t, hi_t = c("execution_time"), c("lo_time"), c("hi_time")
     speed = (
         pl.when(t.is_null() | (t == 0))

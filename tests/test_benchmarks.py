@@ -195,3 +195,25 @@ def test_the_pipeline_benchmark_s_reference_writes_the_rows_the_pipeline_wrote(t
         db.close()
     for stored, copied in zip(tables["arena"], tables["reference"], strict=True):
         assert copied < stored and len(stored - copied) == 3 and len(copied) == 1_000 + 300
+
+
+def test_the_compare_benchmark_s_reference_prints_what_arena_compare_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """benchmarks/compare.py times arena compare against polars, SciPy and NumPy computing the
+    same report: its check (both profiles' scores run for run, then the report's lines of means,
+    interval and rank agreement) must hold for its ratio to mean anything."""
+    pytest.importorskip("polars")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import compare
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    runs, task_file = compare.generate(tmp_path, 6000, 30)
+    compare.check(runs, task_file, tmp_path)
+    lines = compare.reference(runs, task_file)
+    assert lines[0].startswith("Mean overall score: A ") and "95% CI" in lines[0]
+    scored_as = compare.polars_query
+    monkeypatch.setattr(compare, "polars_query", lambda frame, tasks, log_tokens=False: scored_as(frame, tasks))
+    with pytest.raises(AssertionError, match="log-tokens"):  # a peer scoring both profiles alike is caught
+        compare.check(runs, task_file, tmp_path)
