@@ -37,6 +37,7 @@ from arena_core.model.votes import Vote
 from arena_core.partitioned import evaluate_partitioned
 from arena_core.registry.manager import plugin_names
 from arena_core.stats.judging import judging_spent
+from arena_core.stats.room import BoardTooLarge
 from arena_core.store.trust import redact
 
 if TYPE_CHECKING:
@@ -221,6 +222,8 @@ def _message(state: State, exc: BaseException) -> str:
     if isinstance(exc, MemoryError):  # NumPy says which array: "Unable to allocate 14.9 GiB for an array ..."
         context = click.get_current_context(silent=True)
         what = f"arena {context.info_name}" if context is not None else "the command"
+        if isinstance(exc, BoardTooLarge):  # it says what to do itself, before anything was allocated
+            return f"{what}: {exc}; nothing was written"
         detail = f" ({exc})" if str(exc) else ""
         return (
             f"{what} ran out of memory{detail}; nothing was written. Read the runs as Parquet shards, which "

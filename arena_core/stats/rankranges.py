@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from arena_core.model.protocols import Aggregator
+from arena_core.stats.room import ensure_room
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = ["chained_tiers", "leader_tiers", "overlap_ranges", "paired_ranges", "resampled_scores", "uniform_counts"]
@@ -42,6 +43,8 @@ def resampled_scores(table: TaskTable, aggregator: Aggregator, resamples: int, s
     batches so that memory stays bounded on boards of many tasks (the draws are those of one call)."""
     if not table.tasks:
         return np.full((resamples, len(table.groups)), np.nan)
+    groups = len(table.groups)  # the scores, and the ranks' sorts of them: ten arrays of their size at the peak
+    ensure_room(resamples * groups * 8 * 10, f"{resamples:,} resamples of a board of {groups:,} groups")
     return np.vstack(list(_batches(table, aggregator, resamples, seed)))
 
 
@@ -51,7 +54,7 @@ def _batches(table: TaskTable, aggregator: Aggregator, resamples: int, seed: int
     tasks = len(table.tasks)
     units = tasks if table.clusters is None else int(table.clusters.max()) + 1
     rng = np.random.default_rng(seed)
-    step = max(1, _CHUNK_CELLS // tasks)
+    step = max(1, _CHUNK_CELLS // max(tasks, len(table.groups)))  # the weights' and the scores' cells
     for start in range(0, resamples, step):
         draws = uniform_counts(rng, units, min(step, resamples - start))
         weights = draws if table.clusters is None else draws[:, table.clusters]

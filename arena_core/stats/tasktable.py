@@ -24,8 +24,15 @@ from attrs import frozen
 from arena_core.engine.columns import factorize, stable_order
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import DIMENSIONS
+from arena_core.stats.room import ensure_room
 
-__all__ = ["Runs", "TaskTable", "cell_means", "dimension_order", "measured_mean"]
+__all__ = ["CELL_BYTES", "Runs", "TaskTable", "cell_means", "dimension_order", "measured_mean"]
+
+#: Bytes a board holds per ``(group, task)`` cell at its peak, besides 8 per dimension: the
+#: counts, sums, coverage, means and presence, a sum's temporaries, and the weighted means and
+#: pair moments its statistics compute over the cells (measured: a board's traced peak stays
+#: below this estimate; ``tests/test_room.py``).
+CELL_BYTES = 96
 
 
 @frozen
@@ -90,6 +97,7 @@ class TaskTable:
         group_codes, group_names = _sorted_codes(runs.groups)
         task_codes, task_ids = _sorted_codes(runs.tasks)
         shape = (len(group_names), len(task_ids))
+        _ensure_room(shape, len(runs.dimensions))
         cells = group_codes * shape[1] + task_codes
         counts = np.bincount(cells, minlength=shape[0] * shape[1])
         order: np.ndarray | None = None
@@ -138,8 +146,9 @@ class TaskTable:
         g_index = {g: i for i, g in enumerate(groups)}
         t_index = {t: i for i, t in enumerate(tasks)}
         shape = (len(groups), len(tasks))
-        counts, sums, coverage = np.zeros(shape, dtype=np.int64), np.zeros(shape), np.full(shape, np.nan)
         names = dimension_order([d for p in parts for d in p.dimension_means])
+        _ensure_room(shape, len(names))
+        counts, sums, coverage = np.zeros(shape, dtype=np.int64), np.zeros(shape), np.full(shape, np.nan)
         dimensions = {d: np.full(shape, np.nan) for d in names}
         for part in parts:
             cells = np.ix_([g_index[g] for g in part.groups], [t_index[t] for t in part.tasks])
@@ -177,6 +186,12 @@ class TaskTable:
         """The overall scores of the group's runs."""
         scores: np.ndarray = self.run_score[self.run_group == group]
         return scores
+
+
+def _ensure_room(shape: tuple[int, int], dimensions: int) -> None:
+    """A board of ``shape`` with ``dimensions`` dimension scores, checked to fit in memory."""
+    groups, tasks = shape
+    ensure_room(groups * tasks * (CELL_BYTES + 8 * dimensions), f"a board of {groups:,} groups x {tasks:,} tasks")
 
 
 def _cell_order(cells: np.ndarray, scores: np.ndarray) -> np.ndarray:
