@@ -217,3 +217,23 @@ def test_the_compare_benchmark_s_reference_prints_what_arena_compare_prints(
     monkeypatch.setattr(compare, "polars_query", lambda frame, tasks, log_tokens=False: scored_as(frame, tasks))
     with pytest.raises(AssertionError, match="log-tokens"):  # a peer scoring both profiles alike is caught
         compare.check(runs, task_file, tmp_path)
+
+
+def test_the_tasks_benchmark_s_reference_computes_arena_tasks_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/tasks.py times arena tasks against polars and SciPy's Newton-CG computing the
+    same rows: its check (counts, rates, discrimination, difficulty, flags, task by task) must
+    hold for its ratio to mean anything, and fail when the reference computes something else."""
+    pytest.importorskip("polars")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import tasks
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    runs, task_file = tasks.generate(tmp_path, 4000, 200, with_meta=True)
+    tasks.check(runs, task_file)
+    rows = tasks.reference(runs, task_file)
+    assert 0 < rows["solve_rate"].mean() < 1 and rows["flags"].str.contains("flaky").any()  # a board with verdicts
+    fitted = tasks.rasch
+    monkeypatch.setattr(tasks, "rasch", lambda group, task, n, wins, count: fitted(group, task, n, n / 2, count))
+    with pytest.raises(AssertionError, match="difficulty"):  # a reference fitting other wins is caught
+        tasks.check(runs, task_file)

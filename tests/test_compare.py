@@ -292,8 +292,9 @@ def test_sides_read_a_task_at_a_time_and_joined_are_the_side_of_all_of_them() ->
 
 def test_a_file_compared_by_tool_is_read_straight_into_a_table(workdir: Path, monkeypatch) -> None:
     """Grouped by tool, no group's name reads a run's meta: the file goes straight into a table
-    (no record per line), and the report is the one the records gave. By model it still reads
-    the meta (an unknown model is named by its harness run)."""
+    (no record per line), and the report is the one the records gave. By model the meta is read
+    (an unknown model is named by its harness run): from the records when some run has one,
+    straight from the table when none can (each meta then empty, as the records' would be)."""
     from arena_core.cli import inputs
 
     pytest.importorskip("pyarrow")
@@ -303,15 +304,29 @@ def test_a_file_compared_by_tool_is_read_straight_into_a_table(workdir: Path, mo
     task_file.write_text(json.dumps(list(tasks.values())))
     straight = []
     reader = inputs._table_columns
-    monkeypatch.setattr(inputs, "_table_columns", lambda *a, **k: straight.append(1) or reader(*a, **k))
+    monkeypatch.setattr(inputs, "_table_columns", lambda *a, **k: straight.append(reader(*a, **k)) or straight[-1])
     command = ("compare", str(runs), "--tasks", str(task_file), "--b", "log-tokens", "--format", "json")
     by_tool = arena(*command, "--resamples", "300", cwd=workdir)
     assert by_tool.returncode == 0, by_tool.stderr
-    assert straight == [1]
+    assert [found is not None for found in straight] == [True]
     data = json.loads(by_tool.stdout)
     data.pop("provenance")
     loaded = load_config(workdir / "arena.toml")
     expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300,
                        autoload=False)  # fmt: skip
     assert data == json.loads(json.dumps(expected.as_dict()))
-    assert arena(*command, "--by", "model", cwd=workdir).returncode == 0 and straight == [1]
+    assert arena(*command, "--by", "model", cwd=workdir).returncode == 0
+    assert [found is not None for found in straight] == [True]  # 3 of the 180 runs have a meta: records only
+    for sub in subs:
+        sub.pop("meta", None)
+    del subs[-1]["model"]  # its group is named by its id: "(unknown model: ...)"
+    runs.write_text("".join(json.dumps(s) + "\n" for s in subs))
+    by_model = arena(*command, "--by", "model", "--resamples", "300", cwd=workdir)
+    assert by_model.returncode == 0, by_model.stderr
+    assert straight[-1] is not None and all(meta == {} for meta in straight[-1].metas)
+    data = json.loads(by_model.stdout)
+    data.pop("provenance")
+    expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300,
+                       by="model", autoload=False)  # fmt: skip
+    assert data == json.loads(json.dumps(expected.as_dict()))
+    assert f"(unknown model: {subs[-1]['id']})" in by_model.stdout

@@ -115,6 +115,8 @@ class Pick:
     def apply(self, located: Located) -> None:
         """Drop from ``located`` (in place) the records not kept; keeping none of them is an error
         that says what chose them."""
+        if self.kept_tasks is None and not self.narrows_runs:  # every record is kept
+            return
         kept = [i for i, record in enumerate(located.records) if self.keeps(record)]
         if len(kept) == len(located.records):
             return
@@ -187,9 +189,13 @@ UNGRADED_HELP = (
 def mentions_ungraded(path: Path) -> bool:
     """Whether a file of runs may hold one flagged ``not_graded`` (its bytes name the flag, or
     hold a ``\\u`` escape, which could spell it), so that its runs are read as records, where
-    ungraded ones are set aside, rather than straight into columns, which do not read the flags.
-    A scan at disk speed; a URL or a file that cannot be read is not scanned (its reader
-    reports it)."""
+    ungraded ones are set aside, rather than straight into columns, which do not read the flags."""
+    return file_mentions(path, b'"not_graded"', b"\\u")
+
+
+def file_mentions(path: Path, *marks: bytes) -> bool:
+    """Whether the file's bytes hold any of ``marks`` (each at most 16 bytes). A scan at disk
+    speed; a URL or a file that cannot be read is not scanned (its reader reports it)."""
     if is_url(str(path)):
         return False
     tail = b""
@@ -197,7 +203,7 @@ def mentions_ungraded(path: Path) -> bool:
         with open_binary(path) as fh:
             while chunk := fh.read(1 << 22):
                 joined = tail + chunk[:16]
-                if any(mark in joined or mark in chunk for mark in (b'"not_graded"', b"\\u")):
+                if any(mark in joined or mark in chunk for mark in marks):
                     return True
                 tail = chunk[-16:]
     except (InputError, OSError):

@@ -33,7 +33,7 @@ from attrs import frozen
 
 from arena_core.stats.irttasks import fit_tasks, label_disagreements
 from arena_core.stats.runs import HARNESS_ERRORS
-from arena_core.stats.tasktable import Runs
+from arena_core.stats.tasktable import Runs, sorted_codes
 
 __all__ = ["DISCRIMINATION", "TaskHealth", "task_health"]
 
@@ -74,8 +74,8 @@ def task_health(
     fits = {f.task: f for f in fit_tasks(runs, model)[1]} if correctness is not None and len(runs.ids) else {}
     disagree = label_disagreements(list(fits.values()), labels or {})
     solved = np.zeros(len(runs.ids)) if correctness is None else (np.nan_to_num(correctness) >= 100.0) * 1.0
-    task_names, task_of = np.unique(np.array(runs.tasks, dtype=object), return_inverse=True)
-    group_names, group_of = np.unique(np.array(runs.groups, dtype=object), return_inverse=True)
+    task_of, task_names = sorted_codes(runs.tasks)  # sorted as np.unique sorts (0.8 s at 500,000 runs)
+    group_of, group_names = sorted_codes(runs.groups)
     tasks, groups = len(task_names), len(group_names)
     # Every reduction by task (or by task and group) at once: the runs sorted by task, then
     # each task a stretch of them (a scan of every run per task took minutes at 20,000 tasks).
@@ -101,7 +101,7 @@ def task_health(
     limited = np.bincount(task_of, limits, minlength=tasks) > 0
     mean_score = np.bincount(task_of, runs.overall, minlength=tasks) / count
     out = []
-    for k, task in enumerate(task_names.tolist()):
+    for k, task in enumerate(task_names):
         flags = [
             name
             for name, present in (

@@ -26,7 +26,7 @@ from arena_core.model.errors import ValidationError
 from arena_core.model.records import DIMENSIONS
 from arena_core.stats.room import ensure_room
 
-__all__ = ["CELL_BYTES", "Runs", "TaskTable", "cell_means", "dimension_order", "measured_mean"]
+__all__ = ["CELL_BYTES", "Runs", "TaskTable", "cell_means", "dimension_order", "measured_mean", "sorted_codes"]
 
 #: Bytes a board holds per ``(group, task)`` cell at its peak, besides 8 per dimension: the
 #: counts, sums, coverage, means and presence, a sum's temporaries, and the weighted means and
@@ -94,8 +94,8 @@ class TaskTable:
     def of(cls, runs: Runs, *, cells_only: bool = False) -> TaskTable:
         """The table of ``runs``; ``cells_only``: without the run-level arrays (what a worker
         hands back), which then need no sort of the runs when every sum is exact."""
-        group_codes, group_names = _sorted_codes(runs.groups)
-        task_codes, task_ids = _sorted_codes(runs.tasks)
+        group_codes, group_names = sorted_codes(runs.groups)
+        task_codes, task_ids = sorted_codes(runs.tasks)
         shape = (len(group_names), len(task_ids))
         _ensure_room(shape, len(runs.dimensions))
         cells = group_codes * shape[1] + task_codes
@@ -282,11 +282,11 @@ def _task_clusters(runs: Runs, task_ids: list[str]) -> np.ndarray:
                 f"one value per task (task {task!r} has {found[task]!r} and {cluster!r})",
                 None,
             )
-    codes, _ = _sorted_codes([found[t] for t in task_ids])
+    codes, _ = sorted_codes([found[t] for t in task_ids])
     return codes
 
 
-def _sorted_codes(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+def sorted_codes(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """(code per value, distinct values sorted): codes follow the sorted order."""
     codes, distinct = factorize(values)
     order = sorted(range(len(distinct)), key=distinct.__getitem__)
