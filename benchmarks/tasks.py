@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from scale import compile_modules, polars_query  # noqa: E402
+from turns import ratio_line  # noqa: E402
 
 #: Models each tool runs with: groups are (tool, model) pairs.
 MODELS = 8
@@ -196,12 +195,6 @@ def check(runs: Path, task_file: Path) -> None:
     )
 
 
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", type=float, default=[5e5])
@@ -216,13 +209,7 @@ def main() -> None:
         check(runs, task_file)
         commands = {"arena tasks": _command(runs, task_file),
                     "polars + SciPy": [sys.executable, __file__, "--reference", str(runs), str(task_file)]}  # fmt: skip
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(args.repeat):
-            for name, command in commands.items():
-                times[name].append(timed(command))
-        mine, theirs = (statistics.median(times[name]) for name in commands)
-        print(f"{size:>9,} runs: arena tasks {mine:.2f} s, polars + SciPy {theirs:.2f} s: {mine / theirs:.2f}x "
-              f"(target within 1.5x: {'met' if mine <= 1.5 * theirs else 'NOT met'})")  # fmt: skip
+        print(ratio_line(f"{size:>9,} runs", commands, args.repeat))
 
 
 if __name__ == "__main__":
