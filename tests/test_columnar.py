@@ -334,24 +334,30 @@ def test_text_read_as_parquet_dictionaries_is_coded_as_the_strings_would_be(tmp_
         assert list(getattr(ours, name)) == list(getattr(theirs, name)) and getattr(ours, name).distinct == getattr(theirs, name).distinct
 
 
-def test_the_table_reader_is_refused_a_file_exactly_where_a_line_by_line_look_refuses_it(tmp_path: Path) -> None:
+def test_the_table_reader_is_refused_a_file_exactly_where_a_line_by_line_look_refuses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Lines are found a block at a time and only the doubtful ones looked at alone; on random
-    files of objects, blank lines, other values, CRLF ends and deep lines, read in blocks that
-    split lines anywhere, the answer is that of looking at every line in turn."""
+    files of objects, blank lines, other values, CRLF ends, deep lines and lines longer than the
+    longest given to Arrow (here 40 bytes), read in blocks that split lines anywhere, the answer
+    is that of looking at every line in turn."""
     import random
 
+    from arena_core.io import tables
     from arena_core.io.tables import _depth, _object_or_blank, table_reader_refuses
 
+    monkeypatch.setattr(tables, "LONGEST_TABLE_LINE", 40)
+
     def each_line(data: bytes, limit: int) -> bool:
-        return any((len(line) > limit and _depth(line) > limit) or not _object_or_blank(line)
+        return any((len(line) > limit and _depth(line) > limit) or not _object_or_blank(line) or len(line) > 40
                    for line in data.split(b"\n"))  # fmt: skip
 
     pieces = [b'{"a": 1}', b'  {"b": [2]}', b"", b"   ", b"null", b"[1]", b"5", b'{"d": [[[[[[1]]]]]]}',
-              b'{"s": "[[[[[[["}', b'\t{"t": 1}', b'{"a": 1}\r']  # fmt: skip
+              b'{"s": "[[[[[[["}', b'\t{"t": 1}', b'{"a": 1}\r', b'{"long": "' + b"x" * 30 + b'"}']  # fmt: skip
     rng = random.Random(3)
     refused = 0
     for trial in range(400):
-        weights = [30, 5, 3, 2, 1, 1, 1, 2, 2, 2, 3] if trial % 2 else [30, 5, 3, 2, 0, 0, 0, 2, 2, 2, 3]
+        weights = [30, 5, 3, 2, 1, 1, 1, 2, 2, 2, 3, 1] if trial % 2 else [30, 5, 3, 2, 0, 0, 0, 2, 2, 2, 3, 0]
         data = b"\n".join(rng.choices(pieces, weights, k=rng.randint(0, 30)))
         data += b"\n" if rng.random() < 0.5 else b""
         (tmp_path / "f.jsonl").write_bytes(data)

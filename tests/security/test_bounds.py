@@ -89,6 +89,26 @@ def test_an_openhands_line_past_the_line_bound_fails_alone(tmp_path: Path) -> No
     assert peak < 1.5 * GIB
 
 
+def test_a_run_line_past_the_line_bound_is_named_and_not_held(tmp_path: Path) -> None:
+    """A 70 MiB line in a runs file is named by its line number, the lines after it keep theirs,
+    and it is never given to Arrow's JSON reader, which grew its blocks to 1.7 GB to hold it:
+    a file with a line past LONGEST_TABLE_LINE goes to the record reader."""
+    honest = {"task_id": "t1", "tool": "aider", "total_tokens": 1000, "tool_calls": 3, "iterations": 1,
+              "execution_time": 10.0, "estimated_cost": 0.01, "success": True}  # fmt: skip
+    with open(tmp_path / "runs.jsonl", "wb") as out:
+        out.write(json.dumps({"id": "a", **honest}).encode() + b"\n")
+        out.write(json.dumps({"id": "hostile", **honest, "meta": {"pad": "y" * (70 << 20)}}).encode() + b"\n")
+        out.write(b"\n" + json.dumps({"id": "b", **honest}).encode() + b"\n{not json\n")
+    (tmp_path / "tasks.json").write_text(json.dumps([{"id": "t1", "category": "debugging", "difficulty": "beginner"}]))
+    assert (tmp_path / "runs.jsonl").stat().st_size > 64 << 20  # the line is past the bound
+    done, peak = _peak_kib(tmp_path, "score", "runs.jsonl", "--tasks", "tasks.json", "-o", "out.jsonl")
+    assert done.returncode == 2
+    assert "runs.jsonl:2: the line is longer than 67,108,864 bytes" in done.stderr, done.stderr[-2000:]
+    assert "runs.jsonl:5: " in done.stderr  # the line numbers after it are the file's
+    assert not (tmp_path / "out.jsonl").exists()
+    assert peak < 1 * GIB
+
+
 @pytest.mark.parametrize("first", ["null", "[1, 2]", "5", "true", '"text"'])
 def test_a_json_lines_file_whose_first_line_is_not_an_object_is_refused_not_crashed(tmp_path: Path,
                                                                                      first: str) -> None:
