@@ -14,10 +14,10 @@ import click
 from arena_core import examples
 from arena_core.cli.app import State
 from arena_core.cli.inputoptions import InputFiles, inputs
-from arena_core.cli.picking import Pick, file_mentions, mentions_ungraded
+from arena_core.cli.picking import UNGRADED_MARKS, Pick, file_mentions, mentions_ungraded
 from arena_core.engine.ahead import needs_whole_runs
 from arena_core.engine.columns import Columns, repeated_ids
-from arena_core.engine.records import KNOWN_FIELDS, columns_from_records
+from arena_core.engine.records import columns_from_records, metas_are_empty
 from arena_core.engine.tables import columns_from_table
 from arena_core.importing.collect import ImportSession, detect_format
 from arena_core.io.locations import is_url
@@ -220,6 +220,10 @@ def read_columns(
     return runs, tasks
 
 
+#: Bytes a file holds when a run of it may have a meta.
+_META_MARK = b'"meta"'
+
+
 def _read_columns(
     state: State, given: InputFiles, pick: Pick, with_meta: bool
 ) -> tuple[Columns | list[Submission], dict[str, Task]]:
@@ -233,11 +237,14 @@ def _read_columns(
     state.sources = Sources(paths[0], _task_path(given))
     tasks = _tasks(state, given, None, {}, True, pick)
     whole = pick.kept_tasks is None or _only(pick) is not None
-    # A file whose bytes cannot name the flag has no record looked through for it (a URL's
-    # bytes are not scanned: its records are).
-    ungraded = pick.ranks and (mentions_ungraded(paths[0]) or is_url(str(paths[0])))
-    # Runs whose file names a meta have it read from their records (a table read first is lost).
-    metas = with_meta and (file_mentions(paths[0], b'"meta"') or is_url(str(paths[0])))
+    # A file whose bytes cannot name the flag has no record looked through for it, and one whose
+    # bytes name a meta has it read from its records (a table read first would be lost); a URL's
+    # bytes are not scanned: its records are read. One scan looks for both.
+    asked = (UNGRADED_MARKS if pick.ranks else ()) + ((_META_MARK,) if with_meta else ())
+    found = file_mentions(paths[0], *asked) if asked else set()
+    url = is_url(str(paths[0]))
+    ungraded = pick.ranks and (url or not found.isdisjoint(UNGRADED_MARKS))
+    metas = with_meta and (url or _META_MARK in found)
     straight = whole and not pick.narrows_runs and not metas and not _as_objects(state, tasks)
     columns = _table_columns(state, paths[0], _only(pick), with_meta) if straight and not ungraded else None
     if columns is not None:
@@ -320,7 +327,7 @@ def _table_columns(state: State, path: Path, task_id: str | None, with_meta: boo
     table = read_table(path, task_id=task_id)
     if table is None or table.num_rows == 0:
         return None
-    if with_meta and not _without_meta(table.column_names):
+    if with_meta and not metas_are_empty(set(table.column_names)):
         return None
     columns = columns_from_table(table, strict=state.arena.config.strict)
     if columns is None or columns.repeated_ids():
@@ -328,13 +335,6 @@ def _table_columns(state: State, path: Path, task_id: str | None, with_meta: boo
     if with_meta:
         columns.metas = [{} for _ in range(columns.size)]
     return columns
-
-
-def _without_meta(names: list[str]) -> bool:
-    """Whether runs with these fields have an empty meta as the model holds it
-    (:func:`arena_core.engine.records.run_metas`)."""
-    present = set(names)
-    return "meta" not in present and present <= KNOWN_FIELDS and not {"input_tokens", "output_tokens"} <= present
 
 
 class Sources:

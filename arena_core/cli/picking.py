@@ -25,7 +25,7 @@ from arena_core.model.releases import WINDOWS
 from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches, ungraded
 from arena_core.stats.windows import TimeWindow
 
-__all__ = ["Pick", "mentions_ungraded"]
+__all__ = ["UNGRADED_MARKS", "Pick", "file_mentions", "mentions_ungraded"]
 
 #: A record's keys that are submission fields; any other key is kept under its meta.
 _FIELDS = frozenset(a.name for a in attrs.fields(Submission))
@@ -186,29 +186,37 @@ UNGRADED_HELP = (
 )
 
 
+#: Bytes a file holds when a run of it may be flagged ``not_graded``: the flag, or a ``\\u``
+#: escape, which could spell it.
+UNGRADED_MARKS = (b'"not_graded"', b"\\u")
+
+
 def mentions_ungraded(path: Path) -> bool:
-    """Whether a file of runs may hold one flagged ``not_graded`` (its bytes name the flag, or
-    hold a ``\\u`` escape, which could spell it), so that its runs are read as records, where
-    ungraded ones are set aside, rather than straight into columns, which do not read the flags."""
-    return file_mentions(path, b'"not_graded"', b"\\u")
+    """Whether a file of runs may hold one flagged ``not_graded`` (:data:`UNGRADED_MARKS`), so
+    that its runs are read as records, where ungraded ones are set aside, rather than straight
+    into columns, which do not read the flags."""
+    return bool(file_mentions(path, *UNGRADED_MARKS))
 
 
-def file_mentions(path: Path, *marks: bytes) -> bool:
-    """Whether the file's bytes hold any of ``marks`` (each at most 16 bytes). A scan at disk
-    speed; a URL or a file that cannot be read is not scanned (its reader reports it)."""
+def file_mentions(path: Path, *marks: bytes) -> set[bytes]:
+    """The ``marks`` (each at most 16 bytes) the file's bytes hold: one scan at disk speed for
+    them all, ended once every one is found. A URL or a file that cannot be read is not scanned
+    (its reader reports it): none is found."""
+    found: set[bytes] = set()
     if is_url(str(path)):
-        return False
+        return found
     tail = b""
     try:
         with open_binary(path) as fh:
             while chunk := fh.read(1 << 22):
                 joined = tail + chunk[:16]
-                if any(mark in joined or mark in chunk for mark in marks):
-                    return True
+                found.update(mark for mark in marks if mark in joined or mark in chunk)
+                if len(found) == len(set(marks)):
+                    return found
                 tail = chunk[-16:]
     except (InputError, OSError):
-        return False
-    return False
+        return set()
+    return found
 
 
 def _ungraded(record: dict[str, Any], tasks: Mapping[str, Task]) -> bool:

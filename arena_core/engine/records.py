@@ -23,7 +23,15 @@ from arena_core.model.checks import moment
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, RUN_DETAILS, Submission, with_derived
 
-__all__ = ["KNOWN_FIELDS", "columns_from_records", "inconsistent", "run_detail", "run_metas", "valid_names"]
+__all__ = [
+    "KNOWN_FIELDS",
+    "columns_from_records",
+    "inconsistent",
+    "metas_are_empty",
+    "run_detail",
+    "run_metas",
+    "valid_names",
+]
 
 _ABSENT = object()
 _is_not_none = partial(operator.is_not, None)
@@ -136,7 +144,7 @@ def run_metas(records: Sequence[dict[str, Any]], meta: list[Any], present: set[s
     converter's ``{**extras, **meta}``), and ``derived`` naming ``total_tokens`` when the model
     sums it from the input and output tokens; ``meta`` is the records' meta column."""
     extra = present - KNOWN_FIELDS
-    derives = {"input_tokens", "output_tokens"} <= present
+    derives = _DERIVING.issubset(present)
     out = []
     for record, own in zip(records, meta, strict=True):
         found = own if type(own) is dict else {}
@@ -150,6 +158,16 @@ def run_metas(records: Sequence[dict[str, Any]], meta: list[Any], present: set[s
             found = with_derived(found, "total_tokens")
         out.append(found)
     return out
+
+
+def metas_are_empty(present: set[str]) -> bool:
+    """Whether records whose keys are ``present`` each have an empty meta as :func:`run_metas`
+    gives it: no ``meta``, no unknown key to put under it, no total tokens to mark derived."""
+    return "meta" not in present and present <= KNOWN_FIELDS and not _DERIVING.issubset(present)
+
+
+#: Keys from whose sum the model derives ``total_tokens`` when a record does not give it.
+_DERIVING = frozenset(("input_tokens", "output_tokens"))
 
 
 #: Fields a record may hold; anything else goes under ``meta`` (or is refused in strict mode).

@@ -229,10 +229,11 @@ def table_reader_refuses(path: Path, limit: int, chunk: int = 8 << 20) -> bool:
                 tail = data
                 continue
             starts = np.r_[0, ends[:-1] + 1]
-            if int((ends - starts).max()) > LONGEST_TABLE_LINE:
+            lengths = ends - starts
+            if int(lengths.max()) > LONGEST_TABLE_LINE:
                 return True
             first = np.frombuffer(data, dtype=np.uint8)[starts]  # a blank line's is its newline
-            doubtful = np.flatnonzero((first != _OPEN) | (ends - starts > limit)).tolist()
+            doubtful = np.flatnonzero((first != _OPEN) | (lengths > limit)).tolist()
             if any(_refused(data[starts[i] : ends[i]], limit) for i in doubtful):
                 return True
             tail = data[int(ends[-1]) + 1 :]
