@@ -1,11 +1,13 @@
 """``--method bradley_terry`` over resampled tasks (what a board's rank ranges fit): arena-core's
 aggregator against SciPy's L-BFGS-B maximising the same penalised likelihood on the same win
 matrices, checked equal first (ratings within 0.001 Elo points; the board prints hundredths),
-then timed in the same run; and the peak memory of the board's fit at 2,000 groups, which a
-tasks x groups x groups array once took past 14.9 GiB.
+then timed in the same run; one fit on a board's win matrix against ``choix``'s ILSR on the same
+wins (the prior's tied games against the reference as a player of its own, so both maximise
+one likelihood; checked equal first); and the peak memory of the board's fit at 2,000 groups,
+which a tasks x groups x groups array once took past 14.9 GiB.
 
     python benchmarks/bradley_terry.py              # 25, 100 and 200 groups x 500 tasks, 100 resamples
-    python benchmarks/bradley_terry.py --groups 25 --resamples 20
+    python benchmarks/bradley_terry.py --groups 25 --resamples 20 --fit-groups 25
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-from arena_plugins.aggregators import BradleyTerry, _outcomes
+from arena_plugins.aggregators import BradleyTerry, _outcomes, _wins
 
 
 def board(groups: int, tasks: int) -> SimpleNamespace:
@@ -61,6 +63,40 @@ def reference(table: SimpleNamespace, weights: np.ndarray, prior: float) -> np.n
     return np.array(ratings)
 
 
+def choix_ratings(wins: np.ndarray, prior: float) -> np.ndarray:
+    """``choix``'s ILSR (Maystre and Grossglauser 2015) on ``wins`` with the prior's games as a
+    reference player: half a win and half a loss of ``prior`` games against each group, so its
+    maximum is the penalised likelihood's; the strengths on the aggregator's Elo scale."""
+    import choix
+
+    groups = len(wins)
+    augmented = np.zeros((groups + 1, groups + 1))
+    augmented[:groups, :groups] = wins
+    augmented[:groups, groups] = augmented[groups, :groups] = prior / 2
+    params = choix.ilsr_pairwise_dense(augmented, alpha=0.0, tol=1e-10)
+    logs = (params[:groups] - params[groups]) / np.log(10)
+    return 1000 + 400 * (logs - logs.mean())
+
+
+def median_of(work: object, turns: int = 5) -> float:
+    return float(np.median([timed(work) for _ in range(turns)]))
+
+
+def one_fit(aggregator: BradleyTerry, table: SimpleNamespace) -> None:
+    """Print one fit on the board's win matrix (every task once) against choix's ILSR."""
+    wins = _wins(table, np.ones((1, len(table.tasks))))
+
+    def ours() -> np.ndarray:
+        logs = np.log10(aggregator.fit(wins)[0])
+        return 1000 + 400 * (logs - logs.mean())
+
+    gap = float(np.max(np.abs(ours() - choix_ratings(wins[0], aggregator.prior))))
+    assert gap < 1e-3, f"ratings differ from choix's by {gap}"
+    mine, theirs = median_of(ours), median_of(lambda: choix_ratings(wins[0], aggregator.prior))
+    print(f"{len(table.groups):>5} groups x {len(table.tasks)} tasks, one fit on the wins: arena-core {mine:.4f} s, "
+          f"choix ILSR {theirs:.4f} s: {mine / theirs:.2f}x (ratings equal within {gap:.1e})")  # fmt: skip
+
+
 def timed(work: object) -> float:
     start = time.perf_counter()
     work()  # type: ignore[operator]
@@ -72,6 +108,8 @@ def main() -> None:
     parser.add_argument("--groups", type=int, nargs="*", default=[25, 100, 200])
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--resamples", type=int, default=100)
+    parser.add_argument("--fit-groups", type=int, nargs="*", default=[25, 100, 500, 2000],
+                        help="groups of the one-fit rows against choix's ILSR")  # fmt: skip
     parser.add_argument("--memory-groups", type=int, default=2000, help="groups of the memory check (0: none)")
     options = parser.parse_args()
     aggregator = BradleyTerry()
@@ -87,6 +125,8 @@ def main() -> None:
         scipy = min(timed(lambda t=table, w=weights: reference(t, w, aggregator.prior)) for _ in range(2))
         print(f"{groups:>5} groups x {options.tasks} tasks, {options.resamples} resamples: arena-core {mine:.2f} s, "
               f"SciPy L-BFGS-B {scipy:.2f} s: {mine / scipy:.2f}x (ratings equal within {gap:.1e})")  # fmt: skip
+    for groups in options.fit_groups:
+        one_fit(aggregator, board(groups, options.tasks))
     if options.memory_groups:
         table = board(options.memory_groups, 100)
         weights = np.ones((1, 100))

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).parent.parent
@@ -113,6 +114,30 @@ def test_the_board_benchmark_checks_its_rows_against_the_reference(capsys: pytes
                         (inverting, attrs.evolve(rows[inverting], inverts=rows[inverting].inverts[1:]))):  # fmt: skip
         with pytest.raises(AssertionError):
             boards.check(table, [*rows[:at], changed, *rows[at + 1 :]], expected)
+
+
+def test_the_bradley_terry_benchmark_s_choix_fit_maximises_the_aggregator_s_likelihood(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """benchmarks/bradley_terry.py times one fit against choix's ILSR on the same wins, the
+    prior's tied games given to choix as a reference player; the two equal before they are
+    timed, and choix without those games (another likelihood) would fail the check."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bradley_terry
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    from arena_plugins.aggregators import BradleyTerry, _wins
+
+    aggregator, table = BradleyTerry(), bradley_terry.board(30, 60)
+    bradley_terry.one_fit(aggregator, table)
+    assert re.search(r"30 groups x 60 tasks, one fit on the wins: arena-core [\d.]+ s, choix ILSR [\d.]+ s: [\d.]+x "
+                     r"\(ratings equal within [\d.e+-]+\)", capsys.readouterr().out)  # fmt: skip
+    wins = _wins(table, np.ones((1, 60)))[0]
+    logs = np.log10(aggregator.fit(wins[None])[0])
+    ours = 1000 + 400 * (logs - logs.mean())
+    assert np.max(np.abs(bradley_terry.choix_ratings(wins, aggregator.prior) - ours)) < 1e-6
+    assert np.max(np.abs(bradley_terry.choix_ratings(wins, 0.3) - ours)) > 1e-2
 
 
 def test_the_importer_benchmark_imports_every_run_it_wrote(capsys: pytest.CaptureFixture[str]) -> None:
