@@ -200,7 +200,7 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", type=float, default=[5e5])
     parser.add_argument("--runs-per-task", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--with-meta", action="store_true", help="each run has a meta (read record by record)")
+    parser.add_argument("--with-meta", action="store_true", help="each run has a meta, as importers write them")
     args = parser.parse_args()
     compile_modules()
     for size in map(int, args.runs):

@@ -62,6 +62,7 @@ import xml.etree.ElementTree as ET  # noqa: E402
 
 import pytest  # noqa: E402
 
+from arena_core import Submission, structure  # noqa: E402
 from arena_core.config.files import load_config  # noqa: E402
 
 PROFILES = """
@@ -293,8 +294,8 @@ def test_sides_read_a_task_at_a_time_and_joined_are_the_side_of_all_of_them() ->
 def test_a_file_compared_by_tool_is_read_straight_into_a_table(workdir: Path, monkeypatch) -> None:
     """Grouped by tool, no group's name reads a run's meta: the file goes straight into a table
     (no record per line), and the report is the one the records gave. By model the meta is read
-    (an unknown model is named by its harness run): from the records when some run has one,
-    straight from the table when none can (each meta then empty, as the records' would be)."""
+    (an unknown model is named by its harness run): beside the table from the lines when some
+    run has one, and none read when none can (each meta then empty, as the records' would be)."""
     from arena_core.cli import inputs
 
     pytest.importorskip("pyarrow")
@@ -315,8 +316,16 @@ def test_a_file_compared_by_tool_is_read_straight_into_a_table(workdir: Path, mo
     expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300,
                        autoload=False)  # fmt: skip
     assert data == json.loads(json.dumps(expected.as_dict()))
-    assert arena(*command, "--by", "model", cwd=workdir).returncode == 0
-    assert [found is not None for found in straight] == [True]  # 3 of the 180 runs have a meta: records only
+    with_metas = arena(*command, "--by", "model", "--resamples", "300", cwd=workdir)
+    assert with_metas.returncode == 0, with_metas.stderr
+    assert [found is not None for found in straight] == [True, True]  # 3 of the 180 runs have a meta
+    assert [dict(m) for m in straight[-1].metas] == [dict(structure(s, Submission).meta) for s in subs]
+    assert sum(bool(m) for m in straight[-1].metas) == 3
+    data = json.loads(with_metas.stdout)
+    data.pop("provenance")
+    expected = compare(subs, tasks, loaded.profile("default"), loaded.profile("log-tokens"), resamples=300,
+                       by="model", autoload=False)  # fmt: skip
+    assert data == json.loads(json.dumps(expected.as_dict()))
     for sub in subs:
         sub.pop("meta", None)
     del subs[-1]["model"]  # its group is named by its id: "(unknown model: ...)"

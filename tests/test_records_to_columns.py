@@ -224,3 +224,54 @@ def test_a_figures_bounds_are_checked_alike_with_or_without_holes() -> None:
             assert got.dtype == bool and (got == expected).all(), (name, values)
             flagged += int(got.any())
     assert 0 < flagged < 800
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(
+    batch=st.lists(records(valid=True), min_size=1, max_size=10, unique_by=lambda r: r["id"]),
+    blank=st.lists(st.sampled_from([b"\n", b"  \n", b"\r\n"]), max_size=3),
+    block=st.integers(1, 64),
+    other_task=st.booleans(),
+)
+def test_the_metas_read_beside_a_table_are_the_records_own(
+    tmp_path_factory: pytest.TempPathFactory, batch: list[dict[str, Any]], blank: list[bytes], block: int, other_task: bool
+) -> None:
+    """``line_metas``, the metas of a file whose columns came from an Arrow table, equal what
+    the records' models hold, the file read in blocks that split lines (blank lines skipped, a
+    task's runs only when asked), so the table path keeps exactly the record path's metas."""
+    import orjson
+
+    from arena_core.engine import tablemetas
+
+    if other_task:
+        batch[0] = {**batch[0], "task_id": "u"}
+    lines = [orjson.dumps(r) + b"\n" for r in batch]
+    for at, line in enumerate(blank):
+        lines.insert(at * 2, line)
+    path = tmp_path_factory.mktemp("metas") / "runs.jsonl"
+    path.write_bytes(b"".join(lines).rstrip(b"\n"))  # the last line unended
+    present = set().union(*batch)
+    kept = [r for r in batch if r["task_id"] == "t"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tablemetas, "_BLOCK", block)
+        got = tablemetas.line_metas(path, present, [r["id"] for r in kept], "t")
+        assert got is not None
+        assert [dict(m) for m in got] == [dict(_structure(r).meta) for r in kept]
+        assert tablemetas.line_metas(path, present, [r["id"] for r in reversed(batch)] + ["x"]) is None  # other rows
+        assert tablemetas.line_metas(path, present, [r["id"] for r in batch]) is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'{"id": "b", "meta": "text"}', b'{"id": "b", "meta": null}', b'["id", "b"]', b'{"id": "b"', b'{"id": "b"} x'],
+)
+def test_a_line_the_table_path_cannot_vouch_for_sends_the_file_to_the_records(tmp_path, line: bytes) -> None:
+    """A meta that is not a table (or an explicit null), a line that is not one object: no metas
+    (the record reader then reads the file and words the error at its line)."""
+    from arena_core.engine.tablemetas import line_metas
+
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(b'{"id": "a", "meta": {"run": 1}}\n' + line + b"\n")
+    assert line_metas(path, {"id", "meta"}, ["a", "b"]) is None
+    path.write_bytes(b'{"id": "a", "meta": {"run": 1}}\n{"id": "b", "meta": {}}\n')
+    assert line_metas(path, {"id", "meta"}, ["a", "b"]) == [{"run": 1}, {}]

@@ -145,11 +145,8 @@ def _flagged(runs: Runs, meta: Mapping[str, Mapping[str, Any]] | None, *kinds: f
     metas are looked through once for any flags, and the runs only when some run has them (the
     runs of a board of 500,000 were walked once per kind: over a second)."""
     out = [np.zeros(len(runs.ids)) for _ in kinds]
-    flagged = {
-        ident: flags
-        for ident, own in (meta or {}).items()
-        if own and isinstance(flags := own.get("flags"), (list, tuple)) and flags
-    }
+    named = [(ident, own["flags"]) for ident, own in (meta or {}).items() if own and "flags" in own]
+    flagged = {ident: flags for ident, flags in named if isinstance(flags, (list, tuple)) and flags}
     if not flagged:
         return out
     for index, ident in enumerate(runs.ids):

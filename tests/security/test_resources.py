@@ -93,7 +93,15 @@ def test_too_many_files_are_refused_before_they_are_copied(tmp_path: Path) -> No
     assert verdicts["honest"].status == "passed"
 
 
-def test_a_deep_tree_fails_alone_and_leaves_nothing_behind(tmp_path: Path) -> None:
+def test_a_deep_tree_fails_alone_and_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scoring's temporary folders go to a folder of this test's own (another test running
+    beside it makes its own sandbox folders in the shared one), which they are seen to use."""
+    import tempfile
+
+    own = tmp_path / "temporary"
+    own.mkdir()
+    monkeypatch.setenv("TMPDIR", str(own))
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
     workspaces = _workspaces(tmp_path, "deep", "honest")
     directory = os.open(workspaces["deep"], os.O_RDONLY)
     for _ in range(1500):  # deeper than the interpreter's recursion limit
@@ -102,12 +110,15 @@ def test_a_deep_tree_fails_alone_and_leaves_nothing_behind(tmp_path: Path) -> No
         os.close(directory)
         directory = inner
     os.close(directory)
-    before = {p.name for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("arena-sandbox-*")}
-    verdicts = _score(tmp_path, workspaces, "import sys; sys.exit(0)")
+    touched = own.stat().st_mtime_ns
+    try:
+        verdicts = _score(tmp_path, workspaces, "import sys; sys.exit(0)")
+    finally:
+        remove_tree(workspaces["deep"])  # pytest's own clean-up would recurse once per level, and fail
     assert verdicts["deep"].status == "failed" and "more than 256 levels" in verdicts["deep"].reason
     assert verdicts["honest"].status == "passed"
-    assert {p.name for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("arena-sandbox-*")} <= before
-    remove_tree(workspaces["deep"])  # pytest's own clean-up would recurse once per level
+    assert own.stat().st_mtime_ns != touched  # folders were made (and removed) here
+    assert list(own.iterdir()) == []
 
 
 def test_no_nested_user_namespace_inside_the_sandbox(tmp_path: Path) -> None:
