@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures, factorize
+from arena_core.engine.nesting import deep_rows
 from arena_core.model.checks import moment
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, MAX_NAME_LENGTH, RUN_DETAILS, Submission, with_derived
@@ -45,6 +46,7 @@ def columns_from_records(
     strict: bool = False,
     on_invalid: Callable[[int, ValidationError], None] | None = None,
     with_meta: bool = False,
+    metas_checked: bool = False,
 ) -> Columns | None:
     """``records`` as :class:`Columns`, or ``None`` when they need the per-record path (an item
     that is not a dict, or a workspace to check).
@@ -55,6 +57,8 @@ def columns_from_records(
         raising for the first (the columns then still hold the invalid rows: the caller reports
         and discards them).
     :param with_meta: keep each record's ``meta`` as the model would (:func:`run_metas`).
+    :param metas_checked: the records were each a model once (a store's): their metas are not
+        walked again for their depth (:func:`~arena_core.engine.nesting.deep_rows`).
     :raises ValidationError: the first invalid record, as ``structure_one`` reports it.
     """
     n = len(records)
@@ -98,6 +102,8 @@ def columns_from_records(
     meta = column("meta", _ABSENT)
     if not set(map(type, meta)) <= {dict, type(_ABSENT)}:
         suspect |= np.array([v is not _ABSENT and type(v) is not dict for v in meta])
+    if not metas_checked:
+        suspect[deep_rows(meta, {name: column(name) for name in present - KNOWN_FIELDS})] = True
     if strict and not present <= KNOWN_FIELDS:  # a record with a key that is no field
         suspect |= np.fromiter((not (r.keys() <= KNOWN_FIELDS) for r in records), dtype=bool, count=n)
     for name in RUN_DETAILS:  # checked here, kept with the record only (scores never read them)

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 
 from arena_core.engine.columns import NUMERIC_FIELDS, Coded, Columns, bad_figures
+from arena_core.engine.nesting import type_depth
 from arena_core.engine.records import KNOWN_FIELDS, inconsistent, run_detail, valid_names
 from arena_core.io.arrays import ArrowText, first_seen, from_numpy, is_text, string_buffers, to_numpy
 from arena_core.model.records import MAX_NAME_LENGTH, RUN_DETAILS
+from arena_core.model.scalars import MAX_NESTING
 
 __all__ = ["CODED_TEXT", "columns_from_table", "table_of"]
 
@@ -117,6 +119,9 @@ def columns_from_table(table: Any, *, strict: bool = False) -> Columns | None:
         pyarrow.types.is_struct(table["meta"].type) or pyarrow.types.is_map(table["meta"].type)
     ):
         return None
+    held = [type_depth(table[name].type) + 1 for name in names - KNOWN_FIELDS]  # unknown keys go under meta
+    if max([*held, type_depth(table["meta"].type) if "meta" in names else 0]) > MAX_NESTING:
+        return None  # some meta may nest deeper than the model takes: its record is refused
     return Columns(
         text["id"],
         text["task_id"],

@@ -226,7 +226,9 @@ def stored_columns(
             mine = texts(task_id)
             counts.append(len(mine))
             records += map(_record, mine)
-    columns = columns_from_records(records, arena.structure_submission, strict=arena.config.strict, with_meta=True)
+    columns = columns_from_records(  # each record was a model when it was stored
+        records, arena.structure_submission, strict=arena.config.strict, with_meta=True, metas_checked=True
+    )
     return None if columns is None else (tasks, columns, counts)
 
 
