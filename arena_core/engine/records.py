@@ -102,8 +102,9 @@ def columns_from_records(
     meta = column("meta", _ABSENT)
     if not set(map(type, meta)) <= {dict, type(_ABSENT)}:
         suspect |= np.array([v is not _ABSENT and type(v) is not dict for v in meta])
-    if not metas_checked:
-        suspect[deep_rows(meta, {name: column(name) for name in present - KNOWN_FIELDS})] = True
+    extra = present - KNOWN_FIELDS
+    if not metas_checked and ("meta" in present or extra):  # no meta, no unknown key: nothing to walk
+        suspect[deep_rows(meta, {name: column(name) for name in extra})] = True
     if strict and not present <= KNOWN_FIELDS:  # a record with a key that is no field
         suspect |= np.fromiter((not (r.keys() <= KNOWN_FIELDS) for r in records), dtype=bool, count=n)
     for name in RUN_DETAILS:  # checked here, kept with the record only (scores never read them)
