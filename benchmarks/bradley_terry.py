@@ -23,6 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
+from turns import median_time
+
 from arena_plugins.aggregators import BradleyTerry, _outcomes, _wins
 
 
@@ -78,10 +80,6 @@ def choix_ratings(wins: np.ndarray, prior: float) -> np.ndarray:
     return 1000 + 400 * (logs - logs.mean())
 
 
-def median_of(work: object, turns: int = 5) -> float:
-    return float(np.median([timed(work) for _ in range(turns)]))
-
-
 def one_fit(aggregator: BradleyTerry, table: SimpleNamespace) -> None:
     """Print one fit on the board's win matrix (every task once) against choix's ILSR."""
     wins = _wins(table, np.ones((1, len(table.tasks))))
@@ -92,7 +90,7 @@ def one_fit(aggregator: BradleyTerry, table: SimpleNamespace) -> None:
 
     gap = float(np.max(np.abs(ours() - choix_ratings(wins[0], aggregator.prior))))
     assert gap < 1e-3, f"ratings differ from choix's by {gap}"
-    mine, theirs = median_of(ours), median_of(lambda: choix_ratings(wins[0], aggregator.prior))
+    mine, theirs = median_time(ours, 5), median_time(lambda: choix_ratings(wins[0], aggregator.prior), 5)
     print(f"{len(table.groups):>5} groups x {len(table.tasks)} tasks, one fit on the wins: arena-core {mine:.4f} s, "
           f"choix ILSR {theirs:.4f} s: {mine / theirs:.2f}x (ratings equal within {gap:.1e})")  # fmt: skip
 

@@ -10,15 +10,15 @@ same run (medians of three).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
+
+from turns import median_time
 
 from arena_core.stats import irt
 from arena_core.stats.rankranges import uniform_counts
@@ -65,15 +65,6 @@ def reference(counts: np.ndarray, solved: np.ndarray, model: str) -> np.ndarray:
     found = minimize(loss, np.zeros(size), jac=True, method="L-BFGS-B",
                      options={"gtol": 1e-9, "ftol": 1e-15, "maxiter": 20_000})  # fmt: skip
     return found.x[:groups]
-
-
-def median_time(work: object, turns: int = 3) -> float:
-    times = []
-    for _ in range(turns):
-        start = time.perf_counter()
-        work()  # type: ignore[operator]
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def measure(groups: int, tasks: int, refits: bool) -> None:

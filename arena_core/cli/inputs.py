@@ -14,7 +14,7 @@ import click
 from arena_core import examples
 from arena_core.cli.app import State
 from arena_core.cli.inputoptions import InputFiles, inputs
-from arena_core.cli.picking import UNGRADED_MARKS, Pick, file_mentions, mentions_ungraded
+from arena_core.cli.picking import Pick, mentions_ungraded
 from arena_core.engine.ahead import needs_whole_runs
 from arena_core.engine.columns import Columns, repeated_ids
 from arena_core.engine.records import columns_from_records, metas_are_empty
@@ -236,9 +236,8 @@ def _read_columns(
     whole = pick.kept_tasks is None or _only(pick) is not None
     # A file whose bytes cannot name the flag has no record looked through for it; a URL's bytes
     # are not scanned: its records are read (and so are its metas, not fetched twice).
-    found = file_mentions(paths[0], *UNGRADED_MARKS) if pick.ranks else set()
     url = is_url(str(paths[0]))
-    ungraded = pick.ranks and (url or not found.isdisjoint(UNGRADED_MARKS))
+    ungraded = pick.ranks and (url or mentions_ungraded(paths[0]))
     straight = whole and not pick.narrows_runs and not (with_meta and url) and not _as_objects(state, tasks)
     columns = _table_columns(state, paths[0], _only(pick), with_meta) if straight and not ungraded else None
     if columns is not None:

@@ -25,7 +25,7 @@ from arena_core.model.releases import WINDOWS
 from arena_core.stats.runs import UNKNOWN, harness_error, meta_matches, ungraded
 from arena_core.stats.windows import TimeWindow
 
-__all__ = ["UNGRADED_MARKS", "Pick", "file_mentions", "mentions_ungraded"]
+__all__ = ["Pick", "mentions_ungraded"]
 
 #: A record's keys that are submission fields; any other key is kept under its meta.
 _FIELDS = frozenset(a.name for a in attrs.fields(Submission))
@@ -186,37 +186,25 @@ UNGRADED_HELP = (
 )
 
 
-#: Bytes a file holds when a run of it may be flagged ``not_graded``: the flag, or a ``\\u``
-#: escape, which could spell it.
-UNGRADED_MARKS = (b'"not_graded"', b"\\u")
-
-
 def mentions_ungraded(path: Path) -> bool:
-    """Whether a file of runs may hold one flagged ``not_graded`` (:data:`UNGRADED_MARKS`), so
-    that its runs are read as records, where ungraded ones are set aside, rather than straight
-    into columns, which do not read the flags."""
-    return bool(file_mentions(path, *UNGRADED_MARKS))
-
-
-def file_mentions(path: Path, *marks: bytes) -> set[bytes]:
-    """The ``marks`` (each at most 16 bytes) the file's bytes hold: one scan at disk speed for
-    them all, ended once every one is found. A URL or a file that cannot be read is not scanned
-    (its reader reports it): none is found."""
-    found: set[bytes] = set()
+    """Whether a file of runs may hold one flagged ``not_graded`` (its bytes name the flag, or
+    hold a ``\\u`` escape, which could spell it), so that its runs are read as records, where
+    ungraded ones are set aside, rather than straight into columns, which do not read the flags.
+    A scan at disk speed; a URL or a file that cannot be read is not scanned (its reader
+    reports it)."""
     if is_url(str(path)):
-        return found
+        return False
     tail = b""
     try:
         with open_binary(path) as fh:
             while chunk := fh.read(1 << 22):
                 joined = tail + chunk[:16]
-                found.update(mark for mark in marks if mark in joined or mark in chunk)
-                if len(found) == len(set(marks)):
-                    return found
+                if any(mark in joined or mark in chunk for mark in (b'"not_graded"', b"\\u")):
+                    return True
                 tail = chunk[-16:]
     except (InputError, OSError):
-        return set()
-    return found
+        return False
+    return False
 
 
 def _ungraded(record: dict[str, Any], tasks: Mapping[str, Task]) -> bool:

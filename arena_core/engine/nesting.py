@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arena_core.model.scalars import MAX_NESTING, nesting
+from arena_core.model.scalars import MAX_NESTING, contents, nesting
 
 __all__ = ["deep_rows", "type_depth"]
 
@@ -36,7 +36,7 @@ def deep_rows(metas: Sequence[Any], extras: Mapping[str, Sequence[Any]]) -> list
         level += [v for v in values if type(v) not in _SCALARS]
     depth = 2  # the meta is the first level; its values' containers the second
     while level and depth <= MAX_NESTING:
-        level = [item for container in level for item in _inside(container) if type(item) not in _SCALARS]
+        level = [item for container in level for item in contents(container) if type(item) not in _SCALARS]
         depth += 1
     if not level:
         return []
@@ -46,12 +46,6 @@ def deep_rows(metas: Sequence[Any], extras: Mapping[str, Sequence[Any]]) -> list
         if nesting(held) > MAX_NESTING:
             rows.append(row)
     return rows
-
-
-def _inside(container: Any) -> Any:
-    if isinstance(container, Mapping):
-        return container.values()
-    return container if isinstance(container, (list, tuple)) else ()
 
 
 def type_depth(kind: Any) -> int:

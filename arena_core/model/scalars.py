@@ -96,9 +96,14 @@ def nesting(value: Any) -> int:
             deepest = depth
             if deepest > MAX_NESTING:
                 break
-        children = item.values() if isinstance(item, Mapping) else item if isinstance(item, (list, tuple)) else ()
-        pending.extend((child, depth + 1) for child in children if isinstance(child, (Mapping, list, tuple)))
+        pending.extend((child, depth + 1) for child in contents(item) if isinstance(child, (Mapping, list, tuple)))
     return deepest
+
+
+def contents(value: Any) -> Any:
+    """What a table or a list holds (a table's values), as :func:`nesting` walks it; nothing for
+    anything else."""
+    return value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
 
 
 #: Bytes, given as a whole number or a size such as ``"512M"`` (sizes in the configuration).
