@@ -225,3 +225,34 @@ def test_a_report_by_model_with_runs_that_name_no_model(tmp_path: Path) -> None:
     done = _arena(tmp_path, "report", "runs.jsonl", "--tasks", "tasks.json", "--by", "model", "-o", "site")
     assert done.returncode == 0, done.stderr
     assert "(unknown model: r0)" in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_a_hostile_meta_beside_good_ones_is_named_after_the_table_was_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose runs carry metas goes to Arrow's table (which takes a null meta for an
+    absent one), then to the pass that reads the metas from the lines: a run whose meta is
+    null beside good runs is seen there (the pass gives up) and named by its line and field by
+    the record reader, as before the table path read metas; nothing is printed."""
+    pytest.importorskip("pyarrow")
+    from clirun import run_arena
+
+    from arena_core.cli import inputs
+    from arena_core.examples import SUBMISSIONS, TASKS as EXAMPLE_TASKS
+
+    runs = [json.loads(line) for line in Path(SUBMISSIONS).read_text().splitlines() if line.strip()]
+    lines = [json.dumps({**run, "meta": {"run": run["id"]}}) for run in runs]
+    lines[5] = json.dumps({**runs[5], "meta": None})
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    gave: list[object] = []
+    reader = inputs.line_metas
+    monkeypatch.setattr(inputs, "line_metas", lambda *a, **k: gave.append(reader(*a, **k)) or gave[-1])
+    done = run_arena("tasks", str(path), "--tasks", str(EXAMPLE_TASKS), "-q", cwd=tmp_path)
+    assert gave == [None]  # the table was read, and the metas' pass met the hostile line
+    assert done.returncode == 2 and done.stdout == ""
+    assert "runs.jsonl:6: submission 'frontend-001/005': meta" in done.stderr, done.stderr
+    lines[5] = json.dumps({**runs[5], "meta": {"run": runs[5]["id"]}})
+    path.write_text("\n".join(lines) + "\n")
+    assert run_arena("tasks", str(path), "--tasks", str(EXAMPLE_TASKS), "-q", cwd=tmp_path).returncode == 0
+    assert gave[-1] is not None and len(gave[-1]) == len(runs)  # the good file's metas from the lines
