@@ -13,7 +13,9 @@ model). ``session_id`` is optional. A later 1.x version is read and flagged; a 2
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -168,6 +170,14 @@ def _continuation(data: Any, path: Path, where: str) -> Path | None:
     if name != ref or name in ("", ".", ".."):
         raise InputError(f"{where}: continued_trajectory_ref: expected a file name in the same folder, got {ref!r}")
     found = path.parent / name
-    if not found.is_file() or found.is_symlink():
+    if not _plain_file(found):
         raise InputError(f"{where}: continued_trajectory_ref: {ref!r} is not a file beside it")
     return found
+
+
+def _plain_file(path: Path) -> bool:
+    """A regular file, not a link to one (one ``lstat``)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
