@@ -319,7 +319,7 @@ def trajectory_text(messages: Any, limit: int = TRAJECTORY_CHARS) -> str | None:
         return None
     parts = []
     for message in messages:
-        if not isinstance(message, Mapping):
+        if type(message) is not dict and not isinstance(message, Mapping):  # JSON's tables are dicts
             continue
         content = message.get("content")
         if isinstance(content, list):  # parts: [{"type": "text", "text": ...}, ...]

@@ -183,6 +183,14 @@ def _whole(table: Mapping[str, Any], key: str, where: str) -> int | None:
     return count(table, key, where)
 
 
+def _whole_under(usage: Mapping[str, Any], table: str, key: str, where: str) -> int | None:
+    """``count(usage, "TABLE.KEY", where)``, its checks made only for what is not a plain count."""
+    found = _dig(usage, table, key)
+    if found is None or (type(found) is int and found >= 0):
+        return found  # type: ignore[no-any-return]
+    return count(usage, f"{table}.{key}", where)
+
+
 def _commands(turn: Mapping[str, Any], where: str) -> int:
     """The commands a model turn ran: its ``extra.actions`` (2.x), else its bash block (1.x)."""
     actions = _dig(turn, "extra", "actions")
@@ -208,11 +216,11 @@ def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
         return None
     if "input_tokens" in usage:  # the Responses API: prompt = input, completion = output
         given, made = _whole(usage, "input_tokens", where), _whole(usage, "output_tokens", where)
-        cached = count(usage, "input_tokens_details.cached_tokens", where) or 0
+        cached = _whole_under(usage, "input_tokens_details", "cached_tokens", where) or 0
         written = 0
     else:  # chat completions: prompt tokens include the cached ones
         given, made = _whole(usage, "prompt_tokens", where), _whole(usage, "completion_tokens", where)
-        cached = count(usage, "prompt_tokens_details.cached_tokens", where) or 0
+        cached = _whole_under(usage, "prompt_tokens_details", "cached_tokens", where) or 0
         written = _whole(usage, "cache_creation_input_tokens", where) or 0
     total = _whole(usage, "total_tokens", where)
     if given is None or made is None:
