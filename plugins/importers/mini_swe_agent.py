@@ -187,7 +187,7 @@ def _whole_under(usage: Mapping[str, Any], table: str, key: str, where: str) -> 
     """``count(usage, "TABLE.KEY", where)``, its checks made only for what is not a plain count."""
     found = _dig(usage, table, key)
     if found is None or (type(found) is int and found >= 0):
-        return found  # type: ignore[no-any-return]
+        return found
     return count(usage, f"{table}.{key}", where)
 
 
