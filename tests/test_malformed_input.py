@@ -361,3 +361,27 @@ def test_running_out_of_memory_is_one_line_saying_what_to_do(monkeypatch: pytest
     [line] = result.stderr.splitlines()
     assert line.startswith("Error: arena leaderboard ran out of memory (Unable to allocate") and "PiB for an array" in line
     assert "Parquet shards" in line and "--where" in line and "Traceback" not in result.output
+
+
+def test_a_whole_file_is_read_past_the_size_its_fstat_gave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """read_text reads a file in one read sized by its fstat; a file that grew since, or one
+    whose size the system reports as 0 (procfs), is read to its end all the same, and its
+    bytes that are not UTF-8 are still named by line."""
+    import os
+
+    from arena_core.io.decoding import InputError, read_text
+
+    text = "".join(f"line {i}: {'x' * 60}\n" for i in range(50_000))  # 3.4 MB: several reads past the first
+    (tmp_path / "grown.json").write_text(text)
+    real = os.fstat
+
+    def reports_no_size(fd: int) -> os.stat_result:
+        found = real(fd)
+        return os.stat_result((found.st_mode, found.st_ino, found.st_dev, found.st_nlink, found.st_uid,
+                               found.st_gid, 0, found.st_atime, found.st_mtime, found.st_ctime))  # fmt: skip
+
+    monkeypatch.setattr(os, "fstat", reports_no_size)
+    assert read_text(tmp_path / "grown.json") == text
+    (tmp_path / "bad.json").write_bytes(text.encode()[:700] + b"\xff" + b"\n")
+    with pytest.raises(InputError, match=r"bad.json:11: not UTF-8 text"):
+        read_text(tmp_path / "bad.json")
