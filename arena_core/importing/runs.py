@@ -346,7 +346,7 @@ def unlinked_file(path: Path, below: Path) -> bool:
         place = os.path.join(place, part)
         try:
             mode = os.lstat(place).st_mode
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a name with a NUL byte, which names no file
             return False
         if stat.S_ISLNK(mode):
             return False

@@ -231,7 +231,7 @@ def _trajectories(path: Path, steps: list[Mapping[str, Any]], where: str) -> tup
     else:
         names = [value(st, "step_name", f"{where}: step_results", str, required=True) for st in steps]
         for name in names:
-            if Path(name).name != name or name in (".", ".."):
+            if Path(name).name != name or name in (".", "..") or "\0" in name:
                 raise InputError(f"{where}: step_results.step_name: expected a step's folder name, got {name!r}")
         files = [path.parent / "steps" / name / "agent" / "trajectory.json" for name in names]
     read = [trajectory_figures(f) for f in files if unlinked_file(f, path.parent)]

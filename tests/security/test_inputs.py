@@ -216,6 +216,41 @@ def test_a_multi_step_trial_reads_only_its_own_step_folders(tmp_path: Path) -> N
     assert "step_results.step_name: expected a step's folder name, got '../../other'" in " ".join(session.skipped)
 
 
+
+def test_a_nul_byte_in_a_name_a_trial_gives_is_refused_alone(tmp_path: Path) -> None:
+    """A step name or a trajectory's continuation holding a NUL byte names no file: the trial
+    is refused, naming the field, and the rest of the job is read (the step's name once reached
+    the file system and raised out of the import)."""
+    from arena_core import Arena
+    from arena_core.importing.collect import ImportSession
+
+    harbor = Path(__file__).parent.parent / "data" / "formats" / "harbor-current"
+    job = tmp_path / "job"
+    shutil.copytree(harbor / "multi-step__a1", job / "multi-step__a1")
+    for name in ("continued__e1", "continued__e2"):
+        shutil.copytree(harbor / "continued__e1", job / name)
+    result = json.loads((job / "continued__e2" / "result.json").read_text())
+    (job / "continued__e2" / "result.json").write_text(json.dumps({**result, "trial_name": "continued__e2"}))
+    importer = Arena(autoload=False).components.importers["harbor"]
+
+    def read() -> tuple[set[str], str]:
+        session = ImportSession(importer, [job], skip_bad=True)
+        return {str(r.submission["id"]) for r in session.runs()}, " ".join(session.skipped)
+
+    found, skipped = read()
+    assert found == {"multi-step__a1", "continued__e1", "continued__e2"} and not skipped
+    result = json.loads((job / "multi-step__a1" / "result.json").read_text())
+    result["step_results"][1]["step_name"] = "fi\x00x"
+    (job / "multi-step__a1" / "result.json").write_text(json.dumps(result))
+    trajectory = job / "continued__e2" / "agent" / "trajectory.json"
+    data = json.loads(trajectory.read_text())
+    assert data["continued_trajectory_ref"] == "trajectory.cont-1.json"  # the attack reaches the link check
+    trajectory.write_text(json.dumps({**data, "continued_trajectory_ref": "trajectory\x00.json"}))
+    found, skipped = read()
+    assert found == {"continued__e1"}
+    assert "step_results.step_name: expected a step's folder name, got 'fi\\x00x'" in skipped
+    assert "continued_trajectory_ref: 'trajectory\\x00.json' is not a file beside it" in skipped
+
 def test_deep_meta_is_one_line_in_ingest(tmp_path: Path) -> None:
     _tasks(tmp_path)
     meta: dict = {}
