@@ -45,29 +45,35 @@ def regular_descriptor(path: Path) -> int:
     file, never blocking on a FIFO; the caller closes it.
 
     :raises InputError: ``FILE: cannot read: ...`` or ``FILE: not a regular file``."""
+    return _regular(path)[0]
+
+
+def _regular(path: Path) -> tuple[int, int]:
+    """:func:`regular_descriptor` with the file's size from the same ``fstat``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
             raise InputError(f"{path}: not a regular file")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, found.st_size
 
 
 def _read_all(path: Path) -> bytes:
     """A regular file's bytes read from its descriptor in as many reads as its size asks (one,
     unless it grows): an importer reads thousands of small files, and a buffered file object
     around each cost more than the read."""
-    fd = regular_descriptor(path)
+    fd, size = _regular(path)
     try:
         chunks = []
-        wanted = max(os.fstat(fd).st_size, 0) + 1  # one byte more: the end is seen in the same read
+        wanted = size + 1  # one byte more: the end is seen in the same read
         while chunk := os.read(fd, wanted):
             chunks.append(chunk)
             wanted = 1 << 20

@@ -13,14 +13,12 @@ model). ``session_id`` is optional. A later 1.x version is read and flagged; a 2
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from arena_core.importing.runs import amount, count, load_json, seconds_between, value
+from arena_core.importing.runs import amount, count, load_json, seconds_between, unlinked_file, value
 from arena_core.io.decoding import InputError
 
 __all__ = ["NEWEST", "continuation_of", "trajectory_figures"]
@@ -170,14 +168,6 @@ def _continuation(data: Any, path: Path, where: str) -> Path | None:
     if name != ref or name in ("", ".", ".."):
         raise InputError(f"{where}: continued_trajectory_ref: expected a file name in the same folder, got {ref!r}")
     found = path.parent / name
-    if not _plain_file(found):
+    if not unlinked_file(found, path.parent):  # a regular file, not a link to one
         raise InputError(f"{where}: continued_trajectory_ref: {ref!r} is not a file beside it")
     return found
-
-
-def _plain_file(path: Path) -> bool:
-    """A regular file, not a link to one (one ``lstat``)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False

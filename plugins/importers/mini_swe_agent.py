@@ -175,20 +175,12 @@ def _dig(data: Any, *keys: str) -> Any:
     return data
 
 
-def _whole(table: Mapping[str, Any], key: str, where: str) -> int | None:
-    """``count(table, key, where)``, its checks made only for a value that is not a plain count."""
-    found = table.get(key)
+def _whole(table: Mapping[str, Any], where: str, *keys: str) -> int | None:
+    """``count(table, "KEY.KEY...", where)``, its checks made only for a value that is not a plain count."""
+    found = _dig(table, *keys)
     if found is None or (type(found) is int and found >= 0):
         return found
-    return count(table, key, where)
-
-
-def _whole_under(usage: Mapping[str, Any], table: str, key: str, where: str) -> int | None:
-    """``count(usage, "TABLE.KEY", where)``, its checks made only for what is not a plain count."""
-    found = _dig(usage, table, key)
-    if found is None or (type(found) is int and found >= 0):
-        return found
-    return count(usage, f"{table}.{key}", where)
+    return count(table, ".".join(keys), where)
 
 
 def _commands(turn: Mapping[str, Any], where: str) -> int:
@@ -215,14 +207,14 @@ def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
     if usage is None:
         return None
     if "input_tokens" in usage:  # the Responses API: prompt = input, completion = output
-        given, made = _whole(usage, "input_tokens", where), _whole(usage, "output_tokens", where)
-        cached = _whole_under(usage, "input_tokens_details", "cached_tokens", where) or 0
+        given, made = _whole(usage, where, "input_tokens"), _whole(usage, where, "output_tokens")
+        cached = _whole(usage, where, "input_tokens_details", "cached_tokens") or 0
         written = 0
     else:  # chat completions: prompt tokens include the cached ones
-        given, made = _whole(usage, "prompt_tokens", where), _whole(usage, "completion_tokens", where)
-        cached = _whole_under(usage, "prompt_tokens_details", "cached_tokens", where) or 0
-        written = _whole(usage, "cache_creation_input_tokens", where) or 0
-    total = _whole(usage, "total_tokens", where)
+        given, made = _whole(usage, where, "prompt_tokens"), _whole(usage, where, "completion_tokens")
+        cached = _whole(usage, where, "prompt_tokens_details", "cached_tokens") or 0
+        written = _whole(usage, where, "cache_creation_input_tokens") or 0
+    total = _whole(usage, where, "total_tokens")
     if given is None or made is None:
         return {"total": total} if total is not None else None
     return {
