@@ -260,3 +260,29 @@ def test_the_only_writer_places_a_new_run_among_kept_scores_and_a_shared_one_cou
     fifth = [r for r in runs[40:] if r["task_id"] == first["task_id"]][4]
     monkeypatch.setattr("arena_core.store.figurecache.MAX_ROWS", 20)  # fewer rows free than the task has runs
     assert post(fifth) == ([], 1)  # the only writer since, but the task's scores would not fit: counted
+
+
+def test_a_batch_looks_its_ids_up_once_and_a_transaction_knows_what_it_wrote(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of several tasks asks the database where its run ids are stored once, not again
+    for each task as it writes that task's runs; what one transaction wrote, it answers from
+    what it knows, and a run moved to another task on purpose is found under its new task."""
+    tasks, runs = generate_arena(tasks=3, submissions_per_task=4, seed=3)
+    arena, store = Arena(autoload=False), _open(where)
+    arena.process(runs[:6], store=store, tasks={t["id"]: t for t in tasks})
+    statements: list[str] = []
+    real = typed_module.TypedRows._run
+    monkeypatch.setattr(typed_module.TypedRows, "_run", lambda self, sql, *a: statements.append(sql) or real(self, sql, *a))
+    arena.process(runs[6:], store=store)
+    assert len({r["task_id"] for r in runs[6:]}) > 1
+    assert sum("SELECT id, task_id FROM submissions" in sql for sql in statements) == 1
+    moved = {**runs[0], "task_id": next(t["id"] for t in tasks if t["id"] != runs[0]["task_id"])}
+    with store.transaction() as tx:
+        assert tx.tasks_of([runs[0]["id"], "never-stored"]) == {runs[0]["id"]: runs[0]["task_id"]}
+        tx.put_submissions([arena.structure_submission(moved), arena.structure_submission({**runs[1], "id": "new"})])
+        statements.clear()
+        assert tx.tasks_of([runs[0]["id"], "new", "never-stored"]) == {runs[0]["id"]: moved["task_id"], "new": runs[1]["task_id"]}
+        assert statements == []  # known from its own look-up and writes
+    with store.transaction(write=False) as tx:
+        assert tx.tasks_of([runs[0]["id"], "new", "never-stored"]) == {runs[0]["id"]: moved["task_id"], "new": runs[1]["task_id"]}

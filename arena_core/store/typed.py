@@ -81,6 +81,8 @@ def _upsert(table: str, key: str, names: tuple[str, ...]) -> str:
     )
 
 
+#: What an id looked up and not stored is known as, in a transaction's ids (``TypedRows``).
+_UNSTORED = object()
 #: Ids looked up in one statement (SQLite takes up to 32,766 parameters, PostgreSQL 65,535).
 _LOOKED_UP = 500
 _PUT_SUBMISSION = _upsert("submissions", "id", _SUBMISSION_NAMES)
@@ -109,6 +111,10 @@ class TypedRows:
         """The last task's evaluations read, by id, with their stored text: replacing one takes
         its figures away from its cells, and the same text gives the same figures without
         parsing it again (re-deriving a task reads its evaluations, then replaces them all)."""
+        self._task_of_id: dict[str, object] = {}
+        """The ids this transaction looked up or wrote, with their stored task (``_UNSTORED``:
+        looked up and not stored). Runs are written only through it, so what it found stays
+        true until it ends: a batch looks its ids up once, then stores them a task at a time."""
 
     def _run(self, sql: str, *args: Any) -> Any:
         if self._mark == "?":
@@ -124,6 +130,15 @@ class TypedRows:
         """The task's stored runs as their JSON records, first stored first, unparsed (a board
         reads them as columns: :mod:`arena_core.store.current`)."""
         return [row[0] for row in self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id)]
+
+    def _among(self, column: str, values: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
+        """A condition that ``column`` is one of ``values``, with its arguments: SQLite's
+        ``IN (?, ?, ...)``; on PostgreSQL ``= ANY(?)`` of one array, a statement of the same text
+        for any number of values, which psycopg converts once and the server plans once (a list
+        of marks of each length was converted anew at each of a batch's look-ups)."""
+        if self._mark == "?":
+            return f"{column} IN ({', '.join('?' * len(values))})", tuple(values)
+        return f"{column} = ANY(?)", (list(values),)
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
@@ -144,6 +159,7 @@ class TypedRows:
                 kept.setdefault(row[1] or "", []).append((row[0], *row[3:]))
             self._figures.wrote(kept, moved, FIGURES)
         self._many(_PUT_SUBMISSION, rows)
+        self._task_of_id.update((s.id, s.task_id) for s in submissions)
 
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record (read-only arrays): those
@@ -162,13 +178,16 @@ class TypedRows:
         return None if row is None else str(row[0])
 
     def tasks_of(self, submission_ids: Sequence[str]) -> dict[str, str]:
-        """The task of each of ``submission_ids`` that is stored, looked up a few hundred at a time."""
-        found: dict[str, str] = {}
-        for start in range(0, len(submission_ids), _LOOKED_UP):
-            part = submission_ids[start : start + _LOOKED_UP]
-            marks = ", ".join("?" * len(part))
-            found.update(self._run(f"SELECT id, task_id FROM submissions WHERE id IN ({marks})", *part).fetchall())
-        return found
+        """The task of each of ``submission_ids`` that is stored, looked up a few hundred at a time
+        (those this transaction knows already are not looked up again)."""
+        known = self._task_of_id
+        unknown = [i for i in submission_ids if i not in known]
+        for start in range(0, len(unknown), _LOOKED_UP):
+            part = unknown[start : start + _LOOKED_UP]
+            among, args = self._among("id", part)
+            known.update(dict.fromkeys(part, _UNSTORED))
+            known.update(self._run(f"SELECT id, task_id FROM submissions WHERE {among}", *args).fetchall())
+        return {i: task for i in submission_ids if (task := known[i]) is not _UNSTORED}  # type: ignore[misc]
 
     def evaluations(self, task_id: str) -> list[Evaluation]:
         """Every stored evaluation of the task, first stored first, ranked among the task's scores."""
@@ -199,11 +218,9 @@ class TypedRows:
         ids = [e.submission_id for e in evaluations]
         moved: dict[str, str] = {}  # the task each replaced one was stored under
         for start in range(0, len(ids), _LOOKED_UP):
-            part = ids[start : start + _LOOKED_UP]
+            among, args = self._among("submission_id", ids[start : start + _LOOKED_UP])
             replaced = self._run(
-                "SELECT submission_id, data, task_id FROM evaluations "
-                f"WHERE submission_id IN ({', '.join('?' * len(part))})",
-                *part,
+                f"SELECT submission_id, data, task_id FROM evaluations WHERE {among}", *args
             ).fetchall()
             moved.update((submission_id, task_id) for submission_id, _, task_id in replaced)
             for submission_id, data, _ in replaced:
@@ -273,9 +290,8 @@ class TypedRows:
             isinstance(figures.get("scores", task_id), Scores) or figures.worth_keeping(task_id)
         ):
             return None
-        ids = [e.submission_id for e in evaluations]
-        marks = ", ".join("?" * len(ids))
-        if self._run(f"SELECT 1 FROM evaluations WHERE submission_id IN ({marks}) LIMIT 1", *ids).fetchone():
+        among, args = self._among("submission_id", [e.submission_id for e in evaluations])
+        if self._run(f"SELECT 1 FROM evaluations WHERE {among} LIMIT 1", *args).fetchone():
             return None
         tools = self._run(
             "SELECT tool, COUNT(*), MIN(provisional), MAX(provisional) FROM evaluations WHERE task_id = ? GROUP BY tool",
