@@ -96,8 +96,14 @@ def nesting(value: Any) -> int:
             deepest = depth
             if deepest > MAX_NESTING:
                 break
-        pending.extend((child, depth + 1) for child in contents(item) if isinstance(child, (Mapping, list, tuple)))
+        for child in contents(item):  # a scalar, most of what a meta holds, is passed at one look
+            if type(child) not in _SCALARS and isinstance(child, (Mapping, list, tuple)):
+                pending.append((child, depth + 1))
     return deepest
+
+
+#: What JSON's scalars decode to: never a table or a list.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def contents(value: Any) -> Any:
