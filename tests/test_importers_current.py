@@ -4,6 +4,7 @@ each folder's make.py regenerates them), asserted field by field against what th
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -186,6 +187,46 @@ def test_an_unknown_trajectory_format_is_refused_by_name(arena: Arena, tmp_path:
         r"importer reads \(mini-swe-agent-1, mini-swe-agent-1\.1; the newest is",
     ):
         imported(arena, "mini-swe-agent", tmp_path / "x.traj.json")
+
+
+
+def _first_usage(data: dict) -> dict:
+    turn = next(m for m in data["messages"] if m.get("object") == "response" or m.get("role") == "assistant")
+    return turn["usage"] if "usage" in turn else turn["extra"]["response"]["usage"]
+
+
+@pytest.mark.parametrize(
+    ("sample", "path", "bad", "shown"),
+    [
+        ("toolcall", ("prompt_tokens",), -3, "-3"),
+        ("toolcall", ("completion_tokens",), "60", "'60'"),
+        ("toolcall", ("total_tokens",), True, "True"),
+        ("toolcall", ("prompt_tokens_details", "cached_tokens"), 1.5, "1.5"),
+        ("toolcall", ("cache_creation_input_tokens",), -1, "-1"),
+        ("responses", ("input_tokens",), [1500], "a list"),
+        ("responses", ("input_tokens_details", "cached_tokens"), -1200, "-1200"),
+    ],
+)
+def test_a_turn_s_token_count_that_is_not_a_count_is_named(
+    arena: Arena, tmp_path: Path, sample: str, path: tuple[str, ...], bad: object, shown: str
+) -> None:
+    """A turn's usage is read without checks while every count is a plain whole number; any
+    other value is refused naming the file, the field and what it holds, as the checked path
+    always did, and the plain counts it stood among are still summed when it is mended."""
+    data = json.loads((MINI / f"{sample}.traj.json").read_text())
+    usage = _first_usage(data)
+    *parents, key = path
+    for part in parents:
+        usage = usage[part]
+    good = usage.get(key, 0)
+    usage[key] = bad
+    (tmp_path / "x.traj.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=rf"x\.traj\.json: messages: .*{key}.*{re.escape(shown)}"):
+        imported(arena, "mini-swe-agent", tmp_path / "x.traj.json")
+    usage[key] = good
+    (tmp_path / "x.traj.json").write_text(json.dumps(data))
+    [run] = imported(arena, "mini-swe-agent", tmp_path / "x.traj.json").values()
+    assert run["total_tokens"] == 1560 + 1820
 
 
 OPENHANDS_V1 = FORMATS / "openhands-v1-current"

@@ -113,7 +113,11 @@ def trajectory_run(path: Path) -> ImportedRun:
     submission["tool_calls"] = sum(_commands(turn, f"{where}: messages") for turn in turns)
     # A reply the harness could not parse is kept as a ``user`` message (``interrupt_type:
     # FormatError``) carrying the billed response: its tokens were spent like any turn's.
-    refused = [m for m in messages if type(m) is dict and _dig(m, "extra", "interrupt_type") == "FormatError"]
+    refused = [
+        m
+        for m in messages
+        if type(m) is dict and type(x := m.get("extra")) is dict and x.get("interrupt_type") == "FormatError"
+    ]
     usages = [_usage(turn, f"{where}: messages") for turn in turns]
     usages += [u for m in refused if (u := _usage(m, f"{where}: messages")) is not None]
     if usages and all(u is not None for u in usages):
@@ -185,7 +189,8 @@ def _whole(table: Mapping[str, Any], where: str, *keys: str) -> int | None:
 
 def _commands(turn: Mapping[str, Any], where: str) -> int:
     """The commands a model turn ran: its ``extra.actions`` (2.x), else its bash block (1.x)."""
-    actions = _dig(turn, "extra", "actions")
+    extra = turn.get("extra")
+    actions = extra.get("actions") if type(extra) is dict else None
     if actions is not None and type(actions) is not list:
         actions = value(turn, "extra.actions", where, list)
     if actions is not None:
@@ -199,14 +204,33 @@ def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
     """A turn's tokens: the provider's usage under ``extra.response`` (chat completions), or a
     Responses-API turn's own ``usage``; ``None`` without one. Either shape is read wherever it
     sits (a refused Responses-API reply keeps its response under ``extra.response``)."""
-    usage = _dig(turn, "extra", "response", "usage")
+    extra = turn.get("extra")  # the lookups of _dig, written out: this runs for every turn
+    response = extra.get("response") if type(extra) is dict else None
+    usage = response.get("usage") if type(response) is dict else None
     if usage is not None and type(usage) is not dict:
         usage = value(turn, "extra.response.usage", where, dict)
     if usage is None and turn.get("object") == "response":
         usage = value(turn, "usage", where, dict)
     if usage is None:
         return None
-    if "input_tokens" in usage:  # the Responses API: prompt = input, completion = output
+    responses = "input_tokens" in usage  # the Responses API: prompt = input, completion = output
+    given, made, total = (
+        usage.get("input_tokens" if responses else "prompt_tokens"),
+        usage.get("output_tokens" if responses else "completion_tokens"),
+        usage.get("total_tokens"),
+    )
+    details = usage.get("input_tokens_details" if responses else "prompt_tokens_details")
+    cached = details.get("cached_tokens") if type(details) is dict else None
+    written = None if responses else usage.get("cache_creation_input_tokens")
+    for found in (given, made, total, cached, written):
+        if found is not None and (type(found) is not int or found < 0):
+            return _checked_usage(usage, where)  # for the error
+    return _turn_tokens(given, made, total, cached or 0, written or 0)  # plain counts: nothing to check
+
+
+def _checked_usage(usage: Mapping[str, Any], where: str) -> dict[str, int] | None:
+    """A turn's tokens read with each count's checks, for the error a count that is not one gets."""
+    if "input_tokens" in usage:
         given, made = _whole(usage, where, "input_tokens"), _whole(usage, where, "output_tokens")
         cached = _whole(usage, where, "input_tokens_details", "cached_tokens") or 0
         written = 0
@@ -214,7 +238,13 @@ def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
         given, made = _whole(usage, where, "prompt_tokens"), _whole(usage, where, "completion_tokens")
         cached = _whole(usage, where, "prompt_tokens_details", "cached_tokens") or 0
         written = _whole(usage, where, "cache_creation_input_tokens") or 0
-    total = _whole(usage, where, "total_tokens")
+    return _turn_tokens(given, made, _whole(usage, where, "total_tokens"), cached, written)
+
+
+def _turn_tokens(
+    given: int | None, made: int | None, total: int | None, cached: int, written: int
+) -> dict[str, int] | None:
+    """A turn's token counts as :func:`_usage` gives them."""
     if given is None or made is None:
         return {"total": total} if total is not None else None
     return {
