@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import attrs
 import pytest
 
 from arena_core.stats.runs import gather_runs
@@ -377,6 +378,47 @@ def test_a_batch_reads_columns_not_stored_records(arena: Arena, typed_store: Sto
         stored = {e.submission_id: e for t in TASK_MAP for e in tx.evaluations(t)}
     assert all(stored[e.submission_id] == e for e in result.evaluations)  # as returned, so as stored
 
+
+
+def test_a_batch_reads_its_tasks_and_baselines_and_writes_baselines_a_batch_at_a_time(
+    arena: Arena, typed_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch over several tasks reads their records in one statement (and once more before its
+    write transaction, for the checks that run ahead), their stored baselines in one, and writes
+    the next versions in one statement run per table: not a statement per task and record. What
+    it stores is what the record-by-record methods stored (the memory store's equality with
+    these stores is the test above)."""
+    from arena_core.store.typed import TypedRows
+
+    run(arena, SUBS[:20], typed_store)
+    with typed_store.transaction(write=False) as tx:
+        kind = type(tx)
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("read or written record by record")
+
+    for name in ("get_task", "get_baseline", "put_baseline"):
+        monkeypatch.setattr(kind, name, refuse)
+    statements: list[str] = []
+    real_run, real_many = TypedRows._run, TypedRows._many
+    monkeypatch.setattr(TypedRows, "_run", lambda self, sql, *a: statements.append(sql) or real_run(self, sql, *a))
+    monkeypatch.setattr(TypedRows, "_many", lambda self, sql, rows: statements.append(sql) or real_many(self, sql, rows))
+    result = run(arena, SUBS[20:], typed_store, tasks=None)
+    touched = {s["task_id"] for s in SUBS[20:]}
+    assert len(touched) == 3
+    assert sum("FROM tasks" in sql for sql in statements) == 2
+    assert sum("FROM baselines" in sql for sql in statements) == 1
+    assert sum("INTO baselines " in sql for sql in statements) == sum("INTO baseline_versions " in sql for sql in statements) == 1
+    monkeypatch.undo()
+    with typed_store.transaction(write=False) as tx:
+        assert {t: tx.get_baseline(t) for t in touched} == dict(result.baselines)
+        earlier = {s["task_id"] for s in SUBS[:20]}
+        assert {t: b.version for t, b in result.baselines.items()} == {t: 1 + (t in earlier) for t in touched}
+        assert all(tx.get_baseline_version(t, b.version) == b for t, b in result.baselines.items())
+    some = next(iter(result.baselines.values()))
+    with typed_store.transaction() as tx:  # a baseline without its version is stored as the key's next
+        tx.put_baselines([("elsewhere", some), ("elsewhere", attrs.evolve(some, version=None))])  # type: ignore[attr-defined]
+        assert tx.get_baseline("elsewhere").version == some.version + 1
 
 def test_a_page_of_rankings_is_read_best_first(arena: Arena, typed_store: Store) -> None:
     run(arena, SUBS, typed_store)

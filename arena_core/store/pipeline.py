@@ -30,6 +30,7 @@ from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each
 from arena_core.stats.irtdifficulty import adjusted_scores, fit_evaluations
 from arena_core.stats.quality import Outlier, outliers_in_columns
+from arena_core.store.bulk import read_baselines, read_tasks, write_baselines
 from arena_core.store.drift import BaselineDrift, RankDrift, baseline_drift, group_means, rank_drift, top_groups
 from arena_core.store.standings import put_all, rank_task, submission_columns
 from arena_core.store.storedids import REPLACE_HINT, StoredIds
@@ -97,10 +98,7 @@ def check_first(
     wanted = {s.task_id for s in submissions if s.task_id is not None and s.task_id not in known}
     if wanted:
         with store.transaction(write=False) as tx:
-            for task_id in wanted:
-                found = tx.get_task(task_id)
-                if found is not None:
-                    known[task_id] = found
+            known.update(read_tasks(tx, sorted(wanted)))
     items = [(s, known[s.task_id]) for s in submissions if s.task_id in known]
     return check_ahead(scorer, items, pool=pool, store=store)
 
@@ -156,17 +154,23 @@ def run_batch(
         ids_stay.look_up(tx, [s.id for s in subs])
         for s in subs:  # an id names one run for good: answering another task is not the same run
             ids_stay.check(tx, s, replace)
+        known = {**read_tasks(tx, [t for t in by_task if t not in given]), **given}
+        scope = arena.config.baseline_scope
+        stored = read_baselines(tx, list(dict.fromkeys(baseline_key(s, scope) for s in subs)))
         for task_id, indices in by_task.items():
-            task = _task(tx, task_id, given, subs[indices[0]])
+            task = _task(known, task_id, subs[indices[0]])
             arena.scorer.check_task(task)
             batch = [subs[i] for i in indices]
             stored_here = ids_stay.stored_for(task_id, (s.id for s in batch))
-            fresh, task_outliers, task_baselines, moved = _run_task(arena, tx, task, batch, stamp, replace, stored_here)
+            fresh, task_outliers, task_baselines, moved = _run_task(
+                arena, tx, task, batch, stamp, replace, stored_here, stored=stored
+            )
             for i, ev in zip(indices, fresh, strict=True):
                 results[i] = ev
             outliers += task_outliers
             baselines.update(task_baselines)
             alerts += moved
+        write_baselines(tx, baselines.items())  # 6. each key's next version, all at once
         if arena.config.difficulty_source == "irt":
             _refit_difficulty(arena, tx, results, by_task)
         if top_k and (reordered := rank_drift(top_before, top_groups(group_means(tx), top_k, min_tasks))):
@@ -185,7 +189,9 @@ def rederive(arena: Arena, tx: Transaction, task: Task, runs: list[Submission], 
     baselines computed from them and stored as the next versions, ranked, and stored in place
     of the runs and evaluations before (see :mod:`arena_core.store.repricing`)."""
     arena.scorer.check_task(task)
-    return _run_task(arena, tx, task, runs, stamp, replace=True, fresh=True)[0]
+    ranked, _, updated, _ = _run_task(arena, tx, task, runs, stamp, replace=True, fresh=True)
+    write_baselines(tx, updated.items())
+    return ranked
 
 
 def _refit_difficulty(arena: Arena, tx: Transaction, results: list[Evaluation], by_task: dict[str, list[int]]) -> None:
@@ -211,6 +217,7 @@ def _run_task(
     replace: bool,
     stored_here: set[str] | None = None,
     fresh: bool = False,
+    stored: Mapping[str, Baseline | None] | None = None,
 ) -> tuple[list[Evaluation], list[Outlier], dict[str, Baseline], list[BaselineDrift]]:
     """Steps 2-6 for one task's submissions of the batch: their evaluations (ranked among all
     of the task's, each naming the baseline version it was scored against), the outliers among
@@ -220,7 +227,9 @@ def _run_task(
     :param stored_here: the batch's ids stored for the task already, when the batch looked them
         up (else they are found among the task's stored ids).
     :param fresh: score against the baselines computed with the batch (stored as the next
-        versions) rather than against the stored ones."""
+        versions) rather than against the stored ones.
+    :param stored: the stored baselines the batch read at once, by key (a key not among them is
+        read here). The next versions are returned, not written: the caller writes them."""
     scope = arena.config.baseline_scope
     on_record = submission_columns(tx, task.id)  # read once: checked for re-submissions, then kept
     stored_again = {s.id for s in batch}.intersection(on_record.ids) if stored_here is None else stored_here
@@ -255,7 +264,10 @@ def _run_task(
     computed = baselines_of(group_baselines(everyone, key_codes, *arguments))
     first_row = len(everyone.ids) - len(batch)
     batch_keys = [keys[c] for c in key_codes[first_row:].tolist()]
-    stored = {key: tx.get_baseline(key) for key in dict.fromkeys(batch_keys)}
+    wanted = list(dict.fromkeys(batch_keys))
+    unread = [key for key in wanted if stored is None or key not in stored]
+    read = {**(stored or {}), **(read_baselines(tx, unread) if unread else {})}
+    stored = {key: read[key] for key in wanted}
     # Without a stored baseline (or fresh), the batch is scored against the one stored after it.
     retrieved = _retrieved(stored, computed, fresh)
     gated = None
@@ -280,7 +292,6 @@ def _run_task(
     threshold = arena.config.drift_threshold
     for key, previous in stored.items():  # 6. baseline update: the next version of each
         updated[key] = attrs.evolve(computed[key], version=(previous.version or 0) + 1 if previous else 1)
-        tx.put_baseline(key, updated[key])
         if previous is not None and threshold:
             moved += baseline_drift(key, previous, updated[key], threshold)
     return ranked, found, updated, moved
@@ -347,10 +358,9 @@ async def process_batch(
     return await asyncio.to_thread(run_batch, arena, list(submissions), store, tasks, replace=replace)
 
 
-def _task(tx: Transaction, task_id: str, given: Mapping[str, Task], first: Submission) -> Task:
-    if task_id in given:
-        return given[task_id]
-    task = tx.get_task(task_id)
+def _task(known: Mapping[str, Task], task_id: str, first: Submission) -> Task:
+    """The batch's task ``task_id``, given with it or stored (``known``)."""
+    task = known.get(task_id)
     if task is None:
         raise ValidationError(
             f"submission {first.id!r}", "task_id", "a task known to the store or given with the batch", task_id

@@ -47,6 +47,14 @@ def is_postgres_url(location: object) -> bool:
 
 
 class _PostgresTransaction(TypedRows):
+    _PUT_BASELINE = (
+        "INSERT INTO baselines (key, data) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET data = excluded.data"
+    )
+    _PUT_BASELINE_VERSION = (
+        "INSERT INTO baseline_versions (key, version, data) VALUES (?, ?, ?) "
+        "ON CONFLICT (key, version) DO UPDATE SET data = excluded.data"
+    )
+
     def __init__(self, cursor: Any, figures: PendingFigures | None = None) -> None:
         super().__init__(cursor, "%s", figures)
 
@@ -79,15 +87,8 @@ class _PostgresTransaction(TypedRows):
             latest = self._rows("SELECT MAX(version) FROM baseline_versions WHERE key = %s", key)[0][0]
             baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
         data = dump_record(baseline)
-        self._c.execute(
-            "INSERT INTO baselines (key, data) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET data = excluded.data",
-            (key, data),
-        )
-        self._c.execute(
-            "INSERT INTO baseline_versions (key, version, data) VALUES (%s, %s, %s) "
-            "ON CONFLICT (key, version) DO UPDATE SET data = excluded.data",
-            (key, baseline.version, data),
-        )
+        self._c.execute(self._PUT_BASELINE.replace("?", "%s"), (key, data))
+        self._c.execute(self._PUT_BASELINE_VERSION.replace("?", "%s"), (key, baseline.version, data))
 
     def baseline_keys(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT key FROM baseline_versions ORDER BY key")]

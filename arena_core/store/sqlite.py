@@ -39,6 +39,9 @@ def _baseline(data: str, version: int) -> Baseline:
 
 
 class _SQLiteTransaction(TypedRows):
+    _PUT_BASELINE = "INSERT OR REPLACE INTO baselines (key, data) VALUES (?, ?)"
+    _PUT_BASELINE_VERSION = "INSERT OR REPLACE INTO baseline_versions (key, version, data) VALUES (?, ?, ?)"
+
     def _one(self, sql: str, key: str, cls: type[T]) -> T | None:
         row = self._c.execute(sql, (key,)).fetchone()
         return None if row is None else structure(json.loads(row[0]), cls)
@@ -62,11 +65,8 @@ class _SQLiteTransaction(TypedRows):
             latest = self._c.execute("SELECT MAX(version) FROM baseline_versions WHERE key = ?", (key,)).fetchone()[0]
             baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
         data = dump_record(baseline)
-        self._c.execute("INSERT OR REPLACE INTO baselines (key, data) VALUES (?, ?)", (key, data))
-        self._c.execute(
-            "INSERT OR REPLACE INTO baseline_versions (key, version, data) VALUES (?, ?, ?)",
-            (key, baseline.version, data),
-        )
+        self._c.execute(self._PUT_BASELINE, (key, data))
+        self._c.execute(self._PUT_BASELINE_VERSION, (key, baseline.version, data))
 
     def baseline_keys(self) -> list[str]:
         """Every key a baseline was stored under."""

@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from arena_core.engine.columns import Columns
-from arena_core.model.records import Evaluation, Submission
+from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
 from arena_core.store.figurecache import PendingFigures, figure_columns, scores_of
@@ -139,6 +139,40 @@ class TypedRows:
         if self._mark == "?":
             return f"{column} IN ({', '.join('?' * len(values))})", tuple(values)
         return f"{column} = ANY(?)", (list(values),)
+
+    #: How the store upserts a baseline and a baseline's version (``?`` marks): its own words.
+    _PUT_BASELINE = ""
+    _PUT_BASELINE_VERSION = ""
+
+    def get_tasks(self, task_ids: Sequence[str]) -> dict[str, Task]:
+        """The stored ones of ``task_ids``, by id, read a few hundred at a time
+        (:mod:`arena_core.store.bulk`)."""
+        found: dict[str, Task] = {}
+        for start in range(0, len(task_ids), _LOOKED_UP):
+            among, args = self._among("id", task_ids[start : start + _LOOKED_UP])
+            rows = self._run(f"SELECT id, data FROM tasks WHERE {among}", *args).fetchall()
+            found.update((task_id, structure(json.loads(data), Task)) for task_id, data in rows)
+        return found
+
+    def get_baselines(self, keys: Sequence[str]) -> dict[str, Baseline]:
+        """The stored baselines of those of ``keys`` that have one, read a few hundred at a time."""
+        found: dict[str, Baseline] = {}
+        for start in range(0, len(keys), _LOOKED_UP):
+            among, args = self._among("key", keys[start : start + _LOOKED_UP])
+            rows = self._run(f"SELECT key, data FROM baselines WHERE {among}", *args).fetchall()
+            found.update((key, structure(json.loads(data), Baseline)) for key, data in rows)
+        return found
+
+    def put_baselines(self, baselines: Sequence[tuple[str, Baseline]]) -> None:
+        """``put_baseline`` of each ``(key, baseline)``: by one statement run for all of them when
+        each names its version, else one by one (a version left out is the key's next)."""
+        if any(baseline.version is None for _, baseline in baselines):
+            for key, baseline in baselines:
+                self.put_baseline(key, baseline)  # type: ignore[attr-defined]  # each store's own
+            return
+        data = [(key, baseline.version, dump_record(baseline)) for key, baseline in baselines]
+        self._many(self._PUT_BASELINE, [(key, text) for key, _, text in data])
+        self._many(self._PUT_BASELINE_VERSION, data)
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         if rows:
