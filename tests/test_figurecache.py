@@ -266,8 +266,9 @@ def test_a_batch_looks_its_ids_up_once_and_a_transaction_knows_what_it_wrote(
     where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A batch of several tasks asks the database where its run ids are stored once, not again
-    for each task as it writes that task's runs; what one transaction wrote, it answers from
-    what it knows, and a run moved to another task on purpose is found under its new task."""
+    for each task as it writes that task's runs; an id the transaction has written since it
+    looked it up is asked again, so a run moved to another task on purpose is found under its
+    new task."""
     tasks, runs = generate_arena(tasks=3, submissions_per_task=4, seed=3)
     arena, store = Arena(autoload=False), _open(where)
     arena.process(runs[:6], store=store, tasks={t["id"]: t for t in tasks})
@@ -282,7 +283,8 @@ def test_a_batch_looks_its_ids_up_once_and_a_transaction_knows_what_it_wrote(
         assert tx.tasks_of([runs[0]["id"], "never-stored"]) == {runs[0]["id"]: runs[0]["task_id"]}
         tx.put_submissions([arena.structure_submission(moved), arena.structure_submission({**runs[1], "id": "new"})])
         statements.clear()
+        assert tx.tasks_of(["never-stored"]) == {} and statements == []  # known from its own look-up
         assert tx.tasks_of([runs[0]["id"], "new", "never-stored"]) == {runs[0]["id"]: moved["task_id"], "new": runs[1]["task_id"]}
-        assert statements == []  # known from its own look-up and writes
+        assert len(statements) == 1  # the two it wrote, asked again
     with store.transaction(write=False) as tx:
         assert tx.tasks_of([runs[0]["id"], "new", "never-stored"]) == {runs[0]["id"]: moved["task_id"], "new": runs[1]["task_id"]}

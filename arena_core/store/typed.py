@@ -112,9 +112,10 @@ class TypedRows:
         its figures away from its cells, and the same text gives the same figures without
         parsing it again (re-deriving a task reads its evaluations, then replaces them all)."""
         self._task_of_id: dict[str, object] = {}
-        """The ids this transaction looked up or wrote, with their stored task (``_UNSTORED``:
-        looked up and not stored). Runs are written only through it, so what it found stays
-        true until it ends: a batch looks its ids up once, then stores them a task at a time."""
+        """The ids this transaction looked up and has not written since, with their stored task
+        (``_UNSTORED``: not stored). Runs are written only through it, so what it found stays
+        true until it writes the id: a batch looks its ids up once, then stores them a task at
+        a time (an id written is forgotten, so a batch of a million runs keeps none of them)."""
 
     def _run(self, sql: str, *args: Any) -> Any:
         if self._mark == "?":
@@ -193,7 +194,8 @@ class TypedRows:
                 kept.setdefault(row[1] or "", []).append((row[0], *row[3:]))
             self._figures.wrote(kept, moved, FIGURES)
         self._many(_PUT_SUBMISSION, rows)
-        self._task_of_id.update((s.id, s.task_id) for s in submissions)
+        for s in submissions:
+            self._task_of_id.pop(s.id, None)
 
     def submission_columns(self, task_id: str) -> Columns:
         """The task's stored figures, without parsing a stored record (read-only arrays): those
@@ -213,7 +215,7 @@ class TypedRows:
 
     def tasks_of(self, submission_ids: Sequence[str]) -> dict[str, str]:
         """The task of each of ``submission_ids`` that is stored, looked up a few hundred at a time
-        (those this transaction knows already are not looked up again)."""
+        (those this transaction looked up and has not written since are not looked up again)."""
         known = self._task_of_id
         unknown = [i for i in submission_ids if i not in known]
         for start in range(0, len(unknown), _LOOKED_UP):
