@@ -143,6 +143,35 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
     assert_same(arena.evaluate_many(subs, tasks, evaluated_at=STAMP), expected)
 
 
+
+@settings(max_examples=30, deadline=None)
+@given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS), st.integers(1, 5))
+def test_a_batch_iterated_block_by_block_gives_each_evaluation_as_indexing_does(arena_and_tasks, config, block) -> None:
+    """Iterating a batch builds its evaluations from each block's columns turned into lists
+    (engine/objects.py), here blocks of 1 to 5 rows so that every draw crosses their edges:
+    every evaluation, and the type of every value in its record, is the one indexing the batch
+    row by row builds, and the one the per-record path makes."""
+    import arena_core.engine.results as results
+
+    subs, tasks = arena_and_tasks
+    arena = Arena(config, autoload=False)
+    try:
+        expected = per_record(arena, subs, tasks)
+    except ValidationError:
+        return  # every metric left out: refused on both paths (the test above)
+    batch = arena.evaluate_many(subs, tasks, evaluated_at=STAMP)
+    real = results.BLOCK
+    try:
+        results.BLOCK = block
+        iterated = list(batch)
+    finally:
+        results.BLOCK = real
+    indexed = [batch[i] for i in range(len(batch))]
+    assert iterated == indexed
+    for got, one in zip(iterated, indexed):
+        assert [(k, type(v)) for k, v in to_dict(got).items()] == [(k, type(v)) for k, v in to_dict(one).items()]
+    assert_same(iterated, expected)
+
 @settings(max_examples=50, deadline=None)
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS), st.integers(1, 4))
 def test_rows_scored_in_blocks_of_whole_tasks_equal_per_record(arena_and_tasks, config, block) -> None:

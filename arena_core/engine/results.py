@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, ClassVar
@@ -14,13 +13,14 @@ from arena_core.engine.batch import CheckColumn
 from arena_core.engine.columns import Coded, factorize
 from arena_core.engine.grouped import competition_ranks_by_group
 from arena_core.engine.jsonlines import json_line_blocks
+from arena_core.engine.objects import BLOCK, evaluations_of
 from arena_core.engine.rounding import round_exact
-from arena_core.engine.rowparts import criteria_lists, filled_by_row, filled_texts, kept_weights, verdict
+from arena_core.engine.rowparts import criteria_lists, filled_by_row, filled_texts, kept_weights
 from arena_core.engine.sequences import BuiltOnAccess
 from arena_core.io.arrays import ArrowText, from_numpy, text_array
 from arena_core.model.protocols import DifficultyAdjuster
 from arena_core.model.provenance import Provenance
-from arena_core.model.records import CriterionResult, Evaluation, SuccessCriterion, Task, WeightProfile
+from arena_core.model.records import Evaluation, SuccessCriterion, Task, WeightProfile
 from arena_core.model.serde import to_dict
 
 
@@ -280,42 +280,12 @@ class EvaluationBatch(BuiltOnAccess[Evaluation]):
                 yield record
 
     def _item(self, i: int) -> Evaluation:
-        code = self.task_codes[i]
-        profile = self.profiles[code]
-        present = [d for d in profile.weights if not math.isnan(self.raw_scores[d][i])]
-        weights = (
-            profile.weights
-            if len(present) == len(profile.weights)
-            else kept_weights(profile.weights, present, self.gate)
-        )
-        criteria: tuple[CriterionResult, ...] = ()
-        verdicts = self.criteria.get(id(self.task_list[code]))
-        if verdicts is not None:
-            rows, columns = verdicts
-            local = int(np.searchsorted(rows, i))
-            criteria = tuple(verdict(criterion, column, local) for criterion, column in columns)
-        adjuster = self.adjusters[code]
-        return Evaluation(
-            submission_id=str(self.ids[i]),
-            task_id=str(self.task_ids[i]),
-            overall_score=float(self.overall[i]),
-            scores={d: float(self.scores[d][i]) for d in present},
-            weights=weights,
-            weight_profile=profile.name,
-            unadjusted_overall_score=float(self.unadjusted[i]),
-            evaluated_at=self.evaluated_at,
-            difficulty=adjuster.name if adjuster is not None else None,
-            metric_scores={p: float(v[i]) for p, v in self.parts.items() if not math.isnan(v[i])},
-            criteria=criteria,
-            tool=self.tools[i],
-            model=self.models[i],
-            overall_ranking=int(self.ranks[i]),
-            percentile=float(self.percentiles[i]),
-            provisional=bool(self.provisional[i]),
-            filled={slot: policy for slot, policy, mask in self.filled if mask[i]},
-            coverage=float(self.coverage[i]),
-            provenance=self.provenance,
-        )
+        return evaluations_of(self, i, i + 1)[0]
+
+    def __iter__(self) -> Iterator[Evaluation]:
+        """The evaluations in order, built a block of rows at a time (:mod:`arena_core.engine.objects`)."""
+        for start in range(0, self.size, BLOCK):
+            yield from evaluations_of(self, start, min(self.size, start + BLOCK))
 
 
 class EvaluationList(list[Evaluation]):
