@@ -10,7 +10,10 @@ block's values are turned into Python lists once (``tolist``), and each row read
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from arena_core.engine.rowparts import kept_weights, verdict
 from arena_core.model.records import CriterionResult, Evaluation
@@ -28,16 +31,15 @@ BLOCK = 4096
 def evaluations_of(batch: EvaluationBatch, start: int, stop: int) -> list[Evaluation]:
     """The evaluations of the batch's rows ``start:stop``, each equal to the one the batch's
     ``_item`` built a row at a time from the arrays."""
-    rows = slice(start, stop)
-    codes = batch.task_codes[rows].tolist()
-    overall = batch.overall[rows].tolist()
-    unadjusted = batch.unadjusted[rows].tolist()
-    raw = {d: v[rows].tolist() for d, v in batch.raw_scores.items()}
-    scores = {d: v[rows].tolist() for d, v in batch.scores.items()}
-    parts = {p: v[rows].tolist() for p, v in batch.parts.items()}
-    ranks, percentiles = batch.ranks[rows].tolist(), batch.percentiles[rows].tolist()
-    provisional, coverage = batch.provisional[rows].tolist(), batch.coverage[rows].tolist()
-    filled = [(slot, policy, mask[rows].tolist()) for slot, policy, mask in batch.filled]
+    values = _lists(start, stop)
+    codes = values(batch.task_codes)
+    overall, unadjusted = values(batch.overall), values(batch.unadjusted)
+    raw = {d: values(v) for d, v in batch.raw_scores.items()}
+    scores = {d: values(v) for d, v in batch.scores.items()}
+    parts = {p: values(v) for p, v in batch.parts.items()}
+    ranks, percentiles = values(batch.ranks), values(batch.percentiles)
+    provisional, coverage = values(batch.provisional), values(batch.coverage)
+    filled = [(slot, policy, values(mask)) for slot, policy, mask in batch.filled]
     made = []
     for k, i in enumerate(range(start, stop)):
         code = codes[k]
@@ -79,3 +81,11 @@ def evaluations_of(batch: EvaluationBatch, start: int, stop: int) -> list[Evalua
             )
         )
     return made
+
+
+def _lists(start: int, stop: int) -> Callable[[np.ndarray], list[Any]]:
+    """What reads an array's rows ``start:stop`` as a list of Python values: one ``tolist`` of a
+    block, or one ``item`` for a single row (indexing a batch), which a slice made slower."""
+    if stop - start == 1:
+        return lambda array: [array.item(start)]
+    return lambda array: array[start:stop].tolist()
