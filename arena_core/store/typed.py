@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import orjson
@@ -34,6 +34,8 @@ __all__ = [
     "dump_record",
     "evaluation_of",
 ]
+
+T = TypeVar("T")
 
 #: A run's figures that baselines and outlier rules read.
 FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
@@ -146,22 +148,21 @@ class TypedRows:
     _PUT_BASELINE_VERSION = ""
 
     def get_tasks(self, task_ids: Sequence[str]) -> dict[str, Task]:
-        """The stored ones of ``task_ids``, by id, read a few hundred at a time
-        (:mod:`arena_core.store.bulk`)."""
-        found: dict[str, Task] = {}
-        for start in range(0, len(task_ids), _LOOKED_UP):
-            among, args = self._among("id", task_ids[start : start + _LOOKED_UP])
-            rows = self._run(f"SELECT id, data FROM tasks WHERE {among}", *args).fetchall()
-            found.update((task_id, structure(json.loads(data), Task)) for task_id, data in rows)
-        return found
+        """The stored ones of ``task_ids``, by id (:mod:`arena_core.store.bulk`)."""
+        return self._records("tasks", "id", task_ids, Task)
 
     def get_baselines(self, keys: Sequence[str]) -> dict[str, Baseline]:
-        """The stored baselines of those of ``keys`` that have one, read a few hundred at a time."""
-        found: dict[str, Baseline] = {}
+        """The stored baselines of those of ``keys`` that have one."""
+        return self._records("baselines", "key", keys, Baseline)
+
+    def _records(self, table: str, column: str, keys: Sequence[str], cls: type[T]) -> dict[str, T]:
+        """The records of ``table`` whose ``column`` is one of ``keys``, parsed as ``cls``, by
+        key: read a few hundred at a time."""
+        found: dict[str, T] = {}
         for start in range(0, len(keys), _LOOKED_UP):
-            among, args = self._among("key", keys[start : start + _LOOKED_UP])
-            rows = self._run(f"SELECT key, data FROM baselines WHERE {among}", *args).fetchall()
-            found.update((key, structure(json.loads(data), Baseline)) for key, data in rows)
+            among, args = self._among(column, keys[start : start + _LOOKED_UP])
+            rows = self._run(f"SELECT {column}, data FROM {table} WHERE {among}", *args).fetchall()
+            found.update((key, structure(json.loads(data), cls)) for key, data in rows)
         return found
 
     def put_baselines(self, baselines: Sequence[tuple[str, Baseline]]) -> None:
