@@ -148,9 +148,10 @@ def test_batch_equals_per_record_under_missing_telemetry_policies(arena_and_task
 @given(arenas(complete=False), st.sampled_from(POLICY_CONFIGS), st.integers(1, 5))
 def test_a_batch_iterated_block_by_block_gives_each_evaluation_as_indexing_does(arena_and_tasks, config, block) -> None:
     """Iterating a batch builds its evaluations from each block's columns turned into lists
-    (engine/objects.py), here blocks of 1 to 5 rows so that every draw crosses their edges:
-    every evaluation, and the type of every value in its record, is the one indexing the batch
-    row by row builds, and the one the per-record path makes."""
+    (engine/objects.py), here blocks of 1 to 5 rows so that every draw crosses their edges, and
+    criterion verdicts a task's rows at a time: every evaluation, and the type of every value
+    in its record (criteria included), is the one indexing the batch row by row builds, and the
+    one the per-record path makes."""
     import arena_core.engine.results as results
 
     subs, tasks = arena_and_tasks
@@ -168,8 +169,14 @@ def test_a_batch_iterated_block_by_block_gives_each_evaluation_as_indexing_does(
         results.BLOCK = real
     indexed = [batch[i] for i in range(len(batch))]
     assert iterated == indexed
-    for got, one in zip(iterated, indexed):
-        assert [(k, type(v)) for k, v in to_dict(got).items()] == [(k, type(v)) for k, v in to_dict(one).items()]
+    def types(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: types(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [types(v) for v in value]
+        return type(value)
+
+    assert [types(to_dict(e)) for e in iterated] == [types(to_dict(e)) for e in expected]
     assert_same(iterated, expected)
 
 @settings(max_examples=50, deadline=None)

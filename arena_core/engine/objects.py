@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from arena_core.engine.rowparts import kept_weights, verdict
+from arena_core.engine.rowparts import kept_weights, verdicts
 from arena_core.model.records import CriterionResult, Evaluation
 
 if TYPE_CHECKING:
@@ -29,8 +29,8 @@ BLOCK = 4096
 
 
 def evaluations_of(batch: EvaluationBatch, start: int, stop: int) -> list[Evaluation]:
-    """The evaluations of the batch's rows ``start:stop``, each equal to the one the batch's
-    ``_item`` built a row at a time from the arrays."""
+    """The evaluations of the batch's rows ``start:stop``, each equal to the one the per-record
+    path makes of its run (``tests/test_batch.py`` holds them equal, value and type)."""
     values = _lists(start, stop)
     codes = values(batch.task_codes)
     overall, unadjusted = values(batch.overall), values(batch.unadjusted)
@@ -40,6 +40,7 @@ def evaluations_of(batch: EvaluationBatch, start: int, stop: int) -> list[Evalua
     ranks, percentiles = values(batch.ranks), values(batch.percentiles)
     provisional, coverage = values(batch.provisional), values(batch.coverage)
     filled = [(slot, policy, values(mask)) for slot, policy, mask in batch.filled]
+    criteria = _criteria(batch, start, codes)
     made = []
     for k, i in enumerate(range(start, stop)):
         code = codes[k]
@@ -50,12 +51,6 @@ def evaluations_of(batch: EvaluationBatch, start: int, stop: int) -> list[Evalua
             if len(present) == len(profile.weights)
             else kept_weights(profile.weights, present, batch.gate)
         )
-        criteria: tuple[CriterionResult, ...] = ()
-        verdicts = batch.criteria.get(id(batch.task_list[code]))
-        if verdicts is not None:
-            checked, columns = verdicts
-            local = int(checked.searchsorted(i))
-            criteria = tuple(verdict(criterion, column, local) for criterion, column in columns)
         adjuster = batch.adjusters[code]
         made.append(
             Evaluation(
@@ -69,7 +64,7 @@ def evaluations_of(batch: EvaluationBatch, start: int, stop: int) -> list[Evalua
                 evaluated_at=batch.evaluated_at,
                 difficulty=adjuster.name if adjuster is not None else None,
                 metric_scores={p: v[k] for p, v in parts.items() if not math.isnan(v[k])},
-                criteria=criteria,
+                criteria=criteria[k],
                 tool=batch.tools[i],
                 model=batch.models[i],
                 overall_ranking=ranks[k],
@@ -89,3 +84,24 @@ def _lists(start: int, stop: int) -> Callable[[np.ndarray], list[Any]]:
     if stop - start == 1:
         return lambda array: [array.item(start)]
     return lambda array: array[start:stop].tolist()
+
+
+def _criteria(batch: EvaluationBatch, start: int, codes: list[int]) -> list[tuple[CriterionResult, ...]]:
+    """Each row's criterion results, for the block of rows from ``start`` whose tasks are
+    ``codes``: the rows of tasks checked together are looked up among the checked rows at once,
+    and each criterion's verdicts read for all of them (read a row at a time, these were most
+    of an evaluation's time)."""
+    found: list[tuple[CriterionResult, ...]] = [()] * len(codes)
+    together: dict[int, list[int]] = {}  # id of the task's checks (tasks with equal criteria share them) -> rows
+    for k, code in enumerate(codes):
+        together.setdefault(id(batch.task_list[code]), []).append(k)
+    for key, rows in together.items():
+        checks = batch.criteria.get(key)
+        if checks is None:
+            continue
+        checked, columns = checks
+        local = checked.searchsorted(np.array(rows) + start)
+        results = [verdicts(criterion, column, local) for criterion, column in columns]
+        for j, k in enumerate(rows):
+            found[k] = tuple(of_criterion[j] for of_criterion in results)
+    return found

@@ -14,7 +14,7 @@ from arena_core.engine.batch import STATUSES, CheckColumn
 from arena_core.engine.columns import Coded, factorize
 from arena_core.model.records import CriterionResult, SuccessCriterion
 
-__all__ = ["criteria_lists", "filled_by_row", "filled_texts", "kept_weights", "verdict"]
+__all__ = ["criteria_lists", "filled_by_row", "filled_texts", "kept_weights", "verdicts"]
 
 _PASSED = STATUSES.index("passed")
 
@@ -164,7 +164,15 @@ def kept_weights(weights: Mapping[str, float], present: Sequence[str], gate: str
     return {d: weights[d] / kept for d in present}
 
 
-def verdict(criterion: SuccessCriterion, column: CheckColumn, row: int) -> CriterionResult:
-    status = STATUSES[int(column.status[row])]
-    reason = "" if status == "passed" else column.reason(row)
-    return CriterionResult(criterion.type, status, float(column.credit[row]), criterion.weight, reason)  # type: ignore[arg-type]
+def verdicts(criterion: SuccessCriterion, column: CheckColumn, rows: np.ndarray) -> list[CriterionResult]:
+    """The criterion's result on each of the checked ``rows`` (positions in ``column``), its
+    verdicts read from the column for all of them at once; a reason asked only of a row that
+    did not pass."""
+    found = []
+    for row, code, credit in zip(
+        rows.tolist(), column.status[rows].tolist(), column.credit[rows].tolist(), strict=True
+    ):
+        status = STATUSES[code]
+        reason = "" if status == "passed" else column.reason(row)
+        found.append(CriterionResult(criterion.type, status, float(credit), criterion.weight, reason))  # type: ignore[arg-type]
+    return found
