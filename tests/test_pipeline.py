@@ -415,6 +415,20 @@ def test_a_batch_reads_its_tasks_and_baselines_and_writes_baselines_a_batch_at_a
         earlier = {s["task_id"] for s in SUBS[:20]}
         assert {t: b.version for t, b in result.baselines.items()} == {t: 1 + (t in earlier) for t in touched}
         assert all(tx.get_baseline_version(t, b.version) == b for t, b in result.baselines.items())
+    from arena_core.store import pipeline
+
+    monkeypatch.setattr(pipeline, "TASKS_AT_ONCE", 2)  # a stretch of two tasks, then one
+    for name in ("get_task", "get_baseline", "put_baseline"):
+        monkeypatch.setattr(kind, name, refuse)
+    monkeypatch.setattr(TypedRows, "_run", lambda self, sql, *a: statements.append(sql) or real_run(self, sql, *a))
+    monkeypatch.setattr(TypedRows, "_many", lambda self, sql, rows: statements.append(sql) or real_many(self, sql, rows))
+    statements.clear()
+    again = run(arena, [{**s, "id": f"{s['id']}-again"} for s in SUBS[20:]], typed_store, tasks=None)
+    assert sum("FROM tasks" in sql for sql in statements) == 1 + 2
+    assert sum("FROM baselines" in sql for sql in statements) == 2
+    assert sum("INTO baselines " in sql for sql in statements) == 2
+    assert {t: b.version for t, b in again.baselines.items()} == {t: b.version + 1 for t, b in result.baselines.items()}
+    monkeypatch.undo()
     some = next(iter(result.baselines.values()))
     with typed_store.transaction() as tx:  # a baseline without its version is stored as the key's next
         tx.put_baselines([("elsewhere", some), ("elsewhere", attrs.evolve(some, version=None))])  # type: ignore[attr-defined]

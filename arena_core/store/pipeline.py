@@ -39,7 +39,12 @@ if TYPE_CHECKING:
     from arena_core.arena import Arena
     from arena_core.store import Store, Transaction
 
-__all__ = ["REPLACE_HINT", "BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
+__all__ = ["REPLACE_HINT", "TASKS_AT_ONCE", "BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
+
+#: Tasks whose records and stored baselines a batch reads in one statement each, and whose
+#: next baselines it writes in one (a statement per task was a wait on PostgreSQL each): a
+#: stretch at a time, so that a batch over 100,000 tasks does not hold every previous baseline.
+TASKS_AT_ONCE = 500
 
 
 @frozen
@@ -154,23 +159,27 @@ def run_batch(
         ids_stay.look_up(tx, [s.id for s in subs])
         for s in subs:  # an id names one run for good: answering another task is not the same run
             ids_stay.check(tx, s, replace)
-        known = {**read_tasks(tx, [t for t in by_task if t not in given]), **given}
-        scope = arena.config.baseline_scope
-        stored = read_baselines(tx, list(dict.fromkeys(baseline_key(s, scope) for s in subs)))
-        for task_id, indices in by_task.items():
-            task = _task(known, task_id, subs[indices[0]])
-            arena.scorer.check_task(task)
-            batch = [subs[i] for i in indices]
-            stored_here = ids_stay.stored_for(task_id, (s.id for s in batch))
-            fresh, task_outliers, task_baselines, moved = _run_task(
-                arena, tx, task, batch, stamp, replace, stored_here, stored=stored
-            )
-            for i, ev in zip(indices, fresh, strict=True):
-                results[i] = ev
-            outliers += task_outliers
-            baselines.update(task_baselines)
-            alerts += moved
-        write_baselines(tx, baselines.items())  # 6. each key's next version, all at once
+        scope, in_order = arena.config.baseline_scope, list(by_task.items())
+        for first in range(0, len(in_order), TASKS_AT_ONCE):  # tasks and baselines read and written a stretch at a time
+            stretch = in_order[first : first + TASKS_AT_ONCE]
+            known = read_tasks(tx, [t for t, _ in stretch if t not in given])
+            keys = dict.fromkeys(baseline_key(subs[i], scope) for _, indices in stretch for i in indices)
+            stored, written = read_baselines(tx, list(keys)), {}
+            for task_id, indices in stretch:
+                task = _task(given, known, task_id, subs[indices[0]])
+                arena.scorer.check_task(task)
+                batch = [subs[i] for i in indices]
+                stored_here = ids_stay.stored_for(task_id, (s.id for s in batch))
+                fresh, task_outliers, task_baselines, moved = _run_task(
+                    arena, tx, task, batch, stamp, replace, stored_here, stored=stored
+                )
+                for i, ev in zip(indices, fresh, strict=True):
+                    results[i] = ev
+                outliers += task_outliers
+                written.update(task_baselines)
+                alerts += moved
+            write_baselines(tx, written.items())  # 6. each key's next version
+            baselines.update(written)
         if arena.config.difficulty_source == "irt":
             _refit_difficulty(arena, tx, results, by_task)
         if top_k and (reordered := rank_drift(top_before, top_groups(group_means(tx), top_k, min_tasks))):
@@ -358,9 +367,9 @@ async def process_batch(
     return await asyncio.to_thread(run_batch, arena, list(submissions), store, tasks, replace=replace)
 
 
-def _task(known: Mapping[str, Task], task_id: str, first: Submission) -> Task:
-    """The batch's task ``task_id``, given with it or stored (``known``)."""
-    task = known.get(task_id)
+def _task(given: Mapping[str, Task], stored: Mapping[str, Task], task_id: str, first: Submission) -> Task:
+    """The batch's task ``task_id``, given with it or else stored."""
+    task = given[task_id] if task_id in given else stored.get(task_id)
     if task is None:
         raise ValidationError(
             f"submission {first.id!r}", "task_id", "a task known to the store or given with the batch", task_id
