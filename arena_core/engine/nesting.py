@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arena_core.model.scalars import MAX_NESTING, contents, nesting
+from arena_core.model.scalars import JSON_SCALARS, MAX_NESTING, contents, nesting
 
 __all__ = ["deep_rows", "type_depth"]
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-
 
 def deep_rows(metas: Sequence[Any], extras: Mapping[str, Sequence[Any]]) -> list[int]:
     """The rows whose meta as the model holds it nests deeper than ``MAX_NESTING``: ``metas``
@@ -31,12 +28,12 @@ def deep_rows(metas: Sequence[Any], extras: Mapping[str, Sequence[Any]]) -> list
     runs (15 values each, a list of flags among them) take about 0.8 s, ``nesting`` per row 3.9 s
     on the same machine. A file read as an Arrow table is not walked: its columns' types say
     how deep any of its values nests (:func:`type_depth`)."""
-    level = [v for meta in metas if type(meta) is dict for v in meta.values() if type(v) not in _SCALARS]
+    level = [v for meta in metas if type(meta) is dict for v in meta.values() if type(v) not in JSON_SCALARS]
     for values in extras.values():
-        level += [v for v in values if type(v) not in _SCALARS]
+        level += [v for v in values if type(v) not in JSON_SCALARS]
     depth = 2  # the meta is the first level; its values' containers the second
     while level and depth <= MAX_NESTING:
-        level = [item for container in level for item in contents(container) if type(item) not in _SCALARS]
+        level = [item for container in level for item in contents(container) if type(item) not in JSON_SCALARS]
         depth += 1
     if not level:
         return []

@@ -97,13 +97,14 @@ def nesting(value: Any) -> int:
             if deepest > MAX_NESTING:
                 break
         for child in contents(item):  # a scalar, most of what a meta holds, is passed at one look
-            if type(child) not in _SCALARS and isinstance(child, (Mapping, list, tuple)):
+            if type(child) not in JSON_SCALARS and isinstance(child, (Mapping, list, tuple)):
                 pending.append((child, depth + 1))
     return deepest
 
 
-#: What JSON's scalars decode to: never a table or a list.
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+#: What JSON's scalars decode to: never a table or a list (a walk of nested values passes them
+#: at one look).
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def contents(value: Any) -> Any:
