@@ -179,14 +179,6 @@ def _dig(data: Any, *keys: str) -> Any:
     return data
 
 
-def _whole(table: Mapping[str, Any], where: str, *keys: str) -> int | None:
-    """``count(table, "KEY.KEY...", where)``, its checks made only for a value that is not a plain count."""
-    found = _dig(table, *keys)
-    if found is None or (type(found) is int and found >= 0):
-        return found
-    return count(table, ".".join(keys), where)
-
-
 def _commands(turn: Mapping[str, Any], where: str) -> int:
     """The commands a model turn ran: its ``extra.actions`` (2.x), else its bash block (1.x)."""
     extra = turn.get("extra")
@@ -231,14 +223,14 @@ def _usage(turn: Mapping[str, Any], where: str) -> dict[str, int] | None:
 def _checked_usage(usage: Mapping[str, Any], where: str) -> dict[str, int] | None:
     """A turn's tokens read with each count's checks, for the error a count that is not one gets."""
     if "input_tokens" in usage:
-        given, made = _whole(usage, where, "input_tokens"), _whole(usage, where, "output_tokens")
-        cached = _whole(usage, where, "input_tokens_details", "cached_tokens") or 0
+        given, made = count(usage, "input_tokens", where), count(usage, "output_tokens", where)
+        cached = count(usage, "input_tokens_details.cached_tokens", where) or 0
         written = 0
     else:  # chat completions: prompt tokens include the cached ones
-        given, made = _whole(usage, where, "prompt_tokens"), _whole(usage, where, "completion_tokens")
-        cached = _whole(usage, where, "prompt_tokens_details", "cached_tokens") or 0
-        written = _whole(usage, where, "cache_creation_input_tokens") or 0
-    return _turn_tokens(given, made, _whole(usage, where, "total_tokens"), cached, written)
+        given, made = count(usage, "prompt_tokens", where), count(usage, "completion_tokens", where)
+        cached = count(usage, "prompt_tokens_details.cached_tokens", where) or 0
+        written = count(usage, "cache_creation_input_tokens", where) or 0
+    return _turn_tokens(given, made, count(usage, "total_tokens", where), cached, written)
 
 
 def _turn_tokens(
