@@ -18,6 +18,7 @@ from arena_core.model.scalars import JSON_SCALARS, MAX_NESTING, contents, nestin
 
 __all__ = ["deep_rows", "type_depth"]
 
+
 def deep_rows(metas: Sequence[Any], extras: Mapping[str, Sequence[Any]]) -> list[int]:
     """The rows whose meta as the model holds it nests deeper than ``MAX_NESTING``: ``metas``
     is each row's own ``meta`` (anything but a table counts as none), ``extras`` each unknown
