@@ -81,15 +81,6 @@ class _PostgresTransaction(TypedRows):
     def get_baseline(self, key: str) -> Baseline | None:
         return self._one("SELECT data FROM baselines WHERE key = %s", key, Baseline)
 
-    def put_baseline(self, key: str, baseline: Baseline) -> None:
-        """Store ``baseline`` as the current one for ``key`` and keep it among the key's versions."""
-        if baseline.version is None:
-            latest = self._rows("SELECT MAX(version) FROM baseline_versions WHERE key = %s", key)[0][0]
-            baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
-        data = dump_record(baseline)
-        self._c.execute(self._PUT_BASELINE.replace("?", "%s"), (key, data))
-        self._c.execute(self._PUT_BASELINE_VERSION.replace("?", "%s"), (key, baseline.version, data))
-
     def baseline_keys(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT key FROM baseline_versions ORDER BY key")]
 

@@ -58,16 +58,6 @@ class _SQLiteTransaction(TypedRows):
     def get_baseline(self, key: str) -> Baseline | None:
         return self._one("SELECT data FROM baselines WHERE key = ?", key, Baseline)
 
-    def put_baseline(self, key: str, baseline: Baseline) -> None:
-        """Store ``baseline`` as the current one for ``key`` and keep it among the key's versions
-        (as version ``baseline.version``, or the next one when it has none)."""
-        if baseline.version is None:
-            latest = self._c.execute("SELECT MAX(version) FROM baseline_versions WHERE key = ?", (key,)).fetchone()[0]
-            baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
-        data = dump_record(baseline)
-        self._c.execute(self._PUT_BASELINE, (key, data))
-        self._c.execute(self._PUT_BASELINE_VERSION, (key, baseline.version, data))
-
     def baseline_keys(self) -> list[str]:
         """Every key a baseline was stored under."""
         return [row[0] for row in self._c.execute("SELECT DISTINCT key FROM baseline_versions ORDER BY key")]

@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import attrs
 import numpy as np
 import orjson
 
@@ -143,7 +144,7 @@ class TypedRows:
             return f"{column} IN ({', '.join('?' * len(values))})", tuple(values)
         return f"{column} = ANY(?)", (list(values),)
 
-    #: How the store upserts a baseline and a baseline's version (``?`` marks): its own words.
+    #: How the store upserts a baseline and a baseline's version (``?`` marks), in its own words.
     _PUT_BASELINE = ""
     _PUT_BASELINE_VERSION = ""
 
@@ -165,12 +166,22 @@ class TypedRows:
             found.update((key, structure(json.loads(data), cls)) for key, data in rows)
         return found
 
+    def put_baseline(self, key: str, baseline: Baseline) -> None:
+        """Store ``baseline`` as the current one for ``key`` and keep it among the key's versions
+        (as version ``baseline.version``, or the next one when it has none)."""
+        if baseline.version is None:
+            latest = self._run("SELECT MAX(version) FROM baseline_versions WHERE key = ?", key).fetchone()[0]
+            baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
+        data = dump_record(baseline)
+        self._run(self._PUT_BASELINE, key, data)
+        self._run(self._PUT_BASELINE_VERSION, key, baseline.version, data)
+
     def put_baselines(self, baselines: Sequence[tuple[str, Baseline]]) -> None:
         """``put_baseline`` of each ``(key, baseline)``: by one statement run for all of them when
         each names its version, else one by one (a version left out is the key's next)."""
         if any(baseline.version is None for _, baseline in baselines):
             for key, baseline in baselines:
-                self.put_baseline(key, baseline)  # type: ignore[attr-defined]  # each store's own
+                self.put_baseline(key, baseline)
             return
         data = [(key, baseline.version, dump_record(baseline)) for key, baseline in baselines]
         self._many(self._PUT_BASELINE, [(key, text) for key, _, text in data])
