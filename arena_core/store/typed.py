@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-import attrs
 import numpy as np
 import orjson
 
 from arena_core.engine.columns import Columns
-from arena_core.model.records import Baseline, Evaluation, Submission, Task
+from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
 from arena_core.store.figurecache import PendingFigures, figure_columns, scores_of
 from arena_core.store.standings import Scores, Standing
+from arena_core.store.statements import LOOKED_UP, Statements, dump_record
 
 __all__ = [
     "EVALUATION_COLUMNS",
@@ -35,8 +35,6 @@ __all__ = [
     "dump_record",
     "evaluation_of",
 ]
-
-T = TypeVar("T")
 
 #: A run's figures that baselines and outlier rules read.
 FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
@@ -86,13 +84,11 @@ def _upsert(table: str, key: str, names: tuple[str, ...]) -> str:
 
 #: What an id looked up and not stored is known as, in a transaction's ids (``TypedRows``).
 _UNSTORED = object()
-#: Ids looked up in one statement (SQLite takes up to 32,766 parameters, PostgreSQL 65,535).
-_LOOKED_UP = 500
 _PUT_SUBMISSION = _upsert("submissions", "id", _SUBMISSION_NAMES)
 _PUT_EVALUATION = _upsert("evaluations", "submission_id", _EVALUATION_NAMES)
 
 
-class TypedRows:
+class TypedRows(Statements):
     """The typed-column reads and writes of a store's transaction.
 
     :param connection: what runs the store's SQL: ``execute(sql, args)`` returning an iterable
@@ -102,8 +98,7 @@ class TypedRows:
     """
 
     def __init__(self, connection: Any, mark: str = "?", figures: PendingFigures | None = None) -> None:
-        self._c = connection
-        self._mark = mark
+        super().__init__(connection, mark)
         self._figures = figures
         """The tasks' figures and scores the store keeps between write transactions, in a write
         transaction (:mod:`arena_core.store.figurecache`)."""
@@ -120,12 +115,6 @@ class TypedRows:
         true until it writes the id: a batch looks its ids up once, then stores them a task at
         a time (an id written is forgotten, so a batch of a million runs keeps none of them)."""
 
-    def _run(self, sql: str, *args: Any) -> Any:
-        if self._mark == "?":
-            return self._c.execute(sql, args)
-        # psycopg: results in binary, which reads a task's 10,000 figures in half the time of text
-        return self._c.execute(sql.replace("?", self._mark), args, binary=True)
-
     def submissions(self, task_id: str) -> list[Submission]:
         rows = self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id).fetchall()
         return [structure(json.loads(row[0]), Submission) for row in rows]
@@ -134,62 +123,6 @@ class TypedRows:
         """The task's stored runs as their JSON records, first stored first, unparsed (a board
         reads them as columns: :mod:`arena_core.store.current`)."""
         return [row[0] for row in self._run("SELECT data FROM submissions WHERE task_id = ? ORDER BY seq", task_id)]
-
-    def _among(self, column: str, values: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
-        """A condition that ``column`` is one of ``values``, with its arguments: SQLite's
-        ``IN (?, ?, ...)``; on PostgreSQL ``= ANY(?)`` of one array, a statement of the same text
-        for any number of values, which psycopg converts once and the server plans once (a list
-        of marks of each length was converted anew at each of a batch's look-ups)."""
-        if self._mark == "?":
-            return f"{column} IN ({', '.join('?' * len(values))})", tuple(values)
-        return f"{column} = ANY(?)", (list(values),)
-
-    #: How the store upserts a baseline and a baseline's version (``?`` marks), in its own words.
-    _PUT_BASELINE = ""
-    _PUT_BASELINE_VERSION = ""
-
-    def get_tasks(self, task_ids: Sequence[str]) -> dict[str, Task]:
-        """The stored ones of ``task_ids``, by id (:mod:`arena_core.store.bulk`)."""
-        return self._records("tasks", "id", task_ids, Task)
-
-    def get_baselines(self, keys: Sequence[str]) -> dict[str, Baseline]:
-        """The stored baselines of those of ``keys`` that have one."""
-        return self._records("baselines", "key", keys, Baseline)
-
-    def _records(self, table: str, column: str, keys: Sequence[str], cls: type[T]) -> dict[str, T]:
-        """The records of ``table`` whose ``column`` is one of ``keys``, parsed as ``cls``, by
-        key: read a few hundred at a time."""
-        found: dict[str, T] = {}
-        for start in range(0, len(keys), _LOOKED_UP):
-            among, args = self._among(column, keys[start : start + _LOOKED_UP])
-            rows = self._run(f"SELECT {column}, data FROM {table} WHERE {among}", *args).fetchall()
-            found.update((key, structure(json.loads(data), cls)) for key, data in rows)
-        return found
-
-    def put_baseline(self, key: str, baseline: Baseline) -> None:
-        """Store ``baseline`` as the current one for ``key`` and keep it among the key's versions
-        (as version ``baseline.version``, or the next one when it has none)."""
-        if baseline.version is None:
-            latest = self._run("SELECT MAX(version) FROM baseline_versions WHERE key = ?", key).fetchone()[0]
-            baseline = attrs.evolve(baseline, version=(latest or 0) + 1)
-        data = dump_record(baseline)
-        self._run(self._PUT_BASELINE, key, data)
-        self._run(self._PUT_BASELINE_VERSION, key, baseline.version, data)
-
-    def put_baselines(self, baselines: Sequence[tuple[str, Baseline]]) -> None:
-        """``put_baseline`` of each ``(key, baseline)``: by one statement run for all of them when
-        each names its version, else one by one (a version left out is the key's next)."""
-        if any(baseline.version is None for _, baseline in baselines):
-            for key, baseline in baselines:
-                self.put_baseline(key, baseline)
-            return
-        data = [(key, baseline.version, dump_record(baseline)) for key, baseline in baselines]
-        self._many(self._PUT_BASELINE, [(key, text) for key, _, text in data])
-        self._many(self._PUT_BASELINE_VERSION, data)
-
-    def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        if rows:
-            self._c.executemany(sql if self._mark == "?" else sql.replace("?", self._mark), rows)
 
     def put_submission(self, submission: Submission) -> None:
         self.put_submissions([submission])
@@ -230,8 +163,8 @@ class TypedRows:
         (those this transaction looked up and has not written since are not looked up again)."""
         known = self._task_of_id
         unknown = [i for i in submission_ids if i not in known]
-        for start in range(0, len(unknown), _LOOKED_UP):
-            part = unknown[start : start + _LOOKED_UP]
+        for start in range(0, len(unknown), LOOKED_UP):
+            part = unknown[start : start + LOOKED_UP]
             among, args = self._among("id", part)
             known.update(dict.fromkeys(part, _UNSTORED))
             known.update(self._run(f"SELECT id, task_id FROM submissions WHERE {among}", *args).fetchall())
@@ -265,8 +198,8 @@ class TypedRows:
         batch of a million runs had made two million statements)."""
         ids = [e.submission_id for e in evaluations]
         moved: dict[str, str] = {}  # the task each replaced one was stored under
-        for start in range(0, len(ids), _LOOKED_UP):
-            among, args = self._among("submission_id", ids[start : start + _LOOKED_UP])
+        for start in range(0, len(ids), LOOKED_UP):
+            among, args = self._among("submission_id", ids[start : start + LOOKED_UP])
             replaced = self._run(
                 f"SELECT submission_id, data, task_id FROM evaluations WHERE {among}", *args
             ).fetchall()
@@ -396,8 +329,3 @@ class TypedRows:
             submission_id,
         ).fetchall()
         return [(at, reason, structure(json.loads(data), Evaluation)) for at, reason, data in rows]
-
-
-def dump_record(obj: Any) -> str:
-    """A record as compact JSON (the standard library's: it keeps a NaN and any integer)."""
-    return json.dumps(to_dict(obj), separators=(",", ":"))
