@@ -66,7 +66,7 @@ def test_the_batch_path_and_the_per_record_path_store_the_same(
     batched, per_record = MemoryStore(), MemoryStore()
     run(arena, SUBS[::2], batched)
     run(arena, SUBS[1::2], batched)
-    monkeypatch.setattr("arena_core.store.pipeline.evaluate_columns", lambda *args, **kwargs: None)
+    monkeypatch.setattr("arena_core.store.taskgroups.evaluate_columns", lambda *args, **kwargs: None)
     run(arena, SUBS[::2], per_record)
     run(arena, SUBS[1::2], per_record)
 

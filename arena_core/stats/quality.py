@@ -39,16 +39,19 @@ def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
     return outliers_in_columns(Columns.from_submissions(submissions))
 
 
-def outliers_in_columns(columns: Columns, first: int = 0) -> list[Outlier]:
+def outliers_in_columns(columns: Columns, first: int = 0, start: int = 0, stop: int | None = None) -> list[Outlier]:
     """:func:`detect_outliers` on submissions held as columns, with the same rules, flags and
     order, in a few array operations.
 
     :param first: flag only the rows from this one on, judged among all of them (the pipeline
         flags a batch's runs against their task's whole history).
+    :param start: with ``stop``, the rows that are judged together (one task's, when the
+        columns hold several tasks' rows one task after another); ``first`` lies between them.
     """
-    tokens = columns.numeric["total_tokens"]
+    stop = len(columns.ids) if stop is None else stop
+    tokens = columns.numeric["total_tokens"][start:stop]
     measured = tokens[~np.isnan(tokens)]
-    tokens, times, calls = (columns.numeric[f][first:] for f in ("total_tokens", "execution_time", "tool_calls"))
+    tokens, times, calls = (columns.numeric[f][first:stop] for f in ("total_tokens", "execution_time", "tool_calls"))
     with np.errstate(invalid="ignore"):
         rules = (
             (

@@ -23,7 +23,7 @@ from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.runs import check_by, group_labels
 from arena_core.stats.tasktable import Runs, TaskTable
-from arena_core.store.pipeline import baseline_key
+from arena_core.store.taskgroups import baseline_key
 
 if TYPE_CHECKING:
     from arena_core.arena import Arena
