@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -311,22 +312,9 @@ def test_cells_summed_from_columns_are_the_ledger_s_to_the_bit() -> None:
     """``batch_cells`` (a board's cells from its scores' columns) gives the rows a ledger adding
     each evaluation gives, for figures of finer grain than the units, NaN and out of range
     ones too (the float sums then count, in the ledger's order)."""
-    import attrs
-
     from arena_core.store.cells import CellLedger, batch_cells
 
-    batch = Arena(autoload=False).evaluate_many(RUNS, TASK_MAP)
-    rng = np.random.default_rng(5)
-    overall = batch.overall.copy()
-    odd = rng.choice(batch.size, 40, replace=False)
-    overall[odd[:30]] += rng.uniform(-1, 1, 30) / 3  # finer than hundredths
-    overall[odd[30:35]] = np.nan
-    overall[odd[35:]] = 3e6
-    coverage = batch.coverage.copy()
-    coverage[odd[::4]] = 1 / 7
-    speed = batch.scores["speed"]
-    scores = {**batch.scores, "speed": np.where(np.arange(batch.size) % 5 == 0, speed + 1e-3, speed)}
-    batch = attrs.evolve(batch, overall=overall, coverage=coverage, scores=scores)
+    batch = _odd_batch()
     codes = batch.task_codes
     inexact_seen = 0
     for task in range(len(batch.task_list)):
@@ -344,6 +332,58 @@ def test_cells_summed_from_columns_are_the_ledger_s_to_the_bit() -> None:
         assert [type(v) for v in found[0]] == [type(v) for v in expected[0]]
         inexact_seen += sum(row[4] for row in found)
     assert inexact_seen > 0
+
+
+def test_a_ledger_adding_evaluations_at_once_sums_as_adding_each_to_the_bit() -> None:
+    """``CellLedger.add_all`` (a stored batch's evaluations) gives the changes ``add`` gives
+    one evaluation at a time: in any order of tasks and groups, with cells the transaction
+    changed before (a replaced evaluation taken away), taking away too, and figures of finer
+    grain, NaN, out of range and unmeasured."""
+    import attrs
+
+    from arena_core.store.cells import CellLedger
+
+    batch = _odd_batch()
+    rng = np.random.default_rng(9)
+    evaluations = [batch[int(i)] for i in rng.permutation(batch.size)]
+    evaluations[3] = attrs.evolve(evaluations[3], scores={k: v for k, v in evaluations[3].scores.items() if k != "cost"})
+    for sign in (1, -1):
+        one, many = CellLedger(), CellLedger()
+        for ledger in (one, many):  # cells changed before: evaluations of the batch taken away
+            for e in evaluations[:7]:
+                ledger.add(e, -sign)
+        for e in evaluations:
+            one.add(e, sign)
+        many.add_all(evaluations, sign)
+        assert sorted(map(repr, many.changes.items())) == sorted(map(repr, one.changes.items()))  # floats to the bit
+        assert {k: [type(v) for v in sums] for k, sums in many.changes.items()} == {
+            k: [type(v) for v in sums] for k, sums in one.changes.items()
+        }
+        fresh, each = CellLedger(), CellLedger()  # no cell changed before
+        fresh.add_all(evaluations, sign)
+        for e in evaluations:
+            each.add(e, sign)
+        assert sorted(map(repr, fresh.changes.items())) == sorted(map(repr, each.changes.items()))
+        assert any(math.isnan(sums[2]) for sums in fresh.changes.values()) and any(v[1] for v in fresh.changes.values())
+
+
+def _odd_batch():
+    """The example's batch with overall scores of finer grain than hundredths, NaN and out of
+    range, coverage of finer grain than its units, and speed scores off by a thousandth."""
+    import attrs
+
+    batch = Arena(autoload=False).evaluate_many(RUNS, TASK_MAP)
+    rng = np.random.default_rng(5)
+    overall = batch.overall.copy()
+    odd = rng.choice(batch.size, 40, replace=False)
+    overall[odd[:30]] += rng.uniform(-1, 1, 30) / 3  # finer than hundredths
+    overall[odd[30:35]] = np.nan
+    overall[odd[35:]] = 3e6
+    coverage = batch.coverage.copy()
+    coverage[odd[::4]] = 1 / 7
+    speed = batch.scores["speed"]
+    scores = {**batch.scores, "speed": np.where(np.arange(batch.size) % 5 == 0, speed + 1e-3, speed)}
+    return attrs.evolve(batch, overall=overall, coverage=coverage, scores=scores)
 
 
 def test_the_cells_follow_a_repricing_that_replaces_every_evaluation_it_read(cell_store: Store) -> None:

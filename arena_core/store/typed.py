@@ -225,7 +225,7 @@ class TypedRows(Statements):
                     evaluation.baseline_version,
                 )
             )
-            self.ledger.add(evaluation, 1)
+        self.ledger.add_all(evaluations)
         if self._figures is not None:
             written: dict[str, list[tuple[Any, ...]]] = {}
             for e in evaluations:
