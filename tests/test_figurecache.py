@@ -13,7 +13,7 @@ from arena_core import Arena, ValidationError, to_dict
 from arena_core.examples.synthetic import generate_arena
 from arena_core.service.tokens import TokenStore
 from arena_core.store import SQLiteStore
-from arena_core.store import typed as typed_module
+from arena_core.store import taskfigures, typed as typed_module
 from arena_core.store.figurecache import FigureCache, PendingFigures
 from arena_core.store.typed import FIGURES
 
@@ -74,8 +74,8 @@ def test_kept_figures_are_the_file_s_after_every_kind_of_write(where: str, monke
     path = where
     store, elsewhere = _open(where), _open(where)  # elsewhere: another writer, with its own cache
     reads: list[str] = []
-    real = typed_module.figure_columns
-    monkeypatch.setattr(typed_module, "figure_columns", lambda t, *a: reads.append(t) or real(t, *a))
+    real = taskfigures.figure_columns
+    monkeypatch.setattr(taskfigures, "figure_columns", lambda t, *a: reads.append(t) or real(t, *a))
 
     def check() -> list[str]:
         """Every task's figures as a write transaction sees them equal the file's; the tasks it

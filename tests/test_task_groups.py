@@ -94,7 +94,9 @@ def test_a_batch_over_many_tasks_scores_each_as_a_batch_of_its_own_scored_record
     monkeypatch.setattr(taskgroups, "ROWS_AT_ONCE", 30)
     groups: list[int] = []
     real_group = taskgroups._run_group
-    monkeypatch.setattr(taskgroups, "_run_group", lambda arena, tx, held, *a: groups.append(len(held)) or real_group(arena, tx, held, *a))
+    monkeypatch.setattr(
+        taskgroups, "_run_group", lambda arena, tx, held, *a: groups.append(len(held)) or real_group(arena, tx, held, *a)
+    )
     result = _process(arena, new, together)
     assert sum(groups) == len(TASK_MAP) and max(groups) > 1 and len(groups) > 1
     monkeypatch.setattr(taskgroups, "evaluate_columns", lambda *args, **kwargs: None)
@@ -117,3 +119,50 @@ def test_a_batch_over_many_tasks_scores_each_as_a_batch_of_its_own_scored_record
     if gated:  # gated tasks and an ungated one shared groups; some runs failed the gate
         assert {"correctness" in e.weights for e in result.evaluations} == {True, False}
         assert 0.0 in {e.scores.get("correctness") for e in result.evaluations}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def typed_stores(request: pytest.FixtureRequest, tmp_path: Path):
+    """Two stores grown alike, and a way to open each anew (a store object with nothing kept)."""
+    if request.param == "postgresql":
+        from arena_core.store.postgres import PostgresStore
+
+        server = request.getfixturevalue("postgres_server")
+        urls = server(), server()
+        return lambda i: PostgresStore(urls[i])
+    return lambda i: SQLiteStore(tmp_path / f"store{i}.db")
+
+
+def test_a_cold_batch_reads_its_tasks_figures_and_scores_ahead_a_group_at_a_time(
+    typed_stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch over ten tasks into a store object that holds nothing yet reads its tasks' stored
+    figures and scores a group at a time, one statement each, not a task at a time (nor counts
+    its runs' standing through the index), and stores what a task-at-a-time batch stores."""
+    from arena_core.store.taskfigures import FIGURES_OF_TASK, SCORES_OF_TASK, TaskFigures
+    from arena_core.store.typed import TypedRows
+
+    arena = _arena("task", gated=True)
+    for i in (0, 1):
+        _process(arena, HISTORY, typed_stores(i), TASK_MAP)
+    monkeypatch.setattr(taskgroups, "ROWS_AT_ONCE", 30)
+    statements: list[str] = []
+    real_run = TypedRows._run
+    monkeypatch.setattr(TypedRows, "_run", lambda self, sql, *a: statements.append(sql) or real_run(self, sql, *a))
+    ahead = _process(arena, NEW, typed_stores(0))
+    figures_read = [sql for sql in statements if "SELECT task_id, id, tool" in sql]
+    scores_read = [sql for sql in statements if "SELECT task_id, submission_id, overall_score" in sql]
+    assert len(figures_read) == len(scores_read) == 4  # groups of three tasks, then one
+    assert not [sql for sql in statements if sql in (FIGURES_OF_TASK, SCORES_OF_TASK) or "overall_score > " in sql]
+    monkeypatch.setattr(TaskFigures, "read_ahead", lambda self, task_ids, rows: 0)  # a task at a time
+    statements.clear()
+    each = _process(arena, NEW, typed_stores(1))
+    assert sum(sql == FIGURES_OF_TASK for sql in statements) == len(TASK_MAP)
+    assert sum("overall_score > " in sql for sql in statements) == len(NEW)  # each run counted through the index
+
+    def shown(e) -> dict:
+        return {k: v for k, v in to_dict(e).items() if k != "evaluated_at"}
+
+    assert [shown(e) for e in ahead.evaluations] == [shown(e) for e in each.evaluations]
+    assert _stored(typed_stores(0)) == _stored(typed_stores(1))
+    assert list(ahead.outliers) == list(each.outliers) != []

@@ -134,8 +134,14 @@ def run_tasks(
         read here)."""
     done = Scored([], [], {}, [])
     held: list[tuple[TaskRuns, Columns]] = []
-    rows = 0
+    rows, ahead = 0, 0
+    # The stored figures and scores of the next tasks, at once; not for a post's single task,
+    # whose few runs are placed by counting through the scores' index (store/typed.py).
+    read_ahead = getattr(tx, "read_ahead", None) if len(group) > 1 else None
     for index, runs in enumerate(group):
+        if read_ahead is not None and index >= ahead:
+            ahead = index + read_ahead([r.task.id for r in group[index:]], ROWS_AT_ONCE)
+            read_ahead = read_ahead if ahead > index else None  # a store that keeps no figures
         on_record = _on_record(tx, runs, replace)
         held.append((runs, on_record))
         rows += len(on_record.ids) + len(runs.batch)

@@ -14,16 +14,15 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import orjson
 
-from arena_core.engine.columns import Columns
 from arena_core.model.records import Evaluation, Submission
 from arena_core.model.serde import structure, to_dict
 from arena_core.store.cells import CellLedger
-from arena_core.store.figurecache import PendingFigures, figure_columns, scores_of
+from arena_core.store.figurecache import PendingFigures
 from arena_core.store.standings import Scores, Standing
-from arena_core.store.statements import LOOKED_UP, Statements, dump_record
+from arena_core.store.statements import LOOKED_UP, dump_record
+from arena_core.store.taskfigures import FIGURES, FIGURES_OF_TASK, SCORES_OF_TASK, TaskFigures
 
 __all__ = [
     "EVALUATION_COLUMNS",
@@ -36,8 +35,6 @@ __all__ = [
     "evaluation_of",
 ]
 
-#: A run's figures that baselines and outlier rules read.
-FIGURES = ("total_tokens", "tool_calls", "iterations", "execution_time", "estimated_cost")
 #: The typed columns of each table, beside its key and JSON, with their kinds in SQLite's and
 #: PostgreSQL's words.
 SUBMISSION_COLUMNS = (("tool", "TEXT"), ("model", "TEXT"), *((f, "REAL") for f in FIGURES))
@@ -48,12 +45,6 @@ EVALUATION_COLUMNS = (
     ("model", "TEXT"),
     ("evaluated_at", "TEXT"),
     ("baseline_version", "INTEGER"),
-)
-#: A task's stored figures, first stored first (read from one index: store/schema.py).
-FIGURES_OF_TASK = f"SELECT id, tool, model, {', '.join(FIGURES)} FROM submissions WHERE task_id = ? ORDER BY seq"
-#: A task's stored scores, first stored first (read from one index, likewise).
-SCORES_OF_TASK = (
-    "SELECT submission_id, overall_score, tool, provisional FROM evaluations WHERE task_id = ? ORDER BY seq"
 )
 _SUBMISSION_NAMES = tuple(name for name, _ in SUBMISSION_COLUMNS)
 _EVALUATION_NAMES = tuple(name for name, _ in EVALUATION_COLUMNS)
@@ -88,7 +79,7 @@ _PUT_SUBMISSION = _upsert("submissions", "id", _SUBMISSION_NAMES)
 _PUT_EVALUATION = _upsert("evaluations", "submission_id", _EVALUATION_NAMES)
 
 
-class TypedRows(Statements):
+class TypedRows(TaskFigures):
     """The typed-column reads and writes of a store's transaction.
 
     :param connection: what runs the store's SQL: ``execute(sql, args)`` returning an iterable
@@ -98,10 +89,7 @@ class TypedRows(Statements):
     """
 
     def __init__(self, connection: Any, mark: str = "?", figures: PendingFigures | None = None) -> None:
-        super().__init__(connection, mark)
-        self._figures = figures
-        """The tasks' figures and scores the store keeps between write transactions, in a write
-        transaction (:mod:`arena_core.store.figurecache`)."""
+        super().__init__(connection, mark, figures)
         self.ledger = CellLedger()
         """What this transaction changed in the leaderboard's cells, written before they are read
         and before it commits."""
@@ -141,17 +129,6 @@ class TypedRows(Statements):
         self._many(_PUT_SUBMISSION, rows)
         for s in submissions:
             self._task_of_id.pop(s.id, None)
-
-    def submission_columns(self, task_id: str) -> Columns:
-        """The task's stored figures, without parsing a stored record (read-only arrays): those
-        the store keeps, else read from the database."""
-        kept = self._figures.get("figures", task_id) if self._figures is not None else None
-        if isinstance(kept, Columns):
-            return kept
-        columns = figure_columns(task_id, self._run(FIGURES_OF_TASK, task_id).fetchall(), FIGURES)
-        if self._figures is not None:
-            self._figures.put("figures", task_id, columns)
-        return columns
 
     def task_of(self, submission_id: str) -> str | None:
         """The task a stored submission answers, ``None`` when the id is not stored."""
@@ -242,19 +219,6 @@ class TypedRows(Statements):
             name: list(values)
             for name, values in zip(names, zip(*rows, strict=True) if rows else [()] * 7, strict=True)
         }
-
-    def scores(self, task_id: str) -> Scores:
-        """The task's stored scores, tools and provisional marks, without parsing a stored record
-        (read-only arrays): those the store keeps, else read from the database."""
-        kept = self._figures.get("scores", task_id) if self._figures is not None else None
-        if isinstance(kept, Scores):
-            return kept
-        rows = self._run(SCORES_OF_TASK, task_id).fetchall()
-        ids, overall, tools, provisional = zip(*rows, strict=True) if rows else ([],) * 4
-        found = scores_of(ids, np.array(overall, dtype=float), tools, np.array(provisional, dtype=bool))
-        if self._figures is not None:
-            self._figures.put("scores", task_id, found)
-        return found
 
     def standing(self, task_id: str, evaluations: Sequence[Evaluation]) -> Standing | None:
         """Where ``evaluations`` stand among the task's stored ones, counted through the
