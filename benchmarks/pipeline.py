@@ -1,6 +1,6 @@
 """Pipeline batches into a large SQLite or PostgreSQL store, against a raw insert of the rows they write.
 
-A store grows to ``--stored`` runs over 100 tasks by batches of 20,000 (as ``arena ingest``
+A store grows to ``--stored`` runs over ``--tasks`` tasks (100) by batches of 20,000 (as ``arena ingest``
 would), in this process, so the store object keeps its tasks' figures as a long-running
 service's does. Then, taking turns, each of ``--batches`` new batches of ``--batch`` runs (spread
 over the tasks) goes through ``Arena.process`` (parse, baselines, scoring, outliers, ranks,
@@ -13,6 +13,7 @@ the median of ``--singles`` one-run batches (the service's POST, in process).
     python benchmarks/pipeline.py                         # 100,000 stored runs, about a minute
     python benchmarks/pipeline.py --stored 1000000        # about three minutes of growth first
     python benchmarks/pipeline.py --stored 1000000 --store postgresql://arena@/postgres?host=/tmp/pg
+    python benchmarks/pipeline.py --stored 5000 --tasks 500 --batch 500   # a run of every task a batch
 """
 
 from __future__ import annotations
@@ -37,20 +38,26 @@ from arena_core.store import SQLiteStore  # noqa: E402
 TASKS = [f"task-{k:03d}" for k in range(100)]
 
 
-def _run(i: int, rng: random.Random) -> dict:
+def task_names(count: int) -> list[str]:
+    """The names of ``count`` tasks (the first 100 are :data:`TASKS`)."""
+    return [f"task-{k:03d}" for k in range(count)]
+
+
+def _run(i: int, rng: random.Random, tasks: list[str] = TASKS) -> dict:
     return {
-        "id": f"run-{i}", "task_id": TASKS[i % len(TASKS)], "tool": f"tool-{i % 8}", "model": f"model-{i % 5}",
+        "id": f"run-{i}", "task_id": tasks[i % len(tasks)], "tool": f"tool-{i % 8}", "model": f"model-{i % 5}",
         "total_tokens": rng.randint(1000, 50000), "tool_calls": rng.randint(1, 60),
         "execution_time": rng.uniform(5, 900), "estimated_cost": rng.uniform(0.01, 2), "success": rng.random() < 0.6,
     }  # fmt: skip
 
 
-def grow(arena: Arena, store: SQLiteStore, runs: int) -> None:
-    """``runs`` runs stored by batches of 20,000 (the first batch stores the tasks)."""
+def grow(arena: Arena, store: SQLiteStore, runs: int, names: list[str] = TASKS) -> None:
+    """``runs`` runs over the tasks ``names`` stored by batches of 20,000 (the first batch stores the tasks)."""
     rng = random.Random(0)
-    tasks = {t: {"id": t, "category": "debugging"} for t in TASKS}
+    tasks = {t: {"id": t, "category": "debugging"} for t in names}
     for first in range(0, runs, 20_000):
-        arena.process([_run(i, rng) for i in range(first, min(runs, first + 20_000))], store=store, tasks=tasks)
+        batch = [_run(i, rng, names) for i in range(first, min(runs, first + 20_000))]
+        arena.process(batch, store=store, tasks=tasks)
         tasks = {}
 
 
@@ -87,13 +94,15 @@ def raw_insert(db: sqlite3.Connection, rows: dict[str, list[tuple]]) -> float:
     return time.perf_counter() - start
 
 
-def measure(stored: int, batch: int, batches: int, singles: int, folder: Path | None = None) -> dict[str, float]:
+def measure(
+    stored: int, batch: int, batches: int, singles: int, folder: Path | None = None, tasks: int = 100
+) -> dict[str, float]:
     """The medians (seconds) of a pipeline batch, of the raw insert of its rows and of a
-    one-run batch, at ``stored`` runs; the store and its reference copy are ``arena.db`` and
-    ``reference.db`` in ``folder`` (a new temporary one by default)."""
+    one-run batch, at ``stored`` runs over ``tasks`` tasks; the store and its reference copy are
+    ``arena.db`` and ``reference.db`` in ``folder`` (a new temporary one by default)."""
     folder = folder or Path(tempfile.mkdtemp(prefix="arena-pipeline-bench-"))
-    arena, store = Arena(autoload=False), SQLiteStore(folder / "arena.db")
-    grow(arena, store, stored)
+    arena, store, names = Arena(autoload=False), SQLiteStore(folder / "arena.db"), task_names(tasks)
+    grow(arena, store, stored, names)
     copy(folder / "arena.db", folder / "reference.db")
     os.sync()  # the copy's gigabytes written out before anything is timed, not while it is
     reference = sqlite3.connect(folder / "reference.db", isolation_level=None)
@@ -102,7 +111,7 @@ def measure(stored: int, batch: int, batches: int, singles: int, folder: Path | 
     fresh = 50_000_000
     pipeline, raw = [], []
     for _ in range(batches):
-        runs = [_run(fresh + i, rng) for i in range(batch)]
+        runs = [_run(fresh + i, rng, names) for i in range(batch)]
         fresh += batch
         start = time.perf_counter()
         result = arena.process(runs, store=store)
@@ -113,7 +122,7 @@ def measure(stored: int, batch: int, batches: int, singles: int, folder: Path | 
         raw.append(raw_insert(reference, rows))
     one = []
     for _ in range(singles):
-        run = _run(fresh, rng)
+        run = _run(fresh, rng, names)
         fresh += 1
         start = time.perf_counter()
         arena.process([run], store=store)
@@ -156,7 +165,7 @@ def pg_raw_insert(db: Any, rows: dict[str, list[tuple]]) -> float:
 
 
 def measure_postgres(
-    url: str, stored: int, batch: int, batches: int, singles: int, *, keep: bool = False
+    url: str, stored: int, batch: int, batches: int, singles: int, *, keep: bool = False, tasks: int = 100
 ) -> dict[str, float]:
     """As :func:`measure`, on the PostgreSQL server of ``url``: the store grown once into the
     database ``arena_pipeline_grown_<stored>`` (kept, and reused by later runs), copied for the
@@ -167,12 +176,14 @@ def measure_postgres(
 
     from arena_core.store.postgres import PostgresStore
 
-    grown, work, copied = f"arena_pipeline_grown_{stored}", "arena_pipeline_store", "arena_pipeline_reference"
+    names = task_names(tasks)
+    grown = f"arena_pipeline_grown_{stored}" + ("" if tasks == 100 else f"_{tasks}_tasks")
+    work, copied = "arena_pipeline_store", "arena_pipeline_reference"
     admin = psycopg.connect(url, autocommit=True)
     if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (grown,)).fetchone() is None:
         admin.execute(f'CREATE DATABASE "{grown}"')
         grower = PostgresStore(_database(url, grown))
-        grow(Arena(autoload=False), grower, stored)
+        grow(Arena(autoload=False), grower, stored, names)
     for target in (work, copied):
         _copy_database(admin, grown, target)
     arena, store = Arena(autoload=False), PostgresStore(_database(url, work))
@@ -181,7 +192,7 @@ def measure_postgres(
     fresh = 50_000_000
     pipeline, raw = [], []
     for turn in range(batches + 1):
-        runs = [_run(fresh + i, rng) for i in range(batch)]
+        runs = [_run(fresh + i, rng, names) for i in range(batch)]
         fresh += batch
         start = time.perf_counter()
         result = arena.process(runs, store=store)
@@ -197,7 +208,7 @@ def measure_postgres(
     for _ in range(singles):
         fresh += 1
         start = time.perf_counter()
-        arena.process([_run(fresh, rng)], store=store)
+        arena.process([_run(fresh, rng, names)], store=store)
         one.append(time.perf_counter() - start)
     for connection in (reads, reference):
         connection.close()
@@ -213,15 +224,17 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=5_000, help="runs in each timed batch")
     parser.add_argument("--batches", type=int, default=5, help="timed batches (and raw inserts)")
     parser.add_argument("--singles", type=int, default=100, help="timed one-run batches")
+    parser.add_argument("--tasks", type=int, default=100, help="tasks the runs are spread over")
     parser.add_argument("--store", metavar="URL", help="a PostgreSQL server's postgresql:// URL (SQLite by default)")
     args = parser.parse_args()
     if args.store:
-        found = measure_postgres(args.store, args.stored, args.batch, args.batches, args.singles)
+        found = measure_postgres(args.store, args.stored, args.batch, args.batches, args.singles, tasks=args.tasks)
     else:
-        found = measure(args.stored, args.batch, args.batches, args.singles)
+        found = measure(args.stored, args.batch, args.batches, args.singles, tasks=args.tasks)
     ratio = found["pipeline"] / found["raw"]
     print(
-        f"{'PostgreSQL' if args.store else 'SQLite'}, {args.stored:,} stored runs, batches of {args.batch:,}: pipeline {found['pipeline']:.3f} s, "
+        f"{'PostgreSQL' if args.store else 'SQLite'}, {args.stored:,} stored runs over {args.tasks:,} tasks, "
+        f"batches of {args.batch:,}: pipeline {found['pipeline']:.3f} s, "
         f"raw insert of its rows {found['raw']:.3f} s: {ratio:.1f}x (target within 3x: "
         f"{'met' if ratio <= 3 else 'NOT met'})"
     )

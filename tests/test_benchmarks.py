@@ -222,6 +222,30 @@ def test_the_pipeline_benchmark_s_reference_writes_the_rows_the_pipeline_wrote(t
         assert copied < stored and len(stored - copied) == 3 and len(copied) == 1_000 + 300
 
 
+def test_the_pipeline_benchmark_spreads_its_runs_over_as_many_tasks_as_asked(tmp_path: Path) -> None:
+    """``--tasks``: a store of 300 runs over 150 tasks, then batches of 150 runs, one a task (the
+    shape of one agent's run of a benchmark); the reference copy holds every run the store holds
+    but the one-run batch's."""
+    import sqlite3
+
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import pipeline
+    finally:
+        sys.path.remove(str(ROOT))
+    pipeline.measure(stored=300, batch=150, batches=2, singles=1, folder=tmp_path, tasks=150)
+    runs = {}
+    for name in ("arena", "reference"):
+        with sqlite3.connect(tmp_path / f"{name}.db") as db:
+            runs[name] = set(db.execute("SELECT * FROM submissions"))
+            assert db.execute("SELECT COUNT(DISTINCT task_id) FROM submissions").fetchone() == (150,)
+            assert {n for (n,) in db.execute("SELECT COUNT(*) FROM submissions GROUP BY task_id")} == {4} | (
+                {5} if name == "arena" else set()
+            )
+        db.close()
+    assert runs["reference"] < runs["arena"] and len(runs["arena"] - runs["reference"]) == 1
+
+
 def test_the_compare_benchmark_s_reference_prints_what_arena_compare_prints(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
