@@ -9,7 +9,7 @@ here the group's stored and new rows are laid out task after task, and each step
 
 Tasks stay apart: a baseline key names its task, a rank is counted among the task's own stored
 scores, and outliers are judged among the task's own runs, so a task's results are those it
-would get in a batch of its own (tests/test_pipeline.py checks it).
+would get in a batch of its own (tests/test_task_groups.py checks it).
 """
 
 from __future__ import annotations
