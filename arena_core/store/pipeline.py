@@ -31,9 +31,7 @@ if TYPE_CHECKING:
     from arena_core.arena import Arena
     from arena_core.store import Store, Transaction
 
-__all__ = [
-    "REPLACE_HINT", "TASKS_AT_ONCE", "BatchResult", "baseline_key", "check_first", "process_batch", "rederive", "run_batch",
-]  # fmt: skip
+__all__ = ["REPLACE_HINT", "TASKS_AT_ONCE", "BatchResult", "check_first", "process_batch", "rederive", "run_batch"]
 
 #: Tasks whose records and stored baselines a batch reads in one statement each, and whose
 #: next baselines it writes in one (a statement per task was a wait on PostgreSQL each): a
