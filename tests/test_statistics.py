@@ -219,6 +219,60 @@ def spec_detect_outliers(submissions: list[dict]) -> list[dict]:
     return outliers
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(
+                st.fixed_dictionaries(
+                    {"total_tokens": st.integers(1, 20000), "tool_calls": st.integers(0, 3)},
+                    optional={"execution_time": st.sampled_from([0, 2.0, 4.99, 5, 60.0])},
+                ),
+                min_size=1,
+                max_size=12,
+            ),
+            st.integers(0, 12),
+            st.integers(0, 4),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_outliers_of_several_tasks_at_once_are_each_task_s_own(tasks: list) -> None:
+    """``outliers_of_tasks`` (a batch's tasks, their rows one task after another) flags each
+    task's runs as the spec's rules do among that task's runs alone: its median from its own
+    measured tokens (``statistics.median``), a run without tokens left out of it."""
+    from arena_core.engine.columns import Columns
+    from arena_core.model.records import Submission
+    from arena_core.model.serde import structure
+    from arena_core.stats.quality import outliers_of_tasks
+
+    subs, spans, expected = [], [], []
+    for t, (runs, first, unmeasured) in enumerate(tasks):
+        mine = [{"id": f"t{t}-s{i}", "task_id": f"t{t}", **r} for i, r in enumerate(runs)]
+        for s in mine[:unmeasured]:
+            del s["total_tokens"]
+        start, first = len(subs), len(subs) + min(first, len(mine))
+        spans.append((start, first, start + len(mine)))
+        subs += mine
+        measured = [s["total_tokens"] for s in mine if "total_tokens" in s]
+        threshold = statistics.median(measured) * 0.1 if measured else None
+        for s in mine[first - start :]:
+            flags = [
+                flag
+                for flag, hit in (
+                    ("extremely_efficient_tokens", threshold is not None and s.get("total_tokens", math.inf) < threshold),
+                    ("extremely_fast", 0 < s.get("execution_time", 0) < 5),
+                    ("minimal_tool_usage", s["tool_calls"] == 1),
+                )
+                if hit
+            ]
+            if len(flags) >= 2:
+                expected.append({"submission_id": s["id"], "flags": flags, "recommended_action": "manual_review"})
+    columns = Columns.from_submissions([structure(s, Submission) for s in subs])
+    assert to_dict(outliers_of_tasks(columns, spans)) == expected
+
+
 def test_outliers_on_empty_and_single_inputs(arena: Arena) -> None:
     assert arena.detect_outliers([]) == []
     (only,) = arena.detect_outliers([{"id": "x", "total_tokens": 5, "tool_calls": 1, "execution_time": 1.0}])

@@ -16,7 +16,7 @@ from attrs import frozen
 from arena_core.engine.columns import Columns
 from arena_core.model.records import DIMENSIONS, Evaluation, Submission
 
-__all__ = ["Outlier", "detect_outliers", "outliers_in_columns", "validate"]
+__all__ = ["Outlier", "detect_outliers", "outliers_in_columns", "outliers_of_tasks", "validate"]
 
 
 @frozen
@@ -39,33 +39,59 @@ def detect_outliers(submissions: Sequence[Submission]) -> list[Outlier]:
     return outliers_in_columns(Columns.from_submissions(submissions))
 
 
-def outliers_in_columns(columns: Columns, first: int = 0, start: int = 0, stop: int | None = None) -> list[Outlier]:
+def outliers_in_columns(columns: Columns, first: int = 0) -> list[Outlier]:
     """:func:`detect_outliers` on submissions held as columns, with the same rules, flags and
     order, in a few array operations.
 
     :param first: flag only the rows from this one on, judged among all of them (the pipeline
         flags a batch's runs against their task's whole history).
-    :param start: with ``stop``, the rows that are judged together (one task's, when the
-        columns hold several tasks' rows one task after another); ``first`` lies between them.
     """
-    stop = len(columns.ids) if stop is None else stop
-    tokens = columns.numeric["total_tokens"][start:stop]
-    measured = tokens[~np.isnan(tokens)]
-    tokens, times, calls = (columns.numeric[f][first:stop] for f in ("total_tokens", "execution_time", "tool_calls"))
+    return outliers_of_tasks(columns, [(0, first, len(columns.ids))])
+
+
+def outliers_of_tasks(columns: Columns, spans: Sequence[tuple[int, int, int]]) -> list[Outlier]:
+    """:func:`outliers_in_columns` for several tasks whose rows lie one task after another:
+    each span ``(start, first, stop)`` is a task's rows ``start:stop``, judged together, of which
+    ``first:stop`` are flagged. Every task's median is found in one sort of all their tokens (a
+    loop over a batch's 500 tasks took 15-25 ms), as ``np.median`` finds it: the middle value,
+    or the mean of the two middle ones."""
+    if not spans:
+        return []
+    starts, firsts, stops = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True))
+    count = len(spans)
+    tokens = columns.numeric["total_tokens"]
+    judged = _rows(starts, stops)
+    task_of = np.repeat(np.arange(count), stops - starts)
+    values = tokens[judged]
+    measured = ~np.isnan(values)
+    values, task_of = values[measured], task_of[measured]
+    ordered = values[np.lexsort((values, task_of))]  # by task, then by tokens
+    sizes = np.bincount(task_of, minlength=count)
+    begin = np.cumsum(sizes) - sizes
+    has = sizes > 0
+    low, high = (begin + (sizes - 1) // 2)[has], (begin + sizes // 2)[has]
+    median = np.full(count, np.nan)
+    median[has] = (ordered[low] + ordered[high]) / 2
+    flagged = _rows(firsts, stops)
+    task_of_flagged = np.repeat(np.arange(count), stops - firsts)
+    tokens, times, calls = (columns.numeric[f][flagged] for f in ("total_tokens", "execution_time", "tool_calls"))
     with np.errstate(invalid="ignore"):
         rules = (
-            (
-                "extremely_efficient_tokens",
-                tokens < float(np.median(measured)) * 0.1 if len(measured) else np.zeros(len(tokens), dtype=bool),
-            ),
+            ("extremely_efficient_tokens", tokens < median[task_of_flagged] * 0.1),  # no tokens measured: NaN
             ("extremely_fast", (times > 0) & (times < 5)),  # an unmeasured time (absent, or 0) is not fast
             ("minimal_tool_usage", calls == 1),
         )
     hits = sum(mask.astype(np.int64) for _, mask in rules)
     return [
-        Outlier(str(columns.ids[first + row]), tuple(flag for flag, mask in rules if mask[row]))
-        for row in np.flatnonzero(hits >= 2).tolist()
+        Outlier(str(columns.ids[row]), tuple(flag for flag, mask in rules if mask[at]))
+        for at, row in zip(np.flatnonzero(hits >= 2).tolist(), flagged[hits >= 2].tolist(), strict=True)
     ]
+
+
+def _rows(starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """The row numbers of the ranges ``starts[i]:stops[i]``, one after another."""
+    sizes = stops - starts
+    return np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
 
 
 def validate(

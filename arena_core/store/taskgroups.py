@@ -30,7 +30,7 @@ from arena_core.engine.grouped import group_baselines, passed_baselines
 from arena_core.engine.vectorised import evaluate_columns
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
-from arena_core.stats.quality import Outlier, outliers_in_columns
+from arena_core.stats.quality import Outlier, outliers_of_tasks
 from arena_core.store.bulk import read_baselines
 from arena_core.store.drift import BaselineDrift, baseline_drift
 from arena_core.store.standings import put_all, rank_tasks, submission_columns
@@ -219,9 +219,8 @@ def _run_group(
         gated = Gated(none_passed[key_codes[new_rows]], first, gate)  # an ungated task's runs all passed
     row_baselines = [retrieved[k] for k in batch_keys]
     scored = list(_score(arena, subs, fresh_columns, tasks, task_codes, row_baselines, stamp, gated))  # 3.
-    outliers = []  # 4. the batch's runs, each among all of its task's
-    for t in range(len(group)):
-        outliers += outliers_in_columns(everyone, int(starts[2 * t + 1]), int(starts[2 * t]), int(starts[2 * t + 2]))
+    spans = [(int(starts[2 * t]), int(starts[2 * t + 1]), int(starts[2 * t + 2])) for t in range(len(group))]
+    outliers = outliers_of_tasks(everyone, spans)  # 4. the batch's runs, each among all of its task's
     put_all(tx, "submission", subs)
     ends = np.cumsum([len(runs.batch) for runs in group]).tolist()
     versions = [b.version for b in row_baselines]
