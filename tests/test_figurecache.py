@@ -223,6 +223,12 @@ def test_names_grow_in_place_and_no_earlier_sequence_changes() -> None:
     joined = Joined(longer, ["e", "f"])
     assert joined == ["a", "b", "c", "e", "f"] and joined[3] == "e" and joined[-1] == "f" and joined[2:4] == ["c", "e"]
     assert len(joined) == 5 and longer == ("a", "b", "c") and longer != ["a", "b"]
+    parts = [longer, [], ["e"], Grown([]), ("f", "g"), ["h"]]  # a group's tasks, some of them empty
+    many, flat = Joined(*parts), ["a", "b", "c", "e", "f", "g", "h"]
+    assert len(many) == len(flat) and list(many) == flat and [many[i] for i in range(-7, 7)] == flat + flat
+    assert many[2:5] == flat[2:5] and Joined() == [] and len(Joined([], [])) == 0
+    with pytest.raises(IndexError):
+        many[7]
 
 
 def test_the_only_writer_places_a_new_run_among_kept_scores_and_a_shared_one_counts(

@@ -284,12 +284,12 @@ class Columns:
 
     @classmethod
     def concat(cls, parts: Sequence[Columns], *, in_place: bool = False) -> Columns:
-        """The rows of every part, one part after another; ``in_place``: two parts whose names
-        (ids, tools, ...) are read where they are, not copied (:class:`~arena_core.engine.sequences.Joined`)."""
+        """The rows of every part, one part after another; ``in_place``: the parts' names (ids,
+        tools, ...) are read where they are, not copied (:class:`~arena_core.engine.sequences.Joined`)."""
 
-        def joined(name: str) -> Sequence[Any]:  # chained in C: a task's 10,000 stored rows and one new run
-            if in_place and len(parts) == 2:
-                return Joined(getattr(parts[0], name), getattr(parts[1], name))
+        def joined(name: str) -> Sequence[Any]:  # chained in C: tasks' 10,000 stored rows each and a few new runs
+            if in_place:
+                return Joined(*(getattr(p, name) for p in parts))
             return list(chain.from_iterable(getattr(p, name) for p in parts))
 
         return cls(

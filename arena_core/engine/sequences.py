@@ -1,4 +1,4 @@
-"""Sequences read in place: items built from their position when read, two sequences joined,
+"""Sequences read in place: items built from their position when read, sequences joined,
 a list grown by appending.
 
 Results and baselines of a batch hold arrays and build an object (an ``Evaluation``, a
@@ -9,6 +9,7 @@ same.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import TypeVar, overload
@@ -56,24 +57,28 @@ class _ListLike(BuiltOnAccess[T]):
 
 
 class Joined(_ListLike[T]):
-    """Two sequences one after the other, read in place: a task's stored rows and a batch's new
-    ones are scored together without copying the stored rows' names (a copy touches every one
-    of them, and a long-lived history's names lie spread over memory: at 10,000 runs a task a
+    """Sequences one after the other, read in place: tasks' stored rows and a batch's new ones
+    are scored together without copying the stored rows' names (a copy touches every one of
+    them, and a long-lived history's names lie spread over memory: at 10,000 runs a task a
     batch spent more time waiting on memory than computing)."""
 
-    __slots__ = ("_first", "_second", "_split")
+    __slots__ = ("_parts", "_starts")
 
-    def __init__(self, first: Sequence[T], second: Sequence[T]) -> None:
-        self._first, self._second, self._split = first, second, len(first)
+    def __init__(self, *parts: Sequence[T]) -> None:
+        self._parts = parts
+        self._starts = [0]
+        for part in parts:
+            self._starts.append(self._starts[-1] + len(part))
 
     def __len__(self) -> int:
-        return self._split + len(self._second)
+        return self._starts[-1]
 
     def __iter__(self) -> Iterator[T]:
-        return chain(self._first, self._second)
+        return chain.from_iterable(self._parts)
 
     def _item(self, position: int) -> T:
-        return self._first[position] if position < self._split else self._second[position - self._split]
+        part = bisect_right(self._starts, position) - 1
+        return self._parts[part][position - self._starts[part]]
 
 
 class Grown(_ListLike[T]):

@@ -169,7 +169,7 @@ def _run_group(
     records = [on_record for _, on_record in held]
     incoming = [Columns.from_submissions(runs.batch) for runs in group]
     parts = [p for pair in zip(records, incoming, strict=True) for p in pair]  # task after task
-    everyone = Columns.concat(parts, in_place=len(parts) == 2)
+    everyone = Columns.concat(parts, in_place=True)  # the stored names read where they are kept
     sizes = np.array([len(p.ids) for p in parts], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     part_of_row = np.repeat(np.arange(len(group)), sizes[0::2] + sizes[1::2])
