@@ -101,27 +101,40 @@ def batch_cells(batch: EvaluationBatch, start: int, stop: int) -> list[tuple[obj
     values = np.column_stack([batch.overall[rows], batch.coverage[rows], *scores]).astype(float)
     measured = np.column_stack([np.ones((stop - start, 2), dtype=bool), measured_dims])
     values[~measured] = 0.0
-    scale = np.array(_SCALE_VALUES, dtype=float)
-    with np.errstate(invalid="ignore"):
-        scaled = np.isfinite(values) & (np.abs(values) < 1e6)
-        units = np.where(scaled, np.rint(np.where(scaled, values, 0.0) * scale), 0.0)
-        inexact = (measured & (units / scale != values)).any(axis=1)
-    whole = np.column_stack([np.ones(stop - start), inexact, units, measured_dims]).astype(np.int64)
+    whole = _whole_figures(values, measured)
     out: list[tuple[object, ...]] = []
     task_id = str(batch.task_ids[start]) if stop > start else ""
     for grouping, names in (("tool", batch.tools), ("model", batch.models)):
         group_codes, groups = factorize([name or "" for name in names[start:stop]])
-        order = np.argsort(group_codes, kind="stable")
-        firsts = np.flatnonzero(np.r_[True, np.diff(group_codes[order]) != 0])
-        sums_whole = np.add.reduceat(whole[order], firsts, axis=0) if len(order) else whole[:0]
-        sums_float = np.column_stack(
-            [np.bincount(group_codes, weights=values[:, k], minlength=len(groups)) for k in range(values.shape[1])]
-        )
-        n_counts = len(_COUNTS)
-        for g, group in enumerate(groups):
-            counted = sums_whole[g].tolist()
-            out.append((grouping, group, task_id, *counted[:n_counts], *sums_float[g].tolist(), *counted[n_counts:]))
+        for group, sums in zip(groups, _summed(group_codes, len(groups), whole, values), strict=True):
+            out.append((grouping, group, task_id, *sums))
     return out
+
+
+def _whole_figures(values: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """Per row, the whole numbers :func:`figures` gives (1 run, inexact, each figure's units,
+    each dimension measured), from the figures' values (0 where not measured) and whether each
+    was measured: columns in the order of :data:`_SCALES`."""
+    scale = np.array(_SCALE_VALUES, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = np.isfinite(values) & (np.abs(values) < 1e6)
+        units = np.where(scaled, np.rint(np.where(scaled, values, 0.0) * scale), 0.0)
+        inexact = (units / scale != values).any(axis=1)  # an unmeasured figure is 0, in whole units
+    return np.column_stack([np.ones(len(values)), inexact, units, measured[:, 2:]]).astype(np.int64)
+
+
+def _summed(codes: np.ndarray, count: int, whole: np.ndarray, floats: np.ndarray) -> list[list[float | int]]:
+    """Per code ``0..count-1``, the sums of its rows in the order of :data:`SUMS`: the whole
+    numbers by ``np.add.reduceat`` (exact), the floats by ``np.bincount``, which adds in row
+    order as :meth:`CellLedger.add` does."""
+    order = np.argsort(codes, kind="stable")
+    firsts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    sums_whole = (np.add.reduceat(whole[order], firsts, axis=0) if len(order) else whole[:0]).tolist()
+    sums_float = np.column_stack(
+        [np.bincount(codes, weights=floats[:, k], minlength=count) for k in range(floats.shape[1])]
+    ).tolist()
+    n_counts = len(_COUNTS)
+    return [[*w[:n_counts], *f, *w[n_counts:]] for w, f in zip(sums_whole, sums_float, strict=True)]
 
 
 class CellLedger:
@@ -150,30 +163,15 @@ class CellLedger:
         ]
         measured = np.array([[value is not None for value in row] for row in given], dtype=bool)
         values = np.array([[0.0 if value is None else value for value in row] for row in given], dtype=float)
-        scale = np.array(_SCALE_VALUES, dtype=float)
-        with np.errstate(invalid="ignore", over="ignore"):
-            scaled = np.isfinite(values) & (np.abs(values) < 1e6)
-            units = np.where(scaled, np.rint(np.where(scaled, values, 0.0) * scale), 0.0)
-            inexact = (units / scale != values).any(axis=1)  # an unmeasured figure is 0, in whole units
-        ones = np.ones(len(given))
-        whole = (sign * np.column_stack([ones, inexact, units, measured[:, 2:]])).astype(np.int64)
-        floats = sign * values
+        whole, floats = sign * _whole_figures(values, measured), sign * values
         for grouping in GROUPINGS:
             codes, keys = factorize([(grouping, getattr(e, grouping) or "", e.task_id) for e in evaluations])
-            order = np.argsort(codes, kind="stable")
-            firsts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
-            sums_whole = np.add.reduceat(whole[order], firsts, axis=0).tolist()
-            sums_float = np.column_stack(
-                [np.bincount(codes, weights=floats[:, k], minlength=len(keys)) for k in range(floats.shape[1])]
-            ).tolist()
-            n_counts = len(_COUNTS)
-            for code, key in enumerate(keys):
+            for code, (key, sums) in enumerate(zip(keys, _summed(codes, len(keys), whole, floats), strict=True)):
                 if key in self.changes:
                     for row in np.flatnonzero(codes == code).tolist():
                         self._add_to(key, figures(evaluations[row]), sign)
                     continue
-                counted = sums_whole[code]
-                self.changes[key] = [*counted[:n_counts], *sums_float[code], *counted[n_counts:]]
+                self.changes[key] = sums
 
     def _add_to(self, key: tuple[str, str, str], values: list[float | int], sign: int) -> None:
         if sign != 1:
