@@ -71,13 +71,7 @@ def submission_columns(tx: Any, task_id: str) -> Columns:
 
 
 def rank_task(
-    tx: Any,
-    task_id: str,
-    scored: Sequence[Evaluation],
-    minimum: int,
-    versions: Sequence[int | None] | None = None,
-    *,
-    store: bool = True,
+    tx: Any, task_id: str, scored: Sequence[Evaluation], minimum: int, versions: Sequence[int | None] | None = None
 ) -> list[Evaluation]:
     """Store ``scored`` (replacing stored evaluations with the same ids) ranked among the task's
     stored evaluations, and return them with their rank, percentile and provisional mark.
@@ -85,34 +79,37 @@ def rank_task(
     :param minimum: fewer submissions of a tool than this for the task mark it provisional.
     :param versions: each evaluation's ``baseline_version``, set in the same copy as its rank
         (a second copy of each evaluation would cost about 27 µs a run).
-    :param store: ``False``: where the store derives ranks from scores, the ranked evaluations
-        are returned but not stored (the caller stores them); a store of objects alone stores them.
     """
-    if getattr(tx, "scores", None) is None:
-        if versions is not None:
-            scored = [attrs.evolve(e, baseline_version=v) for e, v in zip(scored, versions, strict=True)]
-        return _rank_objects(tx, task_id, scored, minimum)
-    count = getattr(tx, "standing", None)
-    found: Standing | None = count(task_id, scored) if count is not None and len(scored) <= COUNTED else None
-    if found is None:
-        found = place(tx.scores(task_id), scored)
-    ranked = _rank_counted(tx, task_id, scored, minimum, found, versions)
-    if store:
-        _store(tx, ranked)
+    (ranked,) = rank_tasks(tx, [(task_id, scored, versions)], minimum)
     return ranked
 
 
 def rank_tasks(
-    tx: Any, tasks: Sequence[tuple[str, Sequence[Evaluation], Sequence[int | None]]], minimum: int
+    tx: Any, tasks: Sequence[tuple[str, Sequence[Evaluation], Sequence[int | None] | None]], minimum: int
 ) -> list[list[Evaluation]]:
     """:func:`rank_task` for several tasks, each ``(task id, scored, versions)``: each task's
     evaluations ranked among its own stored ones, and all of them stored at once where the
     store derives ranks from scores (one statement for a batch's 500 tasks, not 500)."""
     if getattr(tx, "scores", None) is None:
-        return [rank_task(tx, task_id, scored, minimum, versions) for task_id, scored, versions in tasks]
-    ranked = [rank_task(tx, task_id, scored, minimum, versions, store=False) for task_id, scored, versions in tasks]
+        return [
+            _rank_objects(tx, task_id, _versioned(scored, versions), minimum) for task_id, scored, versions in tasks
+        ]
+    count = getattr(tx, "standing", None)
+    ranked = []
+    for task_id, scored, versions in tasks:
+        found: Standing | None = count(task_id, scored) if count is not None and len(scored) <= COUNTED else None
+        if found is None:
+            found = place(tx.scores(task_id), scored)
+        ranked.append(_rank_counted(tx, task_id, scored, minimum, found, versions))
     _store(tx, [e for evaluations in ranked for e in evaluations])
     return ranked
+
+
+def _versioned(scored: Sequence[Evaluation], versions: Sequence[int | None] | None) -> Sequence[Evaluation]:
+    """``scored``, each with its ``baseline_version`` from ``versions`` when given."""
+    if versions is None:
+        return scored
+    return [attrs.evolve(e, baseline_version=v) for e, v in zip(scored, versions, strict=True)]
 
 
 def place(stored: Scores, scored: Sequence[Evaluation]) -> Standing:
