@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine.columns import Columns
+from arena_core.engine.columns import Columns, order_within_groups
 from arena_core.model.records import DIMENSIONS, Evaluation, Submission
 
 __all__ = ["Outlier", "detect_outliers", "outliers_in_columns", "outliers_of_tasks", "validate"]
@@ -77,7 +77,7 @@ def outliers_of_tasks(columns: Columns, spans: Sequence[tuple[int, int, int]]) -
     values = tokens[_rows(starts[small], stops[small])]
     measured = ~np.isnan(values)
     values, task_of = values[measured], task_of[measured]
-    ordered = values[np.lexsort((values, task_of))]  # by task, then by tokens
+    ordered = values[order_within_groups(values, task_of)]  # by task, then by tokens
     sizes = np.bincount(task_of, minlength=count)
     begin = np.cumsum(sizes) - sizes
     has = sizes > 0
