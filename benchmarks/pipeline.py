@@ -35,12 +35,14 @@ sys.path.insert(0, str(ROOT))
 from arena_core import Arena  # noqa: E402
 from arena_core.store import SQLiteStore  # noqa: E402
 
-TASKS = [f"task-{k:03d}" for k in range(100)]
-
 
 def task_names(count: int) -> list[str]:
-    """The names of ``count`` tasks (the first 100 are :data:`TASKS`)."""
+    """The names of ``count`` tasks."""
     return [f"task-{k:03d}" for k in range(count)]
+
+
+#: The tasks of the default benchmark.
+TASKS = task_names(100)
 
 
 def _run(i: int, rng: random.Random, tasks: list[str] = TASKS) -> dict:
