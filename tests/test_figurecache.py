@@ -45,11 +45,15 @@ def _scores_on_file(where: str, task_id: str):
 
 
 def _same_scores(kept, read) -> bool:
+    """The same rows, and the same summaries a batch is placed by: the kept ones grown with each
+    write (merged, tallied), the read ones worked out from the database's rows."""
     return (
         list(kept.ids) == list(read.ids)
         and list(kept.tools) == list(read.tools)
         and np.array_equal(kept.overall, read.overall)
         and np.array_equal(kept.provisional, read.provisional)
+        and np.array_equal(kept.ordered, read.ordered, equal_nan=True)
+        and dict(kept.by_tool) == dict(read.by_tool)
     )
 
 

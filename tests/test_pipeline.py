@@ -598,6 +598,8 @@ def test_a_batch_is_placed_among_stored_scores_as_a_ranking_of_all_of_them(fresh
                          "put_evaluations": lambda self, evaluations: None})()  # fmt: skip
     standing = place(Scores(ids, stored_scores, tools, marks), scored)
     ranked = _rank_counted(tx, "t", scored, 2, standing, None)
+    looked_up = {f"s{i}" for i in again}  # what a batch that looked its ids up passes
+    assert place(Scores(ids, stored_scores, tools, marks), scored, looked_up) == standing
 
     kept = [k for k, i in enumerate(ids) if i not in set(fresh_ids)]
     assert len(kept) == len(ids) - len(again)

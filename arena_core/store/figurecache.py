@@ -190,11 +190,18 @@ class PendingFigures:
             if not isinstance(known, Scores):
                 return None
             ids, overall, tools, provisional = zip(*written, strict=True)
+            added = np.array(overall, dtype=float)
+            by_tool = dict(known.by_tool)
+            for tool, mark in zip(tools, provisional, strict=True):
+                n, m = by_tool.get(tool, (0, 0))
+                by_tool[tool] = (n + 1, m + bool(mark))
             return scores_of(
                 _grown(known.ids).plus(ids),
-                np.concatenate([known.overall, np.array(overall, dtype=float)]),
+                np.concatenate([known.overall, added]),
                 _grown(known.tools).plus(map(_shared, tools)),
                 np.concatenate([known.provisional, np.array(provisional, dtype=bool)]),
+                _merged(known.ordered, added),
+                by_tool,
             )
 
         self._added("scores", rows, moved, appended)
@@ -224,14 +231,41 @@ class PendingFigures:
         if isinstance(known, Scores):
             mine = np.fromiter((t == tool for t in known.tools), dtype=bool, count=len(known.ids))
             marks = np.where(mine, provisional, known.provisional)
-            self.read["scores", task_id] = scores_of(known.ids, known.overall, known.tools, marks)
+            by_tool = dict(known.by_tool)
+            if tool in by_tool:
+                n, _ = by_tool[tool]
+                by_tool[tool] = (n, n if provisional else 0)
+            self.read["scores", task_id] = scores_of(
+                known.ids, known.overall, known.tools, marks, known.ordered, by_tool
+            )
 
 
-def scores_of(ids: Sequence[str], overall: np.ndarray, tools: Sequence[str | None], provisional: np.ndarray) -> Scores:
-    """:class:`Scores` with read-only arrays, and names that grow in place (see :func:`grown_columns`)."""
-    for values in (overall, provisional):
+def scores_of(
+    ids: Sequence[str],
+    overall: np.ndarray,
+    tools: Sequence[str | None],
+    provisional: np.ndarray,
+    ordered: np.ndarray | None = None,
+    by_tool: Mapping[str | None, tuple[int, int]] | None = None,
+) -> Scores:
+    """:class:`Scores` with read-only arrays, and names that grow in place (see :func:`grown_columns`);
+    ``ordered`` and ``by_tool`` carried over from the scores they grew from (else worked out)."""
+    names = tools if isinstance(tools, Grown) else Grown(map(_shared, tools))
+    found = (
+        Scores(_grown(ids), overall, names, provisional)
+        if ordered is None or by_tool is None
+        else (Scores(_grown(ids), overall, names, provisional, ordered, by_tool))
+    )
+    for values in (overall, provisional, found.ordered):
         values.flags.writeable = False
-    return Scores(_grown(ids), overall, tools if isinstance(tools, Grown) else Grown(map(_shared, tools)), provisional)
+    return found
+
+
+def _merged(ordered: np.ndarray, added: np.ndarray) -> np.ndarray:
+    """The sorted ``ordered`` with ``added`` in their places: a copy of the task's scores, not a
+    sort of them (NaN, sorted last, goes before the NaN already there)."""
+    more = np.sort(added)
+    return np.insert(ordered, np.searchsorted(ordered, more), more)
 
 
 def _grown(names: Sequence[Any]) -> Grown[Any]:

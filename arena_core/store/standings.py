@@ -28,7 +28,7 @@ from arena_core.engine.columns import Columns, factorize
 from arena_core.engine.rounding import round_exact
 from arena_core.model.records import Evaluation
 
-__all__ = ["Scores", "Standing", "place", "put_all", "rank_task", "rank_tasks", "submission_columns"]
+__all__ = ["Scores", "Standing", "place", "put_all", "rank_task", "rank_tasks", "submission_columns", "tally"]
 
 #: Batches of up to this many runs of a task are asked of the store's ``standing`` (which may
 #: count, through the scores' index, the stored scores above and below each); larger ones, and
@@ -38,7 +38,9 @@ COUNTED = 16
 
 @frozen
 class Scores:
-    """A task's stored evaluations as columns, in first-stored order."""
+    """A task's stored evaluations as columns, in first-stored order, with the two summaries a
+    batch is ranked by (kept up to date by the store's figure cache as runs are added, so that
+    placing a batch reads none of the task's history: store/figurecache.py)."""
 
     ids: Sequence[str]
     overall: np.ndarray
@@ -46,6 +48,26 @@ class Scores:
     tools: Sequence[str | None]
     provisional: np.ndarray
     """The stored provisional mark of each (bool)."""
+    ordered: np.ndarray = attrs.field()
+    """The overall scores sorted (NaN last): a new score's place is two binary searches."""
+    by_tool: Mapping[str | None, tuple[int, int]] = attrs.field()
+    """Per tool with stored evaluations: how many, and how many of them are marked provisional."""
+
+    @ordered.default
+    def _sorted(self) -> np.ndarray:
+        return np.sort(self.overall)
+
+    @by_tool.default
+    def _tallied(self) -> Mapping[str | None, tuple[int, int]]:
+        return tally(self.tools, self.provisional)
+
+
+def tally(tools: Sequence[str | None], marks: np.ndarray) -> dict[str | None, tuple[int, int]]:
+    """Per tool: (evaluations, those marked provisional)."""
+    codes, names = factorize(tools)
+    counts = np.bincount(codes, minlength=len(names))
+    marked = np.bincount(codes, weights=marks.astype(float), minlength=len(names))
+    return {tool: (int(n), int(m)) for tool, n, m in zip(names, counts.tolist(), marked.tolist(), strict=True)}
 
 
 @frozen
@@ -85,21 +107,27 @@ def rank_task(
 
 
 def rank_tasks(
-    tx: Any, tasks: Sequence[tuple[str, Sequence[Evaluation], Sequence[int | None] | None]], minimum: int
+    tx: Any,
+    tasks: Sequence[tuple[str, Sequence[Evaluation], Sequence[int | None] | None]],
+    minimum: int,
+    stored_here: Sequence[set[str] | None] | None = None,
 ) -> list[list[Evaluation]]:
     """:func:`rank_task` for several tasks, each ``(task id, scored, versions)``: each task's
     evaluations ranked among its own stored ones, and all of them stored at once where the
-    store derives ranks from scores (one statement for a batch's 500 tasks, not 500)."""
+    store derives ranks from scores (one statement for a batch's 500 tasks, not 500).
+
+    :param stored_here: per task, the batch's ids stored for it already, when the batch looked
+        them up (``None``: found among its stored ids, see :func:`place`)."""
     if getattr(tx, "scores", None) is None:
         return [
             _rank_objects(tx, task_id, _versioned(scored, versions), minimum) for task_id, scored, versions in tasks
         ]
     count = getattr(tx, "standing", None)
     ranked = []
-    for task_id, scored, versions in tasks:
+    for index, (task_id, scored, versions) in enumerate(tasks):
         found: Standing | None = count(task_id, scored) if count is not None and len(scored) <= COUNTED else None
         if found is None:
-            found = place(tx.scores(task_id), scored)
+            found = place(tx.scores(task_id), scored, None if stored_here is None else stored_here[index])
         ranked.append(_rank_counted(tx, task_id, scored, minimum, found, versions))
     _store(tx, [e for evaluations in ranked for e in evaluations])
     return ranked
@@ -112,35 +140,30 @@ def _versioned(scored: Sequence[Evaluation], versions: Sequence[int | None] | No
     return [attrs.evolve(e, baseline_version=v) for e, v in zip(scored, versions, strict=True)]
 
 
-def place(stored: Scores, scored: Sequence[Evaluation]) -> Standing:
+def place(stored: Scores, scored: Sequence[Evaluation], again: set[str] | None = None) -> Standing:
     """Where ``scored`` stands among the task's stored scores (those of the same ids left out),
-    as the store would count it: each stored score is placed among the sorted new ones by a
-    binary search, so a batch of k runs costs O(n log k) over n stored, not a sort of them."""
-    again = {e.submission_id for e in scored}.intersection(stored.ids)
-    overall, tools, marks = stored.overall, stored.tools, stored.provisional
+    as the store would count it: each new score is placed among the stored ones, kept sorted
+    (:attr:`Scores.ordered`), by two binary searches, so a batch of k runs costs O(k log n)
+    over n stored, and each tool's count and marks are the kept ones (:attr:`Scores.by_tool`).
+
+    :param again: the batch's ids stored for the task already, when the batch looked them up;
+        else they are found among the stored ids. Their stored rows give way: the stored
+        scores are then sorted and tallied without them, at O(n log n).
+    """
+    if again is None:
+        again = {e.submission_id for e in scored}.intersection(stored.ids)
+    ordered, by_tool = stored.ordered, stored.by_tool
     if again:  # re-submissions: their stored rows give way
         kept = np.array([ident not in again for ident in stored.ids], dtype=bool)
-        overall, tools, marks = overall[kept], list(compress(tools, kept)), marks[kept]
+        ordered, by_tool = (
+            np.sort(stored.overall[kept]),
+            tally(list(compress(stored.tools, kept)), stored.provisional[kept]),
+        )
     fresh = np.array([e.overall_score for e in scored], dtype=float)
-    order = np.argsort(fresh, kind="stable")
-    ladder = np.arange(len(fresh))
-    # A stored score s is above the j-th least new score when more than j new scores are below s.
-    above = len(overall) - np.cumsum(
-        np.bincount(np.searchsorted(fresh[order], overall, "left"), minlength=len(fresh) + 1)
-    )
-    below = np.cumsum(np.bincount(np.searchsorted(fresh[order], overall, "right"), minlength=len(fresh) + 1))
-    placed = np.empty(len(fresh), dtype=np.int64)
-    placed[order] = ladder
-    codes, names = factorize(tools)
-    counts = np.bincount(codes, minlength=len(names))
-    marked = np.bincount(codes, weights=marks.astype(float), minlength=len(names))
     return Standing(
-        above=above[placed].tolist(),
-        below=below[placed].tolist(),
-        tools={
-            tool: (int(n), bool(m == n), bool(m > 0))
-            for tool, n, m in zip(names, counts.tolist(), marked.tolist(), strict=True)
-        },
+        above=(len(ordered) - np.searchsorted(ordered, fresh, "right")).tolist(),
+        below=np.searchsorted(ordered, fresh, "left").tolist(),
+        tools={tool: (n, m == n, m > 0) for tool, (n, m) in by_tool.items()},
     )
 
 

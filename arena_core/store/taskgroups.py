@@ -228,6 +228,7 @@ def _run_group(
         tx,
         [(task.id, scored[a:b], versions[a:b]) for task, a, b in zip(tasks, [0, *ends[:-1]], ends, strict=True)],
         arena.config.min_submissions_per_tool,
+        [runs.stored_here for runs in group],
     )
     updated, moved = {}, []
     threshold = arena.config.drift_threshold
