@@ -627,9 +627,11 @@ def test_group_medians_are_sorted_for_only_when_read(monkeypatch) -> None:
     models = [structure(s, Submission) for s in subs]
     ids = [t["id"] for t in tasks]
     codes = np.array([ids.index(s.task_id) for s in models], dtype=np.int64)
-    sorted_fields: list[int] = []
-    sort = grouped.order_within_groups
-    monkeypatch.setattr(grouped, "order_within_groups", lambda v, g: sorted_fields.append(len(v)) or sort(v, g))
+    from arena_core.engine import grouporder
+
+    sorted_fields: list[str] = []
+    sort = grouporder.GroupOrder.sorted
+    monkeypatch.setattr(grouporder.GroupOrder, "sorted", lambda self, f: sorted_fields.append(f) or sort(self, f))
     table = grouped.group_baselines(Columns.from_submissions(models), codes, 3, [DEFAULT_BASELINE] * 3, ids, STAMP)
     figures = table.figures()
     assert [figures[f"{k}_tokens"].tolist() for k in ("min", "max")] and sorted_fields == []
@@ -656,7 +658,7 @@ def test_counted_medians_equal_sorted_ones(rows, count) -> None:
     or the table of groups by values would be many times larger than the rows."""
     import statistics
 
-    from arena_core.engine.grouped import _COUNTED_UP_TO, _counted_medians
+    from arena_core.engine.grouporder import _COUNTED_UP_TO, _counted_medians
 
     groups = np.array([g for g, _ in rows], dtype=np.int64)
     values = np.array([float(v) for _, v in rows])
@@ -672,6 +674,44 @@ def test_counted_medians_equal_sorted_ones(rows, count) -> None:
         mine = [v for k, v in rows if k == g]
         assert counted[g] == (statistics.median([float(v) for v in mine]) if mine else 0.0)
     assert _counted_medians(values + 0.5, groups, count) is None  # not whole numbers: sorted instead
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.floats(0, 1e6, allow_nan=False)), max_size=400),
+    st.booleans(),
+    st.sampled_from([1, 3, 32]),
+)
+def test_values_sorted_within_groups_are_a_lexsort_of_them(rows, laid_out, apart) -> None:
+    """Each figure's kept values sorted within their groups, whether the groups are sorted one
+    at a time (large groups, laid out by group first when they are not already) or all at once,
+    are ``np.lexsort((values, groups))``'s, with each group's bounds; the medians read from them
+    are ``statistics.median``'s."""
+    import statistics
+
+    from arena_core.engine import grouporder
+    from arena_core.engine.columns import Columns
+
+    if laid_out:
+        rows = sorted(rows, key=lambda r: r[0])
+    groups = np.array([g for g, _ in rows], dtype=np.int64)
+    values = np.array([v for _, v in rows])
+    columns = Columns([f"r{i}" for i in range(len(rows))], ["t"] * len(rows), {"execution_time": values})
+    before = grouporder.SORTED_APART
+    grouporder.SORTED_APART = apart
+    try:
+        order = grouporder.GroupOrder(columns, groups, 5, False)
+        data, bounds = order.sorted("execution_time")
+        medians = order.median("execution_time")
+    finally:
+        grouporder.SORTED_APART = before
+    kept = values > 0  # time counts when positive
+    expected = np.lexsort((values[kept], groups[kept]))
+    assert data.tolist() == values[kept][expected].tolist()
+    assert bounds.tolist() == np.searchsorted(groups[kept][expected], np.arange(6)).tolist()
+    for g in range(5):
+        mine = [v for k, v in rows if k == g and v > 0]
+        assert medians[g] == (statistics.median(mine) if mine else 0.0)
 
 
 @settings(max_examples=100, deadline=None)
