@@ -644,3 +644,25 @@ def test_a_batch_under_a_scoped_baseline_keys_each_group_as_evaluate_many_does(s
     assert [e.overall_score for e in result.evaluations] == [e.overall_score for e in expected]
     groups = {(s["task_id"], s.get("tool"), *((s.get("model"),) if scope == "task_tool_model" else ())) for s in SUBS}
     assert set(result.baselines) == {"\x1f".join(g or "" for g in group) for group in groups}
+
+
+def test_a_ranked_copy_is_attrs_evolve() -> None:
+    """The pipeline sets a run's standing by writing a copy's ``__dict__`` (attrs' own way of
+    making a frozen dict class), not ``attrs.evolve``: it equals evolve's copy field for field,
+    leaves the evaluation it copied as it was, and is sound only while no field of an
+    evaluation validates or converts (which this checks)."""
+    import attrs
+
+    from arena_core.model.records import Evaluation
+    from arena_core.store.standings import _standing_of
+
+    assert all(f.validator is None and f.converter is None for f in attrs.fields(Evaluation))
+    ev = Evaluation(submission_id="r", task_id="t", overall_score=61.5, scores={"efficiency": 70.0},
+                    weights={"efficiency": 1.0}, weight_profile="p", unadjusted_overall_score=61.5,
+                    evaluated_at="2026-01-01", tool="tool-0", metric_scores={"x": 1.0}, baseline_version=1)  # fmt: skip
+    copy = _standing_of(ev, 3, 41.5, True, 2)
+    expected = attrs.evolve(ev, overall_ranking=3, percentile=41.5, provisional=True, baseline_version=2)
+    assert attrs.asdict(copy) == attrs.asdict(expected) and copy == expected and type(copy) is Evaluation
+    assert (ev.overall_ranking, ev.percentile, ev.provisional, ev.baseline_version) == (None, None, False, 1)
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        copy.percentile = 0.0  # type: ignore[misc]
