@@ -13,6 +13,7 @@ model). ``session_id`` is optional. A later 1.x version is read and flagged; a 2
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,22 +31,22 @@ _VERSION = re.compile(r"^ATIF-v(\d+)\.(\d+)$")
 MAX_SEGMENTS = 100
 
 
-def trajectory_figures(path: Path) -> tuple[dict[str, Any], list[str], str | None]:
+def trajectory_figures(path: str | Path) -> tuple[dict[str, Any], list[str], str | None]:
     """(figures, flags, version) of the trajectory at ``path`` and its continuations."""
     figures: dict[str, Any] = {"tool_calls": 0, "iterations": 0}
     totals = {"prompt": 0, "completion": 0, "cached": 0, "cost": 0.0}
     measured = {"tokens": True, "cost": True}
     flags: list[str] = []
     stamps: list[str] = []
-    seen: set[Path] = set()
-    current: Path | None = path
+    seen: set[str] = set()
+    current: str | None = os.fspath(path)  # paths as text: a trial's few files are joined, not parsed
     version = None
     while current is not None:
         if current in seen or len(seen) >= MAX_SEGMENTS:
             raise InputError(f"{current}: continued_trajectory_ref: a chain of continuations that does not end")
         seen.add(current)
         data = load_json(current)
-        where = str(current)
+        where = current
         found = _version(data, where, flags)  # every segment: a continuation may be newer
         version = version or found
         _add(data, where, figures, totals, measured, stamps, flags)
@@ -156,10 +157,11 @@ def _checked_step(step: Any, at: str) -> tuple[Any, Any, Any, Any, Any]:
 
 def continuation_of(path: Path) -> Path | None:
     """The file the trajectory at ``path`` continues in, if any (a segment, not a run)."""
-    return _continuation(load_json(path), path, str(path))
+    found = _continuation(load_json(path), os.fspath(path), str(path))
+    return None if found is None else Path(found)
 
 
-def _continuation(data: Any, path: Path, where: str) -> Path | None:
+def _continuation(data: Any, path: str, where: str) -> str | None:
     """The file a trajectory continues in: a file name in the same folder, never a path."""
     ref = value(data, "continued_trajectory_ref", where, str)
     if not ref:
@@ -167,7 +169,8 @@ def _continuation(data: Any, path: Path, where: str) -> Path | None:
     name = Path(ref).name
     if name != ref or name in ("", ".", ".."):
         raise InputError(f"{where}: continued_trajectory_ref: expected a file name in the same folder, got {ref!r}")
-    found = path.parent / name
-    if not unlinked_file(found, path.parent):  # a regular file, not a link to one
+    folder = os.path.dirname(path)
+    found = os.path.join(folder, name)
+    if not unlinked_file(found, folder):  # a regular file, not a link to one
         raise InputError(f"{where}: continued_trajectory_ref: {ref!r} is not a file beside it")
     return found

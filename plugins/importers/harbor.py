@@ -12,6 +12,7 @@ The mapping is in docs/importers/harbor.md.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,7 @@ class Harbor:
         results = by_kind["trial"]
         notes = JobNotes()
         yield from notes.read(by_kind["job"], by_kind["analysis"], results, _trial_usage)
-        trials = {p.parent for p in results}
+        trials = {os.path.dirname(p) for p in results}
         lone = [p for p in by_kind["atif"] if _trial_of(p) not in trials]
         segments: set[Path] = set()
         for path in lone:  # a file another one continues in is part of that run, not a run
@@ -113,7 +114,7 @@ def _kinds(files: list[Path], named: set[Path]) -> dict[Path, str | None]:
             kinds[path] = _kind(path)
             if kinds[path] is None and path in named and path.name == "result.json":
                 kinds[path] = "trial"
-    trials = {p.parent for p, k in kinds.items() if k == "trial"}
+    trials = {os.path.dirname(p) for p, k in kinds.items() if k == "trial"}
     for path in files:
         if path not in kinds:
             kinds[path] = None if _trial_of(path) in trials else _kind(path)
@@ -136,15 +137,16 @@ def _kind(path: Path) -> str | None:
     return "atif" if b'"ATIF-' in head else None
 
 
-def _trial_of(trajectory: Path) -> Path | None:
+def _trial_of(trajectory: Path) -> str | None:
     """The trial folder whose agent wrote ``trajectory``: ``TRIAL/agent/FILE``, or a multi-step
-    trial's ``TRIAL/steps/STEP/agent/FILE`` (Harbor moves each step's agent logs there)."""
-    agent = trajectory.parent
-    if agent.name != "agent":
+    trial's ``TRIAL/steps/STEP/agent/FILE`` (Harbor moves each step's agent logs there). Paths
+    as text: a folder of 10,000 trials asks this of every file in it."""
+    agent = os.path.dirname(trajectory)
+    if os.path.basename(agent) != "agent":
         return None
-    if agent.parent.parent.name == "steps":
-        return agent.parent.parent.parent
-    return agent.parent
+    step = os.path.dirname(agent)
+    steps = os.path.dirname(step)
+    return os.path.dirname(steps) if os.path.basename(steps) == "steps" else step
 
 
 def _is_result(path: Path) -> bool:
@@ -226,15 +228,16 @@ def _trajectories(path: Path, steps: list[Mapping[str, Any]], where: str) -> tup
     """(figures, flags, version) of the trial's trajectories: ``agent/trajectory.json``, or a
     multi-step trial's one per step (``steps/NAME/agent/trajectory.json``), summed. A file is
     read only where it really lies (never through a link); a step without one adds nothing."""
+    trial = os.path.dirname(path)  # paths as text: joined, not parsed (a trial's are a few)
     if not steps:
-        files = [path.parent / "agent" / "trajectory.json"]
+        files = [os.path.join(trial, "agent", "trajectory.json")]
     else:
         names = [value(st, "step_name", f"{where}: step_results", str, required=True) for st in steps]
         for name in names:
             if Path(name).name != name or name in (".", "..") or "\0" in name:
                 raise InputError(f"{where}: step_results.step_name: expected a step's folder name, got {name!r}")
-        files = [path.parent / "steps" / name / "agent" / "trajectory.json" for name in names]
-    read = [trajectory_figures(f) for f in files if unlinked_file(f, path.parent)]
+        files = [os.path.join(trial, "steps", name, "agent", "trajectory.json") for name in names]
+    read = [trajectory_figures(f) for f in files if unlinked_file(f, trial)]
     found: dict[str, Any] = {}
     flags: list[str] = []
     for figures, more, _ in read:
