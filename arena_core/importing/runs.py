@@ -110,7 +110,7 @@ def present(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {key: given for key, given in fields.items() if given is not None}
 
 
-def load_json(path: Path) -> Any:
+def load_json(path: str | Path) -> Any:
     """A whole JSON file; :raises InputError: ``FILE:LINE: invalid JSON ...`` (a truncated file
     included) or ``FILE: cannot read``."""
     text = read_text(path)
@@ -331,7 +331,7 @@ def trajectory_text(messages: Any, limit: int = TRAJECTORY_CHARS) -> str | None:
     return f"[the first {len(text) - limit:,} characters are left out]\n" + text[-limit:]
 
 
-def unlinked_file(path: Path, below: Path) -> bool:
+def unlinked_file(path: str | Path, below: str | Path) -> bool:
     """Whether ``path`` is a regular file reached from the folder ``below`` without passing a
     link (neither it nor a folder between is a symlink): a file a run's folder names by a fixed
     name (a trial's ``agent/trajectory.json``) is read only when it really lies there."""

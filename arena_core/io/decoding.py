@@ -48,7 +48,7 @@ def regular_descriptor(path: Path) -> int:
     return _regular(path)[0]
 
 
-def _regular(path: Path) -> tuple[int, int]:
+def _regular(path: str | Path) -> tuple[int, int]:
     """:func:`regular_descriptor` with the file's size from the same ``fstat``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -66,7 +66,7 @@ def _regular(path: Path) -> tuple[int, int]:
     return fd, found.st_size
 
 
-def _read_all(path: Path) -> bytes:
+def _read_all(path: str | Path) -> bytes:
     """A regular file's bytes read from its descriptor in as many reads as its size asks (one,
     unless it grows): an importer reads thousands of small files, and a buffered file object
     around each cost more than the read."""
@@ -125,7 +125,7 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, decode_line(raw, f"{path}:{number}")
 
 
-def read_text(path: Path) -> str:
+def read_text(path: str | Path) -> str:
     """A whole regular file as UTF-8 text; :raises InputError: ``FILE: cannot read`` or ``FILE:LINE:
     not UTF-8 text``."""
     data = _read_all(path)
