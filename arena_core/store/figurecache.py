@@ -253,11 +253,10 @@ def scores_of(
     """:class:`Scores` with read-only arrays, and names that grow in place (see :func:`grown_columns`);
     ``ordered`` and ``by_tool`` carried over from the scores they grew from (else worked out)."""
     names = tools if isinstance(tools, Grown) else Grown(map(_shared, tools))
-    found = (
-        Scores(_grown(ids), overall, names, provisional)
-        if ordered is None or by_tool is None
-        else (Scores(_grown(ids), overall, names, provisional, ordered, by_tool))
-    )
+    if ordered is None or by_tool is None:
+        found = Scores(_grown(ids), overall, names, provisional)
+    else:
+        found = Scores(_grown(ids), overall, names, provisional, ordered, by_tool)
     for values in (overall, provisional, found.ordered):
         values.flags.writeable = False
     return found

@@ -7,9 +7,9 @@ that wrote them would rewrite its whole history with every batch. A store that o
 store does) instead derives each evaluation's ``overall_ranking`` and ``percentile`` from the
 stored scores when it reads them, and a batch costs a read of a few numbers per stored row of
 the tasks it touches (none for a writer that keeps them: store/figurecache.py), two binary
-searches of each new score among them (kept sorted: :attr:`Scores.ordered`), and the rows it adds. A store with only the nine methods of
-:class:`~arena_core.store.Transaction` still works: its evaluations are read, re-ranked and
-written back, at O(stored objects) per batch.
+searches of each new score among them (kept sorted: :attr:`Scores.ordered`), and the rows it
+adds. A store with only the nine methods of :class:`~arena_core.store.Transaction` still
+works: its evaluations are read, re-ranked and written back, at O(stored objects) per batch.
 """
 
 from __future__ import annotations
