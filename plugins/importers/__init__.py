@@ -16,7 +16,8 @@ from arena_core.hookspecs import hookimpl
 from arena_core.model.protocols import Importer
 from arena_plugins.importers.aider import Aider
 from arena_plugins.importers.devai import DevAI
-from arena_plugins.importers.harbor import AGGREGATES, Harbor
+from arena_plugins.importers.harbor import Harbor
+from arena_plugins.importers.harbor_rewards import AGGREGATES
 from arena_plugins.importers.inspect_logs import InspectLogs
 from arena_plugins.importers.mini_swe_agent import MiniSweAgent
 from arena_plugins.importers.openhands import OpenHands

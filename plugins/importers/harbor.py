@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from arena_core.importing.runs import (
 from arena_core.io.decoding import InputError
 from arena_plugins.importers.atif import continuation_of, trajectory_figures
 from arena_plugins.importers.harbor_jobs import JobNotes
+from arena_plugins.importers.harbor_rewards import reward_of, step_rewards
 
 __all__ = ["AGENT_FAILURES", "Harbor"]
 
@@ -171,7 +172,7 @@ def _trial(path: Path, reward_key: str | None, aggregate: str) -> ImportedRun:
     if model:
         submission["model"] = model
     steps = [st for st in value(data, "step_results", where, list) or [] if isinstance(st, Mapping)]
-    reward, rewards = _reward(data, steps, where, flags, reward_key, aggregate)
+    reward, rewards = reward_of(data, steps, where, flags, reward_key, aggregate)
     if reward is not None:
         submission["correctness"] = reward
     exceptions = [e for e in [data.get("exception_info"), *(st.get("exception_info") for st in steps)] if e]
@@ -216,7 +217,7 @@ def _trial(path: Path, reward_key: str | None, aggregate: str) -> ImportedRun:
         "reward": reward,
         "rewards": rewards if rewards and set(rewards) != {"reward"} else None,
         "steps": len(steps) or None,
-        "step_rewards": _step_rewards(steps, where, reward_key, aggregate),
+        "step_rewards": step_rewards(steps, where, reward_key, aggregate),
         "format_version": version,
         "flags": flags,
     }
@@ -252,18 +253,6 @@ def _trajectories(path: Path, steps: list[Mapping[str, Any]], where: str) -> tup
     return found, flags, read[-1][2] if read else None
 
 
-def _step_rewards(
-    steps: list[Mapping[str, Any]], where: str, key: str | None, aggregate: str
-) -> dict[str, float | None] | None:
-    """Each step's own verdict, by step name, read as a trial's is (``None``: not verified)."""
-    found: dict[str, float | None] = {}
-    for index, st in enumerate(steps):
-        at = f"{where}: step_results.{index}"
-        name = value(st, "step_name", at, str, required=True)
-        found[name] = _reward(st, [], at, [], key, aggregate)[0] if st.get("verifier_result") else None
-    return found or None
-
-
 def _lone_trajectory(path: Path) -> ImportedRun:
     where = str(path)
     data = load_json(path)
@@ -285,52 +274,6 @@ def _lone_trajectory(path: Path) -> ImportedRun:
     }
     submission["meta"] = present(meta)
     return ImportedRun(where, submission)
-
-
-#: How the keys of a reward table combine when none is chosen: ``mean`` (default), ``min``
-#: (every check must pass) or ``max``.
-AGGREGATES: dict[str, Callable[[list[float]], float]] = {
-    "mean": lambda v: math.fsum(v) / len(v),
-    "min": min,
-    "max": max,
-}
-
-
-def _reward(
-    data: Mapping[str, Any],
-    steps: list[Mapping[str, Any]],
-    where: str,
-    flags: list[str],
-    key: str | None = None,
-    aggregate: str = "mean",
-) -> tuple[float | None, dict[str, Any] | None]:
-    """The trial's reward (the last step's, for a multi-step trial without one of its own): the
-    configured ``key``, else its ``reward`` key, else its only key, else the keys combined by
-    ``aggregate`` (flagged ``reward_aggregated``); ``None``, flagged ``verdict_missing``, when
-    there is none (or the configured key is not there)."""
-    rewards = value(data, "verifier_result.rewards", where, dict)
-    for step in reversed(steps):
-        if rewards:
-            break
-        rewards = value(step, "verifier_result.rewards", where, dict)
-    if not rewards:
-        flags.append("verdict_missing")
-        return None, None
-    numbers = {}
-    for name, given in rewards.items():
-        found = value(rewards, name, f"{where}: verifier_result.rewards", (int, float), required=True)
-        if not 0 <= found <= 1:
-            raise InputError(f"{where}: verifier_result.rewards.{name}: expected a reward from 0 to 1, got {given!r}")
-        numbers[name] = float(found)
-    chosen = key or ("reward" if "reward" in numbers else None)
-    if chosen is not None:
-        if chosen not in numbers:
-            flags.append("verdict_missing")
-            return None, dict(rewards)
-        return numbers[chosen], dict(rewards)
-    if len(numbers) > 1:
-        flags.append("reward_aggregated")
-    return float(AGGREGATES[aggregate](list(numbers.values()))), dict(rewards)
 
 
 def _trial_usage(path: Path) -> dict[str, float]:
