@@ -242,11 +242,11 @@ def test_outliers_of_several_tasks_at_once_are_each_task_s_own(tasks: list) -> N
     """``outliers_of_tasks`` (a batch's tasks, their rows one task after another) flags each
     task's runs as the spec's rules do among that task's runs alone: its median from its own
     measured tokens (``statistics.median``), a run without tokens left out of it; whether the
-    tasks' medians are found in one sort together or, for longer tasks, each by its own."""
+    tasks' medians are found in one sort together or each task's by its own."""
+    from arena_core.engine import grouporder
     from arena_core.engine.columns import Columns
     from arena_core.model.records import Submission
     from arena_core.model.serde import structure
-    from arena_core.stats import quality
     from arena_core.stats.quality import outliers_of_tasks
 
     subs, spans, expected = [], [], []
@@ -274,7 +274,7 @@ def test_outliers_of_several_tasks_at_once_are_each_task_s_own(tasks: list) -> N
     columns = Columns.from_submissions([structure(s, Submission) for s in subs])
     assert to_dict(outliers_of_tasks(columns, spans)) == expected
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(quality, "SORTED_TOGETHER", 5)  # tasks of more than five runs: each by its own
+        patch.setattr(grouporder, "SORTED_APART", 0)  # every task's tokens sorted as a slice of its own
         assert to_dict(outliers_of_tasks(columns, spans)) == expected
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine.columns import Columns, order_within_groups
+from arena_core.engine.columns import Columns
+from arena_core.engine.grouporder import GroupOrder
 from arena_core.model.records import DIMENSIONS, Evaluation, Submission
 
 __all__ = ["Outlier", "detect_outliers", "outliers_in_columns", "outliers_of_tasks", "validate"]
@@ -49,46 +50,27 @@ def outliers_in_columns(columns: Columns, first: int = 0) -> list[Outlier]:
     return outliers_of_tasks(columns, [(0, first, len(columns.ids))])
 
 
-#: Tasks of up to this many rows have their token medians found in one sort together; a
-#: longer one by its own selection (``np.median``): sorting a store's 10,000 runs a task, a
-#: million in all, took 0.2 s a batch.
-SORTED_TOGETHER = 512
-
-
 def outliers_of_tasks(columns: Columns, spans: Sequence[tuple[int, int, int]]) -> list[Outlier]:
     """:func:`outliers_in_columns` for several tasks whose rows lie one task after another:
     each span ``(start, first, stop)`` is a task's rows ``start:stop``, judged together, of which
-    ``first:stop`` are flagged. The medians of small tasks are found in one sort of all their
-    tokens (a loop over a batch's 500 tasks took 15-25 ms), as ``np.median`` finds them: the
-    middle value, or the mean of the two middle ones."""
+    ``first:stop`` are flagged. Each task's token median is its measured tokens' (the middle
+    value, or the mean of the two middle ones), found for all the tasks at once as a baseline's
+    are (:class:`~arena_core.engine.grouporder.GroupOrder`: a loop over a batch's 500 tasks took
+    15-25 ms)."""
     if not spans:
         return []
     starts, firsts, stops = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True))
     count = len(spans)
-    tokens = columns.numeric["total_tokens"]
-    median = np.full(count, np.nan)
-    large = stops - starts > SORTED_TOGETHER
-    for task in np.flatnonzero(large).tolist():  # a long history: its own selection, not a sort
-        values = tokens[starts[task] : stops[task]]
-        values = values[~np.isnan(values)]
-        median[task] = np.median(values) if len(values) else np.nan
-    small = np.flatnonzero(~large)
-    task_of = np.repeat(small, (stops - starts)[small])
-    values = tokens[_rows(starts[small], stops[small])]
-    measured = ~np.isnan(values)
-    values, task_of = values[measured], task_of[measured]
-    ordered = values[order_within_groups(values, task_of)]  # by task, then by tokens
-    sizes = np.bincount(task_of, minlength=count)
-    begin = np.cumsum(sizes) - sizes
-    has = sizes > 0
-    low, high = (begin + (sizes - 1) // 2)[has], (begin + sizes // 2)[has]
-    median[has] = (ordered[low] + ordered[high]) / 2
+    task_of_row = np.full(len(columns.ids), count, dtype=np.int64)  # rows in no span: a group of their own
+    task_of_row[_rows(starts, stops)] = np.repeat(np.arange(count), stops - starts)
+    # A task without measured tokens gets 0 here, and its flagged rows (none measured) no token hit.
+    median = GroupOrder(columns, task_of_row, count + 1, False).median("total_tokens")[:count]
     flagged = _rows(firsts, stops)
     task_of_flagged = np.repeat(np.arange(count), stops - firsts)
     tokens, times, calls = (columns.numeric[f][flagged] for f in ("total_tokens", "execution_time", "tool_calls"))
     with np.errstate(invalid="ignore"):
         rules = (
-            ("extremely_efficient_tokens", tokens < median[task_of_flagged] * 0.1),  # no tokens measured: NaN
+            ("extremely_efficient_tokens", tokens < median[task_of_flagged] * 0.1),
             ("extremely_fast", (times > 0) & (times < 5)),  # an unmeasured time (absent, or 0) is not fast
             ("minimal_tool_usage", calls == 1),
         )
