@@ -116,8 +116,8 @@ def rank_tasks(
     evaluations ranked among its own stored ones, and all of them stored at once where the
     store derives ranks from scores (one statement for a batch's 500 tasks, not 500).
 
-    :param stored_here: per task, the batch's ids stored for it already, when the batch looked
-        them up (``None``: found among its stored ids, see :func:`place`)."""
+    :param stored_here: per task, the batch's ids stored for it already, as the pipeline found
+        them with the task's figures (``None``: found among its stored ids, see :func:`place`)."""
     if getattr(tx, "scores", None) is None:
         return [
             _rank_objects(tx, task_id, _versioned(scored, versions), minimum) for task_id, scored, versions in tasks

@@ -96,8 +96,10 @@ def _key_codes(
     return factorize([_key(t, group) for t, group in zip(columns.task_ids, zip(*extra, strict=True), strict=True)])
 
 
-def _on_record(tx: Transaction, runs: TaskRuns, replace: bool) -> Columns:
-    """The task's stored figures, without the rows the batch replaces (refused unless ``replace``)."""
+def _on_record(tx: Transaction, runs: TaskRuns, replace: bool) -> tuple[Columns, set[str]]:
+    """The task's stored figures, without the rows the batch replaces (refused unless
+    ``replace``), and the batch's ids stored for the task (found once: its ranking leaves their
+    stored scores out likewise)."""
     task, batch = runs.task, runs.batch
     on_record = submission_columns(tx, task.id)
     again = {s.id for s in batch}.intersection(on_record.ids) if runs.stored_here is None else runs.stored_here
@@ -112,7 +114,7 @@ def _on_record(tx: Transaction, runs: TaskRuns, replace: bool) -> Columns:
         )
     if already:  # re-submissions replace the stored rows
         on_record = on_record.take(np.array([i not in again for i in on_record.ids], dtype=bool))
-    return on_record
+    return on_record, again
 
 
 def run_tasks(
@@ -133,7 +135,7 @@ def run_tasks(
     :param stored: the stored baselines the batch read at once, by key (a key not among them is
         read here)."""
     done = Scored([], [], {}, [])
-    held: list[tuple[TaskRuns, Columns]] = []
+    held: list[tuple[TaskRuns, Columns, set[str]]] = []
     rows, ahead = 0, 0
     # The stored figures and scores of the next tasks, at once; not for a post's single task,
     # whose few runs are placed by counting through the scores' index (store/typed.py).
@@ -142,8 +144,8 @@ def run_tasks(
         if read_ahead is not None and index >= ahead:
             ahead = index + read_ahead([r.task.id for r in group[index:]], ROWS_AT_ONCE)
             read_ahead = read_ahead if ahead > index else None  # a store that keeps no figures
-        on_record = _on_record(tx, runs, replace)
-        held.append((runs, on_record))
+        on_record, again = _on_record(tx, runs, replace)
+        held.append((runs, on_record, again))
         rows += len(on_record.ids) + len(runs.batch)
         if rows >= ROWS_AT_ONCE or index == len(group) - 1:
             scored = _run_group(arena, tx, held, stamp, fresh, stored)
@@ -158,15 +160,15 @@ def run_tasks(
 def _run_group(
     arena: Arena,
     tx: Transaction,
-    held: list[tuple[TaskRuns, Columns]],
+    held: list[tuple[TaskRuns, Columns, set[str]]],
     stamp: str,
     fresh: bool,
     stored: Mapping[str, Baseline | None] | None,
 ) -> Scored:
     """:func:`run_tasks` for tasks whose rows are held at once: each with its stored figures."""
     scope = arena.config.baseline_scope
-    group = [runs for runs, _ in held]
-    records = [on_record for _, on_record in held]
+    group = [runs for runs, _, _ in held]
+    records = [on_record for _, on_record, _ in held]
     incoming = [Columns.from_submissions(runs.batch) for runs in group]
     parts = [p for pair in zip(records, incoming, strict=True) for p in pair]  # task after task
     everyone = Columns.concat(parts, in_place=True)  # the stored names read where they are kept
@@ -228,7 +230,7 @@ def _run_group(
         tx,
         [(task.id, scored[a:b], versions[a:b]) for task, a, b in zip(tasks, [0, *ends[:-1]], ends, strict=True)],
         arena.config.min_submissions_per_tool,
-        [runs.stored_here for runs in group],
+        [again for _, _, again in held],
     )
     updated, moved = {}, []
     threshold = arena.config.drift_threshold
