@@ -17,6 +17,7 @@ import socket
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -261,17 +262,21 @@ def test_a_swapped_symlink_never_reads_a_host_file(tmp_path: Path) -> None:
 
     flipper = threading.Thread(target=swap)
     flipper.start()
-    try:
-        read = []
-        for _ in range(300):
+    read: list[str] = []
+    refused = 0
+    deadline = time.monotonic() + 30
+    try:  # race until both outcomes were seen: a busy machine can starve either thread for a while
+        while (len(read) < 20 or refused < 20) and time.monotonic() < deadline:
             try:
                 read.append(workspace.read_text("notes.txt"))
             except WorkspaceError as exc:
+                refused += 1
                 assert str(tmp_path) not in str(exc)  # reasons never show host paths
     finally:
         stop.set()
         flipper.join()
-    assert read and not any("SECRET" in text for text in read)
+    assert refused and read  # the swap was met, and reads between swaps still worked
+    assert not any("SECRET" in text for text in read)
 
 
 def test_hard_links_and_symlinks_to_host_files_are_refused(tmp_path: Path) -> None:
