@@ -329,3 +329,41 @@ def test_a_transaction_on_a_kept_connection_the_server_ended_begins_again_on_a_n
             with psycopg.connect(url, autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s)", (tx._c.execute("SELECT pg_backend_pid()").fetchone()[0],))
             tx._c.execute("SELECT 1")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_stored_run_reads_back_as_it_was_whatever_its_json_holds(kind: str, postgres_server, tmp_path) -> None:
+    """A run's record is written by orjson, or by the standard library where orjson would lose
+    something (a NaN, an infinity, an integer past 64 bits: it writes ``null`` or refuses), so
+    every run reads back equal to what was stored, with a ``None``, a non-ASCII name and plain
+    figures beside them."""
+    import math
+
+    from arena_core.store import SQLiteStore
+    from arena_core.store.statements import dump_record
+
+    store = PostgresStore(postgres_server()) if kind == "postgresql" else SQLiteStore(tmp_path / "arena.db")
+    arena = Arena(autoload=False)
+    metas = [
+        {"note": "plain"},
+        {"ratio": math.nan},
+        {"limit": math.inf, "floor": -math.inf},
+        {"big": 10**30, "small": -(2**64)},
+        {"missing": None},
+        {"name": "café ✓ 日本", "nested": {"x": [1.5, 1e-7, 1e300]}},
+    ]
+    runs = [
+        {"id": f"r{i}", "task_id": "t", "tool": "aider", "total_tokens": 100 + i, "tool_calls": 2,
+         "execution_time": 1.25, "estimated_cost": 0.1, "success": True, "meta": meta}
+        for i, meta in enumerate(metas)
+    ]  # fmt: skip
+    arena.process(runs, store=store, tasks={"t": {"id": "t", "category": "debugging"}})
+    with store.transaction(write=False) as tx:
+        read = {s.id: s for s in tx.submissions("t")}
+    for run in runs:
+        stored = read[run["id"]]
+        assert repr(stored.meta) == repr(run["meta"])  # repr: NaN equal to NaN, floats to the bit
+        assert stored == arena.structure_submission(run) or run["meta"] is metas[1]  # NaN != NaN
+    texts = [dump_record(arena.structure_submission(run)) for run in runs]
+    assert '"ratio":NaN' in texts[1] and "Infinity" in texts[2] and str(10**30) in texts[3]  # the library's
+    assert '"missing":null' in texts[4] and "café" in texts[5]  # orjson's leaves non-ASCII unescaped
