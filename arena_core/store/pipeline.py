@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from arena_core.engine.ahead import Verdicts, check_ahead, checked_ahead
+from arena_core.engine.collector import collector_paused
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
 from arena_core.model.serde import structure, structure_each
@@ -97,7 +98,8 @@ def run_batch(
         found here, before the write transaction opens.
     """
     stamp = datetime.now(UTC).isoformat()
-    subs = structure_each(submissions, arena.structure_submission)  # 1. parse: all before any write
+    with collector_paused():  # a batch's records hold no cycles: see arena_core.engine.collector
+        subs = structure_each(submissions, arena.structure_submission)  # 1. parse: all before any write
     seen: set[str] = set()
     for s in subs:
         if s.id in seen:
@@ -119,7 +121,8 @@ def run_batch(
     top_k, min_tasks = arena.config.drift_top_k, arena.config.min_tasks_per_group
     if checked is None:
         checked = check_first(arena, subs, store, given)
-    with checked_ahead(checked), store.transaction() as tx:
+    # The slow checks ran above, with the collector on; the transaction's work is paused.
+    with checked_ahead(checked), collector_paused(), store.transaction() as tx:
         top_before = top_groups(group_means(tx), top_k, min_tasks) if top_k else ()
         for task in given.values():
             tx.put_task(task)
