@@ -367,3 +367,50 @@ def test_a_stored_run_reads_back_as_it_was_whatever_its_json_holds(kind: str, po
     texts = [dump_record(arena.structure_submission(run)) for run in runs]
     assert '"ratio":NaN' in texts[1] and "Infinity" in texts[2] and str(10**30) in texts[3]  # the library's
     assert '"missing":null' in texts[4] and "café" in texts[5]  # orjson's leaves non-ASCII unescaped
+
+
+def test_a_write_transaction_in_pipeline_mode_reads_each_statements_own_rows(postgres_server) -> None:
+    """A write transaction sends its statements in psycopg's pipeline mode. A cursor reused
+    there can hand over an earlier statement's result that arrived first (the store's tests
+    under load met "the last operation didn't produce records: INSERT 0 1", a few runs in ten).
+    Each statement runs on a cursor of its own, so the rows read are the statement's own,
+    whatever was sent before it."""
+    from arena_core.store.pgpipeline import StatementCursor
+
+    with psycopg.connect(postgres_server(), autocommit=True) as connection:
+        connection.execute("CREATE TABLE pipelined (n integer)")
+        with connection.pipeline() as pipeline, connection.transaction():
+            statements = StatementCursor(connection)
+            statements.execute("INSERT INTO pipelined VALUES (1)")
+            first = statements.execute("SELECT n FROM pipelined")
+            statements.execute("INSERT INTO pipelined VALUES (2)")
+            pipeline.sync()  # both INSERTs' results have arrived
+            assert sorted(statements.execute("SELECT n FROM pipelined").fetchall()) == [(1,), (2,)]
+            assert first.fetchall() == [(1,)]  # an earlier read keeps its own rows
+            statements.executemany("INSERT INTO pipelined VALUES (%s)", [(3,), (4,)])
+            statements.execute("SELECT count(*) FROM pipelined")
+            assert statements.fetchone() == (4,)
+
+
+def test_a_statement_that_fails_after_it_was_sent_rolls_the_whole_transaction_back(postgres_server) -> None:
+    """In pipeline mode a failing write is reported when a later result is read, or at the
+    commit: the transaction still fails as a whole, with the server's reason, and nothing of it
+    is stored."""
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    store = PostgresStore(postgres_server())
+    arena = Arena(autoload=False)
+    with pytest.raises(ArenaError, match="no_such_table"):
+        with store.transaction() as tx:
+            tx.put_task(structure({"id": "kept?", "category": "debugging"}, Task))
+            tx._c.execute("INSERT INTO no_such_table VALUES (1)")  # sent; its failure comes back later
+    with store.transaction(write=False) as tx:
+        assert tx.get_task("kept?") is None
+    arena.process(
+        [{"id": "r1", "task_id": "t", "tool": "a", "total_tokens": 10, "tool_calls": 1, "execution_time": 1.0,
+          "estimated_cost": 0.1, "success": True}],
+        store=store, tasks={"t": {"id": "t", "category": "debugging"}},
+    )  # fmt: skip
+    with store.transaction(write=False) as tx:  # the store's next transaction works
+        assert [s.id for s in tx.submissions("t")] == ["r1"]

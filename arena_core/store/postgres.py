@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 import attrs
@@ -29,6 +29,7 @@ from arena_core.model.serde import structure
 from arena_core.store.current import GENERATIONS_SQL, generations_of_rows
 from arena_core.store.figurecache import FigureCache, PendingFigures
 from arena_core.store.pgconnections import HeldConnections
+from arena_core.store.pgpipeline import StatementCursor
 from arena_core.store.pgschema import SCHEMA_VERSION, TABLES, migrate
 from arena_core.store.trust import check_postgres_tables, redact, unambiguous_url
 from arena_core.store.typed import TypedRows, dump_record
@@ -160,9 +161,11 @@ class PostgresStore:
             try:
                 with (
                     self._connections.connection() as connection,
+                    connection.pipeline() if write else nullcontext() as pipeline,  # writes sent, not waited for
                     connection.transaction(),
-                    connection.cursor() as cursor,
+                    connection.cursor() as reader,
                 ):
+                    cursor = StatementCursor(connection) if write else reader
                     if not write:
                         cursor.execute("SET TRANSACTION READ ONLY")
                     cursor.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")
@@ -175,6 +178,10 @@ class PostgresStore:
                             if counted is not None:  # a database whose count someone deleted keeps nothing
                                 writes = counted[0]
                                 pending = self._figures.begin(writes - 1)
+                    if (
+                        pipeline is not None
+                    ):  # the lock held (or a lost connection found) before any of the caller's work
+                        pipeline.sync()
                     tx = _PostgresTransaction(cursor, pending)
                     started = True
                     yield tx

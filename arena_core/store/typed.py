@@ -173,17 +173,6 @@ class TypedRows(TaskFigures):
         """Store evaluations as :meth:`put_evaluation` does, the ones they replace looked up a
         few hundred at a time and the rows written in one statement run for all of them (a
         batch of a million runs had made two million statements)."""
-        ids = [e.submission_id for e in evaluations]
-        moved: dict[str, str] = {}  # the task each replaced one was stored under
-        for start in range(0, len(ids), LOOKED_UP):
-            among, args = self._among("submission_id", ids[start : start + LOOKED_UP])
-            replaced = self._run(
-                f"SELECT submission_id, data, task_id FROM evaluations WHERE {among}", *args
-            ).fetchall()
-            moved.update((submission_id, task_id) for submission_id, _, task_id in replaced)
-            for submission_id, data, _ in replaced:
-                text, known = self._last_read.get(submission_id, (None, None))
-                self.ledger.add(known if text == data and known is not None else evaluation_of(data, 0, 0, 0, 1), -1)
         rows = []
         for evaluation in evaluations:
             data = to_dict(evaluation)
@@ -202,6 +191,17 @@ class TypedRows(TaskFigures):
                     evaluation.baseline_version,
                 )
             )
+        ids = [e.submission_id for e in evaluations]
+        moved: dict[str, str] = {}  # the task each replaced one was stored under
+        for start in range(0, len(ids), LOOKED_UP):
+            among, args = self._among("submission_id", ids[start : start + LOOKED_UP])
+            replaced = self._run(
+                f"SELECT submission_id, data, task_id FROM evaluations WHERE {among}", *args
+            ).fetchall()
+            moved.update((submission_id, task_id) for submission_id, _, task_id in replaced)
+            for submission_id, data, _ in replaced:
+                text, known = self._last_read.get(submission_id, (None, None))
+                self.ledger.add(known if text == data and known is not None else evaluation_of(data, 0, 0, 0, 1), -1)
         self.ledger.add_all(evaluations)
         if self._figures is not None:
             written: dict[str, list[tuple[Any, ...]]] = {}
