@@ -178,9 +178,8 @@ class PostgresStore:
                             if counted is not None:  # a database whose count someone deleted keeps nothing
                                 writes = counted[0]
                                 pending = self._figures.begin(writes - 1)
-                    if (
-                        pipeline is not None
-                    ):  # the lock held (or a lost connection found) before any of the caller's work
+                    # The lock held, or a lost connection found, before any of the caller's work.
+                    if pipeline is not None:
                         pipeline.sync()
                     tx = _PostgresTransaction(cursor, pending)
                     started = True

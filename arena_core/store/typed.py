@@ -173,7 +173,7 @@ class TypedRows(TaskFigures):
         """Store evaluations as :meth:`put_evaluation` does, the ones they replace looked up a
         few hundred at a time and the rows written in one statement run for all of them (a
         batch of a million runs had made two million statements)."""
-        rows = []
+        rows = []  # built before the look-up below, which waits for the runs' upsert in a pipeline
         for evaluation in evaluations:
             data = to_dict(evaluation)
             data.pop("overall_ranking", None)
