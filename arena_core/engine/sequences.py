@@ -138,7 +138,7 @@ class Grown(_ListLike[T]):
         needed = items.filled + len(added)
         if needed > len(items.array):  # the earlier sequences read the same first items from the copy
             items.array = _objects(items.array[: items.filled], needed + needed // 2)
-        items.array[items.filled : needed] = _objects(added, len(added))
+        items.array[items.filled : needed] = np.fromiter(added, dtype=object, count=len(added))
         items.filled = needed
         return Grown._over(items, needed)
 

@@ -16,7 +16,7 @@ when its result is read or at the commit, and the whole transaction is rolled ba
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = ["StatementCursor"]
@@ -48,6 +48,3 @@ class StatementCursor:
     def fetchall(self) -> list[Any]:
         rows: list[Any] = self._last.fetchall()
         return rows
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._last)

@@ -163,9 +163,8 @@ class PostgresStore:
                     self._connections.connection() as connection,
                     connection.pipeline() if write else nullcontext() as pipeline,  # writes sent, not waited for
                     connection.transaction(),
-                    connection.cursor() as reader,
+                    nullcontext(StatementCursor(connection)) if write else connection.cursor() as cursor,
                 ):
-                    cursor = StatementCursor(connection) if write else reader
                     if not write:
                         cursor.execute("SET TRANSACTION READ ONLY")
                     cursor.execute(f"SET LOCAL lock_timeout = '{int(self.timeout * 1000)}ms'")

@@ -110,8 +110,8 @@ def dump_record(obj: Any) -> str:
     data = to_dict(obj)
     try:
         text = orjson.dumps(data)
+        if b"null" not in text:
+            return text.decode()
     except orjson.JSONEncodeError:
-        return json.dumps(data, separators=(",", ":"))
-    if b"null" in text:
-        return json.dumps(data, separators=(",", ":"))
-    return text.decode()
+        pass
+    return json.dumps(data, separators=(",", ":"))
