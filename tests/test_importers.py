@@ -301,6 +301,22 @@ def test_swebench_joins_verdicts_with_the_agents_trajectories(arena: Arena, sweb
     assert again["django__django-16667"]["tests_passed"] == 25
 
 
+def test_a_trajectory_is_never_opened_to_ask_whether_it_is_a_report(
+    arena: Arena, swebench_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``*.traj.json`` is a trajectory by its name: only the other files are asked whether they
+    are SWE-bench reports (each such question reads the file's head), and the trajectories are
+    still graded by the reports beside them."""
+    from arena_plugins.importers import mini_swe_agent
+
+    asked: list[str] = []
+    real = mini_swe_agent.is_report
+    monkeypatch.setattr(mini_swe_agent, "is_report", lambda p: asked.append(p.name) or real(p))
+    runs = by_id(imported(arena, "mini-swe-agent", swebench_run)[0])
+    assert runs["django__django-16255"]["success"] is True and runs["django__django-16667"]["success"] is False
+    assert "report.json" in asked and not [name for name in asked if name.endswith(".traj.json")]
+
+
 def test_a_board_never_ranks_runs_no_verdict_grades(swebench_run: Path, tmp_path: Path) -> None:
     """Trajectories without the report that grades them would rank as failures (0.00); the board
     sets them aside, names them and says what would grade them."""

@@ -385,3 +385,33 @@ def test_a_whole_file_is_read_past_the_size_its_fstat_gave(tmp_path: Path, monke
     (tmp_path / "bad.json").write_bytes(text.encode()[:700] + b"\xff" + b"\n")
     with pytest.raises(InputError, match=r"bad.json:11: not UTF-8 text"):
         read_text(tmp_path / "bad.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [
+        (b"", r"x\.json: the file is empty"),
+        (b" \n\t\n", r"x\.json: the file is empty"),
+        (b'{"a": 1,\n "b": "\xff"}\n', r"x\.json:2: not UTF-8 text \(byte 0xff\)"),
+        (b'{"a": 1,\n "b": }\n', r"x\.json:2: invalid JSON"),
+        (b'{"a": 1, "b": ' + b"[" * 5000 + b"]" * 5000 + b"}", r"x\.json:1: b: expected JSON nested less than"),
+    ],
+    ids=["empty", "blank", "not-utf-8", "invalid", "deep"],
+)
+def test_an_importer_s_json_file_that_orjson_refuses_gets_the_text_path_s_error(
+    tmp_path: Path, content: bytes, error: str
+) -> None:
+    """``load_json`` hands a file's bytes to orjson; a file orjson refuses is decoded as text for
+    the error a reader of text gives (its line, what is wrong), and what both take decodes the
+    same: strict JSON by orjson, the rest (``NaN``, a lone surrogate) by the standard library."""
+    import math
+
+    from arena_core.importing.runs import load_json
+    from arena_core.io.decoding import InputError
+
+    (tmp_path / "x.json").write_bytes(content)
+    with pytest.raises(InputError, match=error):
+        load_json(tmp_path / "x.json")
+    (tmp_path / "y.json").write_bytes(b'{"n": NaN, "s": "\\ud800", "t": "\xc3\xa9"}')
+    found = load_json(tmp_path / "y.json")
+    assert math.isnan(found["n"]) and found["s"] == "\ud800" and found["t"] == "é"

@@ -16,8 +16,8 @@ import orjson
 from arena_core.model.errors import ArenaError
 
 __all__ = [
-    "MAX_LINE_BYTES", "InputError", "bounded_lines", "decode_line", "line_too_long", "loads", "loads_array",
-    "open_binary", "read_lines", "read_text", "regular_descriptor",
+    "MAX_LINE_BYTES", "InputError", "bounded_lines", "decode_line", "decode_text", "line_too_long", "loads",
+    "loads_array", "open_binary", "read_bytes", "read_lines", "read_text", "regular_descriptor",
 ]  # fmt: skip
 
 #: The longest line a reader of JSON Lines parses (an agent's whole trajectory can make a line
@@ -66,10 +66,12 @@ def _regular(path: str | Path) -> tuple[int, int]:
     return fd, found.st_size
 
 
-def _read_all(path: str | Path) -> bytes:
+def read_bytes(path: str | Path) -> bytes:
     """A regular file's bytes read from its descriptor in as many reads as its size asks (one,
     unless it grows): an importer reads thousands of small files, and a buffered file object
-    around each cost more than the read."""
+    around each cost more than the read.
+
+    :raises InputError: ``FILE: cannot read: ...`` or ``FILE: not a regular file``."""
     fd, size = _regular(path)
     try:
         chunks = []
@@ -128,7 +130,11 @@ def read_lines(path: Path) -> Iterator[tuple[int, str]]:
 def read_text(path: str | Path) -> str:
     """A whole regular file as UTF-8 text; :raises InputError: ``FILE: cannot read`` or ``FILE:LINE:
     not UTF-8 text``."""
-    data = _read_all(path)
+    return decode_text(read_bytes(path), path)
+
+
+def decode_text(data: bytes, path: str | Path) -> str:
+    """A whole file's bytes as UTF-8 text; :raises InputError: ``FILE:LINE: not UTF-8 text``."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

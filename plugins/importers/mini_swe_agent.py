@@ -66,7 +66,9 @@ class MiniSweAgent:
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         files = list(files_under(paths, lambda p: is_trajectory(p) or is_report(p)))
-        reports = [p for p in files if is_report(p)]  # each file's head read once, not once a pass
+        # each file's head read once, not once a pass; a *.traj.json is a trajectory by its name,
+        # and is not opened to ask whether it is a report
+        reports = [p for p in files if not p.name.endswith(".traj.json") and is_report(p)]
         verdicts = Verdicts()
         yield from verdicts.read_reports(reports)
         chosen = set(reports)
@@ -188,7 +190,8 @@ def _commands(turn: Mapping[str, Any], where: str) -> int:
     if actions is not None:
         return len(actions)
     content = str(turn.get("content") or "")
-    opening = _ACTION_OPENING.search(content)
+    start = content.find("```bash")  # no opening begins before: found by a substring search
+    opening = _ACTION_OPENING.search(content, start) if start != -1 else None
     return 1 if opening is not None and content.find("\n```", opening.end()) != -1 else 0
 
 
