@@ -634,6 +634,35 @@ def test_a_later_batch_s_outliers_are_judged_against_its_task_s_whole_history(ar
     assert not detect_outliers([structure(s, Submission) for s in small])  # which their batch alone would not
 
 
+@pytest.mark.parametrize(("scope", "sorts"), [("task", 1), ("task_tool", 2)])
+def test_a_batch_sorts_its_tasks_tokens_once_for_baselines_and_outliers_under_the_task_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scope: str, sorts: int
+) -> None:
+    """Under the task scope a task's rows are its baseline's, so the outlier check reads the
+    token medians the baseline's order sorted (one sort of every stored run's tokens a batch,
+    not two); under another scope the baselines' groups are not the tasks, and the outlier
+    check sorts its own. Either way the batch's outliers are the spec's among all the task's
+    runs."""
+    from arena_core import Submission, structure
+    from arena_core.engine.grouporder import GroupOrder
+    from arena_core.stats.quality import detect_outliers
+
+    scoped, store = Arena({"baseline_scope": scope}, autoload=False), SQLiteStore(tmp_path / "arena.db")
+    planted = [s for s in SUBS if s.get("meta", {}).get("planted_outlier")]
+    history = [s for s in SUBS if s not in planted]
+    run(scoped, history, store)
+    sorted_fields: list[str] = []
+    real = GroupOrder.sorted
+    monkeypatch.setattr(GroupOrder, "sorted", lambda self, field: sorted_fields.append(field) or real(self, field))
+    small = [{**s, "id": f"{s['id']}-small", "total_tokens": 10, "execution_time": 2.0, "tool_calls": 3} for s in history[:6]]
+    result = run(scoped, planted + small, store)
+    result.baselines.values()  # every baseline built (a table builds each when read)
+    assert [b for b in result.baselines.values() if b.submission_count] and sorted_fields.count("total_tokens") == sorts
+    everyone = [structure(s, Submission) for s in history + planted + small]
+    mine = {s["id"] for s in planted + small}
+    assert list(result.outliers) == [o for o in detect_outliers(everyone) if o.submission_id in mine] != []
+
+
 @pytest.mark.parametrize("scope", ["task_tool", "task_tool_model"])
 def test_a_batch_under_a_scoped_baseline_keys_each_group_as_evaluate_many_does(store: Store, scope: str) -> None:
     """Under a baseline per task and tool (and model), a batch on a store scores as evaluate_many

@@ -55,6 +55,7 @@ def group_baselines(
     *,
     minimum: int = MIN_SUBMISSIONS,
     partial: Sequence[tuple[str, ...]] | None = None,
+    order: GroupOrder | None = None,
 ) -> BaselineTable:
     """The spec's baseline of each group of rows (``groups`` holds codes 0..count-1), as
     :func:`arena_core.engine.baselines.compute_baseline` computes it (``samples`` and
@@ -65,6 +66,9 @@ def group_baselines(
     :param partial: each group's partly measured figures, when they are to be judged on other
         rows than these (a gate's baselines come from the runs that passed it, while a figure
         some run of the task lacks is left out for all of them).
+    :param order: the caller's :class:`GroupOrder` of these columns and groups, when it reads
+        the same medians itself (the pipeline's outlier check reads the tasks' token medians):
+        each figure is then sorted once for both.
     """
 
     sizes = np.bincount(groups, minlength=count)
@@ -76,7 +80,7 @@ def group_baselines(
     # once: per group, a lookup rather than a loop over the figures.
     bits = 1 << np.arange(len(FIGURES))
     partly_measured = partly_measured_figures(columns, groups, count, sizes) if partial is None else partial
-    order = GroupOrder(columns, groups, count, assume_one)
+    order = GroupOrder(columns, groups, count, assume_one) if order is None else order
     stats: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # present, min, max
     ordered = bool(len(groups) < 2 or (groups[1:] >= groups[:-1]).all())  # rows clustered by task, in order
     for field in _FAMILIES:

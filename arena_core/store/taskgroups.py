@@ -27,6 +27,7 @@ from arena_core.engine.columns import Columns, factorize, factorize_objects
 from arena_core.engine.each import evaluate_each
 from arena_core.engine.gating import Gated, gate_scores, known_gates, passes
 from arena_core.engine.grouped import group_baselines, passed_baselines
+from arena_core.engine.grouporder import GroupOrder
 from arena_core.engine.vectorised import evaluate_columns
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Baseline, Evaluation, Submission, Task
@@ -193,7 +194,10 @@ def _run_group(
         arena.scorer.sample_fields(),
         arena.scorer.assumes_one_iteration,
     )
-    computed = dict(zip(keys, group_baselines(everyone, key_codes, *arguments), strict=True))
+    # Under the task scope a task's rows are its baseline's: its tokens are sorted once, for the
+    # baseline's medians and the outlier check's (4.).
+    shared = GroupOrder(everyone, key_codes, len(keys), arena.scorer.assumes_one_iteration) if scope == "task" else None
+    computed = dict(zip(keys, group_baselines(everyone, key_codes, *arguments, order=shared), strict=True))
     batch_keys = [keys[c] for c in key_codes[new_rows].tolist()]
     wanted = list(dict.fromkeys(batch_keys))
     unread = [key for key in wanted if stored is None or key not in stored]
@@ -222,7 +226,8 @@ def _run_group(
     row_baselines = [retrieved[k] for k in batch_keys]
     scored = list(_score(arena, subs, fresh_columns, tasks, task_codes, row_baselines, stamp, gated))  # 3.
     spans = [(int(starts[2 * t]), int(starts[2 * t + 1]), int(starts[2 * t + 2])) for t in range(len(group))]
-    outliers = outliers_of_tasks(everyone, spans)  # 4. the batch's runs, each among all of its task's
+    medians = None if shared is None else shared.median("total_tokens")
+    outliers = outliers_of_tasks(everyone, spans, medians)  # 4. the batch's runs, each among all of its task's
     put_all(tx, "submission", subs)
     ends = np.cumsum([len(runs.batch) for runs in group]).tolist()
     versions = [b.version for b in row_baselines]
