@@ -67,11 +67,11 @@ def outliers_of_tasks(
         return []
     starts, firsts, stops = (np.array(column, dtype=np.int64) for column in zip(*spans, strict=True))
     count = len(spans)
-    task_of_row = np.full(len(columns.ids), count, dtype=np.int64)  # rows in no span: a group of their own
-    task_of_row[_rows(starts, stops)] = np.repeat(np.arange(count), stops - starts)
     # A task without measured tokens gets 0 here, and its flagged rows (none measured) no token hit.
     median = token_medians
     if median is None:
+        task_of_row = np.full(len(columns.ids), count, dtype=np.int64)  # rows in no span: a group of their own
+        task_of_row[_rows(starts, stops)] = np.repeat(np.arange(count), stops - starts)
         median = GroupOrder(columns, task_of_row, count + 1, False).median("total_tokens")[:count]
     flagged = _rows(firsts, stops)
     task_of_flagged = np.repeat(np.arange(count), stops - firsts)
