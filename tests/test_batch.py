@@ -714,6 +714,98 @@ def test_values_sorted_within_groups_are_a_lexsort_of_them(rows, laid_out, apart
         assert medians[g] == (statistics.median(mine) if mine else 0.0)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 80), st.integers(0, 6)), min_size=1, max_size=5),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_a_history_read_in_order_with_its_additions_merged_in_equals_a_sort_of_all(sizes, assume_one, seed) -> None:
+    """Groups given as parts (each task's stored runs, then the batch's) read the history's
+    values in their kept order and merge the batch's in: the same kept values, bounds, medians
+    and token quartiles as sorting all the rows, with holes, zero times and costs (not counted),
+    absent iterations (1 when ``assume_one``), ties and groups without history; the medians are
+    ``statistics.median``'s. A store's kept order grown by merging (figurecache) is a sort."""
+    import statistics
+
+    from arena_core.engine.columns import Columns
+    from arena_core.engine.grouporder import SORTED_APART, GroupOrder
+    from arena_core.store.figurecache import grown_columns
+    from arena_core.store.typed import FIGURES
+
+    rng = np.random.default_rng(seed)
+
+    def columns(n: int) -> Columns:
+        figures = {
+            "total_tokens": rng.integers(0, 40, n).astype(float) * 1000,  # ties
+            "tool_calls": rng.integers(0, 30, n).astype(float),
+            "iterations": rng.integers(1, 9, n).astype(float),
+            "execution_time": rng.choice([0.0, 1.5, 30.0, 300.0, 7.25], n),
+            "estimated_cost": rng.uniform(0, 2, n).round(2),  # zero now and then
+        }
+        for values in figures.values():
+            values[rng.random(n) < rng.choice([0.0, 0.3, 1.0])] = np.nan  # none, some or all absent
+        return Columns([f"r{i}" for i in range(n)], ["t"] * n, figures)
+
+    def history(n: int) -> Columns:  # as a store keeps it: in order, a later part kept apart
+        first = columns(n - n // 3)
+        for field in FIGURES:
+            first.order(field)
+        return grown_columns(first, columns(n // 3), FIGURES)
+
+    parts = [(history(stored), columns(added)) for stored, added in sizes]
+    everyone = Columns.concat([p for pair in parts for p in pair])
+    groups = np.repeat(np.arange(len(parts)), [h + a for h, a in sizes])
+    merged = GroupOrder(everyone, groups, len(parts), assume_one, parts)
+    sorted_all = GroupOrder(everyone, groups, len(parts), assume_one)
+    in_parts = len(groups) >= SORTED_APART * len(parts)
+    for field in FIGURES:
+        data, bounds = merged.sorted(field)
+        expected_data, expected_bounds = sorted_all.sorted(field)
+        assert (data.tolist(), bounds.tolist()) == (expected_data.tolist(), expected_bounds.tolist())
+        medians = merged.median(field)
+        for g, (history, added) in enumerate(parts):
+            values = np.concatenate([history.numeric[field], added.numeric[field]])
+            if field == "iterations" and assume_one:
+                values = np.where(np.isnan(values), 1.0, values)
+            kept = [v for v in values.tolist() if not np.isnan(v) and (v > 0 or field in ("total_tokens", "tool_calls", "iterations"))]
+            assert medians[g] == (statistics.median(kept) if kept else 0.0), (field, g, in_parts)
+    for mine, theirs in zip(merged.quartiles(), sorted_all.quartiles()):
+        np.testing.assert_array_equal(mine, theirs)  # NaN for a group of fewer than two
+    for history, added in parts:  # what a store keeps, grown by a batch: its order merged, still a sort
+        grown = grown_columns(history, added, FIGURES)
+        for field in FIGURES:
+            np.testing.assert_array_equal(grown.order(field).values(), np.sort(grown.numeric[field]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.one_of(st.integers(-3, 9).map(float), st.just(float("nan"))), max_size=12), max_size=8),
+    st.lists(st.integers(0, 9).map(float), max_size=6),
+)
+def test_an_order_grown_by_parts_is_a_sort_and_reads_any_rank_of_a_union(chunks, small) -> None:
+    """An :class:`Ordered` grown chunk by chunk (kept apart while few, merged in past a bound,
+    made 4 here) holds a sort of everything added (NaN last); ``union_at`` reads every rank of
+    the union of two sorted arrays as their sort has it, and ``merged_in`` lays it out."""
+    from arena_core.engine import ordered
+
+    before = ordered._APART_UP_TO
+    ordered._APART_UP_TO = 4
+    try:
+        grown = ordered.Ordered.of(np.array(chunks[0] if chunks else [], dtype=float))
+        for chunk in chunks[1:]:
+            grown = grown.plus(np.array(chunk, dtype=float))
+    finally:
+        ordered._APART_UP_TO = before
+    everything = np.array([v for chunk in chunks for v in chunk], dtype=float)
+    np.testing.assert_array_equal(grown.values(), np.sort(everything))
+    assert len(grown) == len(everything) and len(grown.added) <= max(4, len(grown.base) // 16)
+    large, more = np.sort(everything[~np.isnan(everything)]), np.sort(np.array(small, dtype=float))
+    union = np.sort(np.concatenate([large, more]))
+    assert ordered.union_at(large, more, np.arange(len(union))).tolist() == union.tolist()
+    assert ordered.merged_in(large, more).tolist() == union.tolist()
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "c", None, "A"]), min_size=1, max_size=12), st.data())
 def test_task_groups_gather_equal_keys_and_keep_none_alone(kinds, data) -> None:

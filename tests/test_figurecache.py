@@ -329,3 +329,74 @@ def test_the_names_a_store_keeps_add_no_work_to_a_full_garbage_collection(tmp_pa
     assert len(kept.ids) == 3_000 and kept.ids[-1] == "r11996" and list(kept.tools)[:3] == ["tool-0", "tool-1", "tool-2"]
     grown = visited() - before
     assert grown < 1_000, grown  # the runs' 12,000 ids alone were 12,000 references, 70,000 in all
+
+
+def test_a_kept_task_s_figures_stay_sorted_through_every_kind_of_write_and_its_baselines_are_the_spec_s(
+    where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch reads a task of many runs in the order its store keeps, merging its own runs in
+    (engine/grouporder.py); the store keeps that order with the task's figures, merged with each
+    batch's runs, so a later batch sorts nothing of the task's history again. After every kind
+    of write the kept order is a sort of the file's figures, and each stored baseline is the
+    spec's ``compute_baseline`` of all the task's runs (holes, zero times and costs included)."""
+    import random
+
+    from arena_core import Submission, structure
+    from arena_core.engine.baselines import compute_baseline
+    from arena_core.engine.columns import Columns
+
+    rng = random.Random(7)
+    task_ids = ["alpha", "beta", "gamma"]
+
+    def runs(prefix: str, count: int, task_id: str | None = None) -> list[dict]:
+        made = []
+        for i in range(count):
+            run = {"id": f"{prefix}-{i}", "task_id": task_id or task_ids[i % 3], "tool": f"tool-{i % 4}", "success": True}
+            for field, value in (
+                ("total_tokens", rng.randrange(0, 30) * 1000), ("tool_calls", rng.randrange(0, 20)),
+                ("iterations", rng.randrange(1, 6)), ("execution_time", rng.choice([0.0, 12.5, 60.0, rng.uniform(1, 900)])),
+                ("estimated_cost", rng.choice([0.0, 0.25, rng.uniform(0.01, 2)])),
+            ):  # fmt: skip
+                if rng.random() > 0.2:  # a fifth of the figures absent
+                    run[field] = value
+            made.append(run)
+        return made
+
+    sorted_anew: list[str] = []
+    real = Columns.order
+    monkeypatch.setattr(Columns, "order", lambda self, f: (f in self.orders or sorted_anew.append(f), real(self, f))[1])
+    arena = Arena({"missing": {"total_tokens": "reweight", "tool_calls": "reweight"}}, autoload=False)
+    store, everything = _open(where), {}
+
+    def process(batch: list[dict], **options) -> None:
+        arena.process(batch, store=store, **options)
+        everything.update({r["id"]: r for r in batch})
+        with store.transaction() as tx:
+            seen = {t: (tx.submission_columns(t), to_dict(tx.get_baseline(t))) for t in task_ids}
+        for task_id, (kept, stored) in seen.items():
+            on_file = _on_file(where, task_id)
+            assert _same(kept, on_file)
+            for field, order in kept.orders.items():
+                np.testing.assert_array_equal(order.values(), np.sort(on_file.numeric[field]))
+            if task_id not in {r["task_id"] for r in batch}:  # a task a run moved from keeps its baseline
+                continue
+            mine = [structure(r, Submission) for r in everything.values() if r["task_id"] == task_id]
+            expected = to_dict(compute_baseline(task_id, mine))
+            assert {k: v for k, v in stored.items() if k not in ("last_updated", "version")} == {
+                k: v for k, v in expected.items() if k not in ("last_updated", "version")
+            }
+
+    process(runs("first", 150), tasks={t: {"id": t} for t in task_ids})  # 50 runs a task
+    process(runs("second", 30))
+    with store.transaction() as tx:  # the order the batches read is kept with the figures
+        assert all(sorted(tx.submission_columns(t).orders) == sorted(FIGURES) for t in task_ids)
+    sorted_anew.clear()
+    process(runs("third", 30))
+    assert sorted_anew == []  # no task's history sorted again
+    changed = [{**r, "total_tokens": 999_000} for r in runs("second", 6)]  # stored again: read anew
+    process(changed, replace=True)
+    process([{**runs("third", 1)[0], "task_id": "beta"}], replace=True)  # moved to another task
+    process(runs("fourth", 30))  # the tasks those made unknown are read and sorted once more
+    sorted_anew.clear()
+    process(runs("fifth", 30))
+    assert sorted_anew == []

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_core.engine.ordered import Ordered
 from arena_core.engine.sequences import Joined
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import MAX_FIGURE, RUN_DETAILS, TOKEN_BREAKDOWN, Submission
@@ -206,6 +207,8 @@ class Columns:
         self._file_index: dict[str, list[int]] | None = None
         self._codes: dict[str, tuple[np.ndarray, list[Any]]] = {}
         self._ids_distinct = False
+        self.orders: dict[str, Ordered] = {}
+        """The figures :meth:`order` put in order so far, by name."""
 
     def repeated_ids(self) -> list[tuple[int, int]]:
         """:func:`repeated_ids` of the ids; once they are found distinct (a reader checks, and so
@@ -228,6 +231,16 @@ class Columns:
         if field not in self._codes:
             self._codes[field] = factorize(getattr(self, field))
         return self._codes[field]
+
+    def order(self, field: str) -> Ordered:
+        """``field``'s values in order (NaN last), sorted once: a store keeps a task's stored
+        columns from batch to batch and adds each batch's runs to their order
+        (:func:`~arena_core.store.figurecache.grown_columns`), so a baseline's medians read the
+        task's history by rank rather than sorting it again (a batch over 100 tasks of 10,000
+        runs sorted a million values a figure)."""
+        if field not in self.orders:
+            self.orders[field] = Ordered.of(self.numeric[field])
+        return self.orders[field]
 
     def file_sets(self) -> tuple[np.ndarray, list[Any]]:
         """Rows' ``files_created`` as codes into the distinct lists, as tuples (computed once)."""

@@ -16,9 +16,12 @@ to be what the database holds:
   and evaluations of a task are appended to its columns, as the database orders them (by the
   order they were stored), and a tool's provisional marks follow ``mark_provisional``; a run or
   evaluation stored again or moved to another task makes both tasks be read anew, since the
-  database keeps its first place.
+  database keeps its first place;
+- a task's figures are kept with their order once a batch has read them in order (its
+  baselines' medians: :meth:`Columns.order`), and a batch's runs are added to it, so the next
+  batch does not sort the task's history again.
 
-At most :data:`MAX_ROWS` rows are kept (about 450 MB), the tasks kept longest ago forgotten
+At most :data:`MAX_ROWS` rows are kept (about 600 MB), the tasks kept longest ago forgotten
 first. The columns handed out are read-only, so a reader cannot change them for the
 next transaction.
 """
@@ -33,13 +36,14 @@ from typing import Any
 import numpy as np
 
 from arena_core.engine.columns import Columns
+from arena_core.engine.ordered import merged_in
 from arena_core.engine.sequences import Grown
 from arena_core.store.standings import Scores
 
 __all__ = ["MAX_ROWS", "FigureCache", "PendingFigures", "figure_columns", "grown_columns", "scores_of"]
 
-#: The most rows a cache keeps, of figures and scores together (about 110 bytes a row); past
-#: them, the tasks kept longest ago are forgotten first.
+#: The most rows a cache keeps, of figures and scores together (about 150 bytes a row, 40 of
+#: them the figures' order); past them, the tasks kept longest ago are forgotten first.
 MAX_ROWS = 4_000_000
 
 
@@ -73,17 +77,19 @@ def grown_columns(known: Columns, more: Columns, names: Sequence[str]) -> Column
         return _grown(getattr(known, name)).plus(map(_shared, added) if shared else added)
 
     numeric = {f: np.concatenate([known.numeric[f], more.numeric[f]]) for f in names}
-    return _read_only(
-        Columns(
-            plus("ids"),
-            plus("task_ids"),
-            numeric,
-            tools=plus("tools", shared=True),
-            models=plus("models", shared=True),
-            success=np.concatenate([known.success, more.success]),
-            files_created=plus("files_created"),
-        )
+    grown = Columns(
+        plus("ids"),
+        plus("task_ids"),
+        numeric,
+        tools=plus("tools", shared=True),
+        models=plus("models", shared=True),
+        success=np.concatenate([known.success, more.success]),
+        files_created=plus("files_created"),
     )
+    for f, order in known.orders.items():  # the figures in order so far stay in order
+        if f in numeric:
+            grown.orders[f] = order.plus(more.numeric[f])
+    return _read_only(grown)
 
 
 def _shared(name: str | None) -> str | None:
@@ -263,10 +269,9 @@ def scores_of(
 
 
 def _merged(ordered: np.ndarray, added: np.ndarray) -> np.ndarray:
-    """The sorted ``ordered`` with ``added`` in their places: a copy of the task's scores, not a
-    sort of them (NaN, sorted last, goes before the NaN already there)."""
-    more = np.sort(added)
-    return np.insert(ordered, np.searchsorted(ordered, more), more)
+    """The sorted ``ordered`` with ``added`` in their places (:func:`merged_in`): a copy of the
+    task's scores, not a sort of them."""
+    return merged_in(ordered, np.sort(added))
 
 
 def _grown(names: Sequence[Any]) -> Grown[Any]:

@@ -186,17 +186,20 @@ def _run_group(
     key_task = np.zeros(len(keys), dtype=np.int64)
     key_task[key_codes] = part_of_row
     defaults = [task.default_baseline or arena.default_baseline for task in tasks]
+    assume_one = arena.scorer.assumes_one_iteration
     arguments = (  # what each key's baseline is computed with, past its rows and their groups
         len(keys),
         [defaults[t] for t in key_task.tolist()],
         [tasks[t].id for t in key_task.tolist()],
         stamp,
         arena.scorer.sample_fields(),
-        arena.scorer.assumes_one_iteration,
+        assume_one,
     )
-    # Under the task scope a task's rows are its baseline's: its tokens are sorted once, for the
+    # Under the task scope a task's rows are its baseline's: its stored figures are read in the
+    # order the store keeps them, the batch's merged in, and its tokens' order serves both the
     # baseline's medians and the outlier check's (4.).
-    shared = GroupOrder(everyone, key_codes, len(keys), arena.scorer.assumes_one_iteration) if scope == "task" else None
+    task_parts = list(zip(records, incoming, strict=True))
+    shared = GroupOrder(everyone, key_codes, len(keys), assume_one, task_parts) if scope == "task" else None
     computed = dict(zip(keys, group_baselines(everyone, key_codes, *arguments, order=shared), strict=True))
     batch_keys = [keys[c] for c in key_codes[new_rows].tolist()]
     wanted = list(dict.fromkeys(batch_keys))
