@@ -576,7 +576,7 @@ def test_tasks_with_equal_criteria_are_checked_together_with_the_same_verdicts()
 def test_order_within_groups_is_lexsort_by_group_then_value(groups: int) -> None:
     """Group codes are sorted 16 bits at a time (NumPy's radix sort): below and above one and
     two 16-bit digits, rows come out by group, then by value, as ``np.lexsort`` orders them."""
-    from arena_core.engine.columns import order_within_groups
+    from arena_core.engine.ordered import order_within_groups
 
     rng = np.random.default_rng(groups)
     codes = rng.integers(0, groups, 50_000).astype(np.int64)
@@ -596,7 +596,7 @@ def test_stable_order_is_numpys_stable_argsort(highest: int, shape: str) -> None
     """Keys of one, two, three 16-bit digits and wider, already in order, in runs of equal keys
     (a clustered partition's task codes), and negative: the permutation is NumPy's stable sort's,
     alone and composed after a given order."""
-    from arena_core.engine.columns import split_by_code, stable_order
+    from arena_core.engine.ordered import split_by_code, stable_order
 
     rng = np.random.default_rng(abs(highest) % 1000)
     low = -5 if highest < 0 else 0
@@ -776,6 +776,28 @@ def test_a_history_read_in_order_with_its_additions_merged_in_equals_a_sort_of_a
         grown = grown_columns(history, added, FIGURES)
         for field in FIGURES:
             np.testing.assert_array_equal(grown.order(field).values(), np.sort(grown.numeric[field]))
+
+
+def test_a_field_no_part_holds_stays_absent_when_columns_are_joined() -> None:
+    """Columns of runs that report no figure of a kind leave it absent, and joining columns
+    copies only the fields some part holds: a pipeline group's million stored rows kept 5
+    figures, and a batch's runs reported 4 more, yet 13 were copied a batch. Every value reads
+    as before: NaN where no run reported it."""
+    from arena_core import Submission, structure
+    from arena_core.engine.columns import NUMERIC_FIELDS, Columns
+
+    runs = [structure({"id": f"r{i}", "task_id": "t", "total_tokens": 10 * i, "execution_time": 1.5}, Submission) for i in range(4)]
+    plain = Columns.from_submissions(runs[:2])
+    timed = Columns.from_submissions(runs[2:])
+    stored = Columns(["s"], ["t"], {"iterations": np.array([4.0])})
+    joined = Columns.concat([plain, stored, timed])
+    for field in NUMERIC_FIELDS:
+        expected = np.concatenate([plain.numeric[field], stored.numeric[field], timed.numeric[field]])
+        np.testing.assert_array_equal(joined.numeric[field], expected)
+        held = field in ("total_tokens", "execution_time", "iterations")
+        assert (joined.numeric[field] is joined._absent) is not held, field
+        assert (plain.numeric[field] is plain._absent) is (field not in ("total_tokens", "execution_time"))
+    assert joined.numeric["iterations"].tolist()[2] == 4.0 and Columns.from_submissions([]).size == 0
 
 
 @settings(max_examples=150, deadline=None)

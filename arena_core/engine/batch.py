@@ -20,13 +20,9 @@ from typing import Any
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine.columns import (
-    Columns,
-    all_measured,
-    factorize,
-    split_by_code,
-)
+from arena_core.engine.columns import Columns, all_measured, factorize
 from arena_core.engine.composite import WeightedSum
+from arena_core.engine.ordered import split_by_code
 from arena_core.engine.telemetry import Guarded, missing_error
 from arena_core.model.errors import PluginError
 from arena_core.model.records import Baseline, SuccessCriterion, Task

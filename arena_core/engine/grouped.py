@@ -11,13 +11,9 @@ import numpy as np
 
 from arena_core.engine.baselines import FIGURES, MIN_SUBMISSIONS
 from arena_core.engine.baselinetable import BaselineTable, Figures
-from arena_core.engine.columns import (
-    Columns,
-    all_measured,
-    factorize_objects,
-    order_within_groups,
-)
+from arena_core.engine.columns import Columns, all_measured, factorize_objects
 from arena_core.engine.grouporder import GroupOrder
+from arena_core.engine.ordered import order_within_groups
 from arena_core.engine.rounding import round_exact
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING
 from arena_core.model.records import Baseline

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from arena_core.engine.columns import Columns, all_measured, order_within_groups, stable_order
-from arena_core.engine.ordered import merged_in, union_at
+from arena_core.engine.columns import Columns, all_measured
+from arena_core.engine.ordered import merged_in, order_within_groups, stable_order, union_at
 from arena_core.engine.telemetry import ZERO_MEANS_MISSING
 
 __all__ = ["SORTED_APART", "GroupOrder"]

@@ -1,4 +1,5 @@
-"""A figure's values kept in order from batch to batch, read by rank without sorting them again.
+"""Values and rows in order: a figure's values kept in order from batch to batch and read by
+rank without sorting them again, and the orders that lay rows out by group.
 
 A pipeline batch's baselines read the medians and token quartiles of every run of its tasks;
 at a million stored runs (100 tasks of 10,000) sorting them took 15-20 ms a figure a batch, and
@@ -10,9 +11,11 @@ apart, merged in only once they are many; a baseline reads the few values it nee
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
-__all__ = ["Ordered", "merged_in", "union_at"]
+__all__ = ["Ordered", "merged_in", "order_within_groups", "split_by_code", "stable_order", "union_at"]
 
 #: Values added to an :class:`Ordered` are merged into its sorted part once they are more than
 #: this many, and more than a sixteenth of it: a task of 10,000 runs merges every 13 batches of
@@ -82,3 +85,55 @@ def union_at(large: np.ndarray, small: np.ndarray, ranks: np.ndarray) -> np.ndar
     mine = below.clip(max=len(small) - 1)
     found: np.ndarray = np.where(places[mine] == ranks, small[mine], large[(ranks - below).clip(0, len(large) - 1)])
     return found
+
+
+def order_within_groups(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The permutation sorting rows by group, then by value: ``np.lexsort((values, groups))``,
+    done as one sort of the values (ties need no order) and a :func:`stable_order` of the group
+    codes: three times faster than ``lexsort`` on a million rows."""
+    if len(groups) == 0:
+        return np.zeros(0, dtype=np.intp)
+    return stable_order(groups, np.argsort(values))
+
+
+def stable_order(keys: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` for non-negative integer keys; with ``order``, the
+    permutation sorting ``keys[order]`` stably, composed with it (``order[np.argsort(keys[order],
+    kind="stable")]``). NumPy sorts 16-bit keys stably by radix sort, in a fifth of the time of
+    its merge sort of random 64-bit keys, so wider keys are sorted 16 bits at a time from the
+    lowest; keys already in order (as a partition of clustered runs holds its tasks) cost one
+    comparison."""
+    if len(keys) == 0:
+        return np.zeros(0, dtype=np.intp) if order is None else order
+    ordered = keys if order is None else keys[order]
+    if bool((ordered[1:] >= ordered[:-1]).all()):
+        return np.arange(len(keys)) if order is None else order
+    highest, lowest = int(ordered.max()), int(ordered.min())
+    if lowest < 0 or highest >= 1 << 48:  # more than three passes: one comparison sort
+        found = np.argsort(ordered, kind="stable")
+        return found if order is None else order[found]
+    shift = 0
+    while shift == 0 or highest >> shift:
+        digit = ((ordered >> shift) & 0xFFFF).astype(np.uint16)
+        step = np.argsort(digit, kind="stable")
+        order = step if order is None else order[step]
+        shift += 16
+        if highest >> shift:
+            ordered = keys[order]
+    assert order is not None
+    return order
+
+
+def split_by_code(codes: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(code, positions having it) for each code present, positions ascending: one stable sort."""
+    if not len(codes):
+        return
+    if codes[0] == codes[-1] and bool((codes == codes[0]).all()):
+        yield int(codes[0]), np.arange(len(codes))
+        return
+    order = stable_order(codes)
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    ends = np.r_[starts[1:], len(codes)]
+    for start, end in zip(starts, ends, strict=True):
+        yield int(sorted_codes[start]), order[start:end]

@@ -18,13 +18,10 @@ from arena_core.engine.batch import (
     scatter,
     score_batch,
 )
-from arena_core.engine.columns import (
-    Columns,
-    factorize,
-    split_by_code,
-)
+from arena_core.engine.columns import Columns, factorize
 from arena_core.engine.coverage import coverage_column
 from arena_core.engine.gating import UNSOLVED, gate_column
+from arena_core.engine.ordered import split_by_code
 from arena_core.engine.plans import TaskPlans, task_plans
 from arena_core.engine.results import EvaluationBatch
 from arena_core.engine.rounding import round_exact

@@ -20,7 +20,8 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine.columns import factorize, split_by_code
+from arena_core.engine.columns import factorize
+from arena_core.engine.ordered import split_by_code
 from arena_core.engine.ranking import competition_ranks
 from arena_core.model.provenance import Provenance
 from arena_core.model.records import Evaluation

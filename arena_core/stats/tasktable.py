@@ -21,7 +21,8 @@ from functools import cached_property
 import numpy as np
 from attrs import frozen
 
-from arena_core.engine.columns import factorize, stable_order
+from arena_core.engine.columns import factorize
+from arena_core.engine.ordered import stable_order
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import DIMENSIONS
 from arena_core.stats.room import ensure_room
