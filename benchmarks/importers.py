@@ -1,7 +1,8 @@
 """``arena import`` of many runs against reading and parsing the same files: a mini-swe-agent
 folder of trajectories (the sample of ``tests/data/formats/mini-swe-agent``, one per instance)
 and a Harbor job of trials (``tests/data/formats/harbor-current``'s continued trial: a
-``result.json`` and two ATIF trajectories a trial), copied under new names.
+``result.json`` and two ATIF trajectories a trial), copied under new names, with the job's
+``result.json`` beside them.
 
     python benchmarks/importers.py                # 10,000 of each
     python benchmarks/importers.py --runs 2000
@@ -43,7 +44,9 @@ def mini_swe_agent(folder: Path, runs: int) -> Path:
 
 
 def harbor(folder: Path, runs: int) -> Path:
-    """A job of ``runs`` trials, each the continued trial under its own name and task."""
+    """A job of ``runs`` trials, each the continued trial under its own name and task, with the
+    job's own ``result.json`` beside them, as Harbor writes it (its totals those of the trials):
+    the importer checks the totals against the trials."""
     sample = SAMPLES / "harbor-current" / "continued__e1"
     result = orjson.loads((sample / "result.json").read_bytes())
     root = folder / "job"
@@ -52,6 +55,14 @@ def harbor(folder: Path, runs: int) -> Path:
         shutil.copytree(sample / "agent", root / name / "agent")
         result.update(id=f"trial-{i:06d}", trial_name=name, task_name=f"task-{i:06d}")
         (root / name / "result.json").write_bytes(orjson.dumps(result))
+    job = orjson.loads((SAMPLES / "harbor-current" / "result.json").read_bytes())
+    usage = result["agent_result"]
+    job["n_total_trials"] = runs
+    job["stats"].update(
+        n_completed_trials=runs, n_errored_trials=0, evals={},
+        **{key: usage[key] * runs for key in ("n_input_tokens", "n_cache_tokens", "n_output_tokens", "cost_usd")},
+    )  # fmt: skip
+    (root / "result.json").write_bytes(orjson.dumps(job))
     return root
 
 

@@ -438,6 +438,23 @@ def test_the_job_totals_harbor_counted_agree_with_the_trials_and_analysis_checks
     assert all("job_totals_disagree" in r["meta"]["flags"] for r in moved.values())
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(["job", "job2", "jo", "..", "t1"]), max_size=4)), max_size=12),
+    st.booleans(),
+    st.lists(st.sampled_from(["job", "job2", "jo", ".."]), max_size=3),
+)
+def test_a_job_s_trials_are_the_files_below_its_folder(files, absolute, folder_parts) -> None:
+    """A job's (and an analysis') trials are those below its folder, found by comparing paths
+    as text, as ``folder in trial.parents`` finds them: siblings sharing a prefix (``job``,
+    ``job2``, ``jo``), ``..``, relative paths below ``.``, absolute ones and the root."""
+    from plugins.importers.harbor_jobs import under
+
+    trials = [Path("/" if rooted else "", *parts, "result.json") for rooted, parts in files]
+    folder = Path("/" if absolute else ".", *folder_parts)
+    assert under(folder, trials) == [t for t in trials if folder in t.parents]
+
+
 def test_the_importer_and_the_format_versions_it_read_are_in_the_provenance(tmp_path: Path) -> None:
     def algorithms(*args: str) -> dict:
         done = subprocess.run(
