@@ -63,8 +63,9 @@ class GroupOrder:
     ) -> None:
         """:param parts: each group's rows as two columns, its history then the rows added to it,
         when ``columns`` holds them in that order (a pipeline batch's tasks under the task
-        scope): the history's values are read in order (:meth:`Columns.order`, kept
-        between batches by a store) and the added ones merged in, instead of a sort of all."""
+        scope): medians and quartiles are read by rank from the history's order
+        (:meth:`Columns.order`, kept between batches by a store) and the added values, sorted,
+        instead of a sort of all."""
         self._columns, self._groups, self._count, self._assume_one = columns, groups, count, assume_one
         self._parts = parts
         self._medians: dict[str, np.ndarray] = {}

@@ -195,11 +195,11 @@ def _run_group(
         arena.scorer.sample_fields(),
         assume_one,
     )
-    # Under the task scope a task's rows are its baseline's: its stored figures are read in the
-    # order the store keeps them, the batch's merged in, and its tokens' order serves both the
-    # baseline's medians and the outlier check's (4.).
-    task_parts = list(zip(records, incoming, strict=True))
-    shared = GroupOrder(everyone, key_codes, len(keys), assume_one, task_parts) if scope == "task" else None
+    # Under the task scope a task's rows are its baseline's: its medians are read by rank from
+    # the order the store keeps of its stored figures and the batch's runs, and its tokens'
+    # medians serve the outlier check too (4.).
+    by_task = list(zip(records, incoming, strict=True))
+    shared = GroupOrder(everyone, key_codes, len(keys), assume_one, by_task) if scope == "task" else None
     computed = dict(zip(keys, group_baselines(everyone, key_codes, *arguments, order=shared), strict=True))
     batch_keys = [keys[c] for c in key_codes[new_rows].tolist()]
     wanted = list(dict.fromkeys(batch_keys))
