@@ -400,3 +400,36 @@ def test_a_kept_task_s_figures_stay_sorted_through_every_kind_of_write_and_its_b
     sorted_anew.clear()
     process(runs("fifth", 30))
     assert sorted_anew == []
+
+
+def test_kept_figures_grow_in_place_and_no_earlier_array_changes() -> None:
+    """A kept task's figures are the start of a longer array: a batch's runs are written after
+    them, not the task's history copied, and a state grown from a shorter one (a write rolled
+    back, then another) copies, so every array handed out keeps its values."""
+    from arena_core.store.figurecache import figure_columns, grown_columns
+
+    def rows(start: int, count: int) -> list[tuple]:
+        return [(f"r{i}", "tool", "model", 1000.0 + i, float(i % 7), None, 1.5 * i, 0.01 * i) for i in range(start, start + count)]
+
+    def expected(*spans: tuple[int, int]) -> np.ndarray:
+        return np.array([1000.0 + i for start, count in spans for i in range(start, start + count)])
+
+    first = figure_columns("t", rows(0, 100), FIGURES)
+    second = grown_columns(first, figure_columns("t", rows(100, 10), FIGURES), FIGURES)
+    third = grown_columns(second, figure_columns("t", rows(110, 10), FIGURES), FIGURES)
+    tokens = [c.numeric["total_tokens"] for c in (first, second, third)]
+    assert np.shares_memory(tokens[1], tokens[2])  # written after the second's, in its room
+    other = grown_columns(second, figure_columns("t", rows(500, 5), FIGURES), FIGURES)  # from the shorter state
+    assert not np.shares_memory(other.numeric["total_tokens"], tokens[2])
+    assert tokens[0].tolist() == expected((0, 100)).tolist() and tokens[1].tolist() == expected((0, 110)).tolist()
+    assert tokens[2].tolist() == expected((0, 120)).tolist()
+    assert other.numeric["total_tokens"].tolist() == expected((0, 110), (500, 5)).tolist()
+    np.testing.assert_array_equal(third.numeric["iterations"], np.full(120, np.nan))
+    assert third.numeric["execution_time"].tolist() == [1.5 * i for i in range(120)]
+    many = third
+    for start in range(120, 400, 40):  # past its room: copied into a larger one, values kept
+        many = grown_columns(many, figure_columns("t", rows(start, 40), FIGURES), FIGURES)
+    assert many.numeric["total_tokens"].tolist() == expected((0, 400)).tolist()
+    assert tokens[2].tolist() == expected((0, 120)).tolist() and list(many.ids) == [f"r{i}" for i in range(400)]
+    with pytest.raises(ValueError, match="read-only"):
+        many.numeric["tool_calls"][0] = 1.0
