@@ -10,13 +10,13 @@ same.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain
 from typing import Any, TypeVar, overload
 
 import numpy as np
 
-__all__ = ["BuiltOnAccess", "Grown", "Joined"]
+__all__ = ["BuiltOnAccess", "Filled", "Grown", "Joined"]
 
 T = TypeVar("T")
 
@@ -83,15 +83,35 @@ class Joined(_ListLike[T]):
         return self._parts[part][position - self._starts[part]]
 
 
-class _Filled:
-    """An array of objects and how many of its slots hold items: the store every :class:`Grown`
-    over it reads its first items from."""
+class Filled:
+    """An array and how many of its slots hold items, the rest room to grow: the store every
+    sequence grown over it (a :class:`Grown`, a store's kept figures) reads its first items from."""
 
     __slots__ = ("array", "filled")
 
     def __init__(self, array: np.ndarray, filled: int) -> None:
         self.array = array
         self.filled = filled
+
+    def plus(self, length: int, added: np.ndarray, empty: Callable[[int], np.ndarray]) -> Filled:
+        """The first ``length`` items, then ``added``, written after them in this array when
+        they are all it holds (else a longer sequence shares it: it keeps its items, and these
+        are copied into an array of their own, made by ``empty``); past its room, the array is
+        copied into one of half again the length needed, which the earlier sequences read their
+        first items from too."""
+        items = self
+        needed = length + len(added)
+        if items.filled != length:
+            items = Filled(empty(needed), length)
+            items.array[:length] = self.array[:length]
+        elif needed > len(items.array):
+            larger = empty(needed + needed // 2)
+            larger[:length] = items.array[:length]
+            items.array = larger
+        if len(added):
+            items.array[length:needed] = added
+        items.filled = needed
+        return items
 
 
 class Grown(_ListLike[T]):
@@ -110,11 +130,11 @@ class Grown(_ListLike[T]):
 
     def __init__(self, items: Iterable[T]) -> None:
         values = items if isinstance(items, list) else list(items)
-        self._items = _Filled(_objects(values, len(values)), len(values))
+        self._items = Filled(_objects(values, len(values)), len(values))
         self._length = len(values)
 
     @classmethod
-    def _over(cls, items: _Filled, length: int) -> Grown[T]:
+    def _over(cls, items: Filled, length: int) -> Grown[T]:
         found = cls.__new__(cls)
         found._items, found._length = items, length
         return found
@@ -132,21 +152,19 @@ class Grown(_ListLike[T]):
     def plus(self, more: Iterable[T]) -> Grown[T]:
         """These items, then ``more``."""
         added = more if isinstance(more, list) else list(more)
-        items = self._items
-        if items.filled != self._length:  # a longer sequence shares the array: leave it its items
-            items = _Filled(_objects(items.array[: self._length], self._length + len(added)), self._length)
-        needed = items.filled + len(added)
-        if needed > len(items.array):  # the earlier sequences read the same first items from the copy
-            items.array = _objects(items.array[: items.filled], needed + needed // 2)
-        items.array[items.filled : needed] = np.fromiter(added, dtype=object, count=len(added))
-        items.filled = needed
-        return Grown._over(items, needed)
+        items = self._items.plus(self._length, np.fromiter(added, dtype=object, count=len(added)), _no_objects)
+        return Grown._over(items, items.filled)
+
+
+def _no_objects(size: int) -> np.ndarray:
+    """An array of ``size`` slots, each ``None``."""
+    return np.full(size, None, dtype=object)
 
 
 def _objects(values: list[Any] | np.ndarray, size: int) -> np.ndarray:
     """An array of ``size`` objects starting with ``values`` (a list's tuple is one item, not a
     row), the rest ``None``."""
-    array = np.full(size, None, dtype=object)
+    array = _no_objects(size)
     array[: len(values)] = (
         values if isinstance(values, np.ndarray) else np.fromiter(values, dtype=object, count=len(values))
     )

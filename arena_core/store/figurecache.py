@@ -39,14 +39,14 @@ import numpy as np
 
 from arena_core.engine.columns import Columns
 from arena_core.engine.ordered import merged_in
-from arena_core.engine.sequences import Grown
+from arena_core.engine.sequences import Filled, Grown
 from arena_core.store.standings import Scores
 
 __all__ = ["MAX_ROWS", "FigureCache", "KeptColumns", "PendingFigures", "figure_columns", "grown_columns", "scores_of"]
 
-#: The most rows a cache keeps, of figures and scores together (about 160 bytes a row, 40 of
-#: them the figures' order, 10 their room to grow); past them, the tasks kept longest ago are
-#: forgotten first.
+#: The most rows a cache keeps, of figures and scores together (about 160 bytes a row: 40 of
+#: them the figures' order, about 10 their room to grow, up to half again their length); past
+#: them, the tasks kept longest ago are forgotten first.
 MAX_ROWS = 4_000_000
 
 
@@ -68,38 +68,25 @@ def figure_columns(task_id: str, rows: Sequence[Sequence[Any]], names: Sequence[
     )
 
 
-class _Room:
-    """An array a kept figure is the first ``filled`` values of, with room after them."""
-
-    __slots__ = ("data", "filled")
-
-    def __init__(self, data: np.ndarray, filled: int) -> None:
-        self.data, self.filled = data, filled
-
-
 class KeptColumns(Columns):
     """A task's columns as a store keeps them: each figure the start of a longer array
     (``rooms``), so a batch's runs are written after it rather than the task's history copied
     (:func:`grown_columns`)."""
 
-    def __init__(self, *args: Any, rooms: Mapping[str, _Room] | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, rooms: Mapping[str, Filled] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.rooms: Mapping[str, _Room] = rooms or {}
+        self.rooms: Mapping[str, Filled] = rooms or {}
 
 
-def _appended(known: np.ndarray, more: np.ndarray, room: _Room | None) -> tuple[np.ndarray, _Room]:
-    """``known`` then ``more``, read-only, and the room it is the start of: written after
-    ``known`` in its room when nothing was written there since (``known`` is all it holds),
-    else copied into a new one with a quarter more room. A batch's 50 runs of a task of 10,000
-    were 5 copies of the task's figures; a state grown from a shorter one (after a rollback)
-    copies, so no array handed out changes."""
-    size, total = len(known), len(known) + len(more)
-    if room is None or room.filled != size or total > len(room.data):
-        room = _Room(np.empty(max(total + total // 4, 64)), size)
-        room.data[:size] = known
-    room.data[size:total] = more
-    room.filled = total
-    grown = room.data[:total]
+def _appended(known: np.ndarray, more: np.ndarray, room: Filled | None) -> tuple[np.ndarray, Filled]:
+    """``known`` then ``more``, read-only, and the room it is the start of, grown as a
+    :class:`Grown`'s items are (:meth:`Filled.plus`): written after ``known`` in its room when
+    nothing was written there since, else copied. A batch's 50 runs of a task of 10,000 were 5
+    copies of the task's figures; a state grown from a shorter one (after a rollback) copies,
+    so no array handed out changes. ``known`` read from the database has no room yet: it is
+    copied into an array with room at the first growth."""
+    room = (room or Filled(known, len(known))).plus(len(known), more, np.empty)
+    grown = room.array[: room.filled]
     grown.flags.writeable = False
     return grown, room
 
