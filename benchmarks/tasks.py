@@ -10,6 +10,7 @@ the ratio are printed (target, issue 56: within 1.5x).
     python benchmarks/tasks.py                     # 500,000 runs over 25,000 tasks
     python benchmarks/tasks.py --runs 2e5 5e5 2e6  # a task per 20 runs
     python benchmarks/tasks.py --with-meta         # each run with a meta, as importers write them
+    python benchmarks/tasks.py --runs 2e6 --models 2000  # 10,000 (tool, model) groups, about a run a cell
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ sys.path.insert(0, str(HERE))
 from scale import compile_modules, polars_query  # noqa: E402
 from turns import ratio_line  # noqa: E402
 
-#: Models each tool runs with: groups are (tool, model) pairs.
+#: Models each tool runs with by default: groups are (tool, model) pairs.
 MODELS = 8
 
 
-def generate(folder: Path, runs: int, tasks: int, with_meta: bool = False) -> tuple[Path, Path]:
+def generate(folder: Path, runs: int, tasks: int, with_meta: bool = False, models: int = MODELS) -> tuple[Path, Path]:
     """``runs`` synthetic runs over ``tasks`` tasks whose verdicts follow a Rasch model of
     (tool, model) abilities and task difficulties, a run that succeeds creating the task's
     files and passing every test (correctness 100), one that fails passing some; and the
@@ -45,9 +46,9 @@ def generate(folder: Path, runs: int, tasks: int, with_meta: bool = False) -> tu
     columns, task_map = generate_columns(tasks=tasks, submissions_per_task=runs // tasks, seed=5)
     rng = np.random.default_rng(5)
     count = len(columns["id"])
-    model = rng.integers(0, MODELS, size=count)
+    model = rng.integers(0, models, size=count)
     tools = sorted(set(columns["tool"]))
-    ability = rng.normal(0, 1, size=(len(tools), MODELS))
+    ability = rng.normal(0, 1, size=(len(tools), models))
     tool = np.searchsorted(tools, columns["tool"])
     task_ids = sorted(task_map)
     difficulty = dict(zip(task_ids, rng.normal(0, 1.2, size=len(task_ids)).tolist(), strict=True))
@@ -201,11 +202,12 @@ def main() -> None:
     parser.add_argument("--runs-per-task", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--with-meta", action="store_true", help="each run has a meta, as importers write them")
+    parser.add_argument("--models", type=int, default=MODELS, help="models each tool runs with")
     args = parser.parse_args()
     compile_modules()
     for size in map(int, args.runs):
         folder = Path(tempfile.mkdtemp(prefix="arena-tasks-bench-"))
-        runs, task_file = generate(folder, size, size // args.runs_per_task, args.with_meta)
+        runs, task_file = generate(folder, size, size // args.runs_per_task, args.with_meta, args.models)
         check(runs, task_file)
         commands = {"arena tasks": _command(runs, task_file),
                     "polars + SciPy": [sys.executable, __file__, "--reference", str(runs), str(task_file)]}  # fmt: skip

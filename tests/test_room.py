@@ -5,6 +5,7 @@ written (``arena leaderboard --by model`` of 300,000 runs without a model was ki
 from __future__ import annotations
 
 import json
+import math
 import tracemalloc
 from pathlib import Path
 
@@ -96,7 +97,8 @@ def test_a_command_on_a_board_too_large_says_so_in_one_line_and_writes_nothing(
 ) -> None:
     """Runs that name no model are each a group of their own: by model, 600 runs over 200 tasks
     are a board of 600 groups. With less memory than it needs, each command says which board
-    and what to do, and a report writes no page."""
+    and what to do, and a report writes no page. ``arena tasks`` fits only the cells that hold
+    runs: it needs no such board and lists the tasks."""
     runs = tmp_path / "runs.jsonl"
     tasks = [{"id": f"t{i:03d}", "category": "debugging", "difficulty": "beginner"} for i in range(200)]
     (tmp_path / "tasks.json").write_text(json.dumps(tasks))
@@ -111,10 +113,14 @@ def test_a_command_on_a_board_too_large_says_so_in_one_line_and_writes_nothing(
     fits = CliRunner().invoke(main, ["leaderboard", *common])
     assert fits.exit_code == 0 and "(unknown model: r599)" in fits.output  # the attack: 600 groups
     monkeypatch.setattr(room, "available_memory", lambda: 2**20)
-    for command in (["leaderboard"], ["tasks"], ["compare", "--b", "log-tokens"], ["report", "-o", str(tmp_path / "site")]):
+    for command in (["leaderboard"], ["compare", "--b", "log-tokens"], ["report", "-o", str(tmp_path / "site")]):
         result = CliRunner().invoke(main, [*command, *common])
         assert result.exit_code == 2, (command, result.output)
         [line] = result.stderr.splitlines()
         assert line.startswith(f"Error: arena {command[0]}: a board of 600 groups x 200 tasks needs about "), line
         assert line.endswith("--where, --task or --category; nothing was written"), line
     assert not (tmp_path / "site").exists() or not any((tmp_path / "site").iterdir())
+    listed = CliRunner().invoke(main, ["tasks", *common, "--format", "json", "-q"])
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)["rows"]
+    assert len(rows) == 200 and all(math.isfinite(row["difficulty"]) for row in rows)

@@ -2,7 +2,8 @@
 subset of tasks (``arena tasks``, ``arena tasks --select N``).
 
 The difficulty is the Rasch (or 2PL) difficulty of :mod:`arena_core.stats.irt`, in logits: a
-group whose ability equals it solves the task half the time. A label disagrees when a
+group whose ability equals it solves the task half the time. It is fitted over the cells that
+hold runs (:mod:`arena_core.stats.irtcells`), so a board of many groups and tasks fits in memory. A label disagrees when a
 ``beginner`` task lies in the hardest third of the fitted difficulties, or an ``advanced`` one
 in the easiest third. A subset is chosen as tinyBenchmarks and Fluid Benchmarking choose one:
 the tasks with the most Fisher information about the groups at their fitted abilities; its
@@ -17,9 +18,9 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.model.errors import ValidationError
-from arena_core.stats import irt
+from arena_core.stats.irtcells import Cells, fit_cells, task_information
 from arena_core.stats.rankstats import kendall_tau_b
-from arena_core.stats.tasktable import Runs, TaskTable
+from arena_core.stats.tasktable import Runs
 
 __all__ = ["LABEL_ORDER", "Selection", "TaskFit", "fit_tasks", "label_disagreements", "select_tasks"]
 
@@ -48,24 +49,25 @@ class Selection:
     groups: int
 
 
-def _table(runs: Runs) -> tuple[TaskTable, np.ndarray, np.ndarray]:
-    table = TaskTable.of(runs)
-    found = irt.responses(table)
+def _cells(runs: Runs) -> Cells:
+    """The board's cells that hold verdicts: the fit reads no ``(groups, tasks)`` array, so a
+    board of 2,000 groups x 100,000 tasks fits as readily as a small one."""
+    found = Cells.of(runs)
     if found is None:
         raise ValidationError("tasks", "correctness", "runs with correctness scores (the fit reads the verdicts)")
-    return table, *found
+    return found
 
 
 def fit_tasks(runs: Runs, model: str = "rasch") -> tuple[dict[str, float], list[TaskFit]]:
     """(group to ability, one :class:`TaskFit` per task in task order) of ``runs``."""
-    table, counts, solved = _table(runs)
-    found = irt.fit(counts, solved, model=model)
-    info = irt.information(found)
-    abilities = dict(zip(table.groups, found.abilities[0].tolist(), strict=True))
+    cells = _cells(runs)
+    found = fit_cells(cells, model)
+    info = task_information(found)
+    abilities = dict(zip(cells.groups, found.abilities[0].tolist(), strict=True))
     rows = [
         TaskFit(task, float(found.difficulties[0, t]), float(found.discriminations[0, t]) if model != "rasch" else None,
                 float(info[t]))
-        for t, task in enumerate(table.tasks)
+        for t, task in enumerate(cells.tasks)
     ]  # fmt: skip
     return abilities, rows
 
@@ -90,14 +92,15 @@ def select_tasks(runs: Runs, size: int, model: str = "rasch") -> Selection:
 
     :raises ValidationError: ``size`` is not between 1 and the number of tasks.
     """
-    table, counts, solved = _table(runs)
-    if not 1 <= size <= len(table.tasks):
-        raise ValidationError("tasks", "select", f"a number of tasks from 1 to {len(table.tasks)}", size)
-    full = irt.fit(counts, solved, model=model)
-    chosen = np.sort(np.argsort(-irt.information(full), kind="stable")[:size])
-    weights = np.zeros((1, len(table.tasks)))
-    weights[0, chosen] = 1.0
-    subset = irt.fit(counts, solved, weights, model)
-    ran = (counts[:, chosen] > 0).any(axis=1)  # groups the subset measures at all
+    cells = _cells(runs)
+    if not 1 <= size <= len(cells.tasks):
+        raise ValidationError("tasks", "select", f"a number of tasks from 1 to {len(cells.tasks)}", size)
+    full = fit_cells(cells, model)
+    chosen = np.sort(np.argsort(-task_information(full), kind="stable")[:size])
+    weights = np.zeros(len(cells.tasks))
+    weights[chosen] = 1.0
+    subset = fit_cells(cells, model, weights)
+    ran = np.zeros(len(cells.groups), dtype=bool)  # groups the subset measures at all
+    ran[cells.group[weights[cells.task] > 0]] = True
     tau = kendall_tau_b(full.abilities[0][ran], subset.abilities[0][ran]) if ran.sum() > 1 else np.nan
-    return Selection(tuple(table.tasks[i] for i in chosen.tolist()), float(tau), int(ran.sum()))
+    return Selection(tuple(cells.tasks[i] for i in chosen.tolist()), float(tau), int(ran.sum()))

@@ -88,9 +88,10 @@ def task_health(
     verdicts_vary = np.minimum.reduceat(solved[order], starts) != np.maximum.reduceat(solved[order], starts)
     scores_vary = np.minimum.reduceat(score[order], starts) != np.maximum.reduceat(score[order], starts)
     discrimination = _point_biserials(task_of, solved, score, count, verdicts_vary & scores_vary & (count >= 2))
-    cell = task_of * groups + group_of
-    cells, cell_runs = np.unique(cell, return_counts=True)
-    cell_rate = np.bincount(cell, solved, minlength=tasks * groups)[cells] / cell_runs
+    # the cells that hold runs, summed by their own codes: a board of 2,000 groups x 100,000
+    # tasks has 200,000,000 cells, and an array of them all took 1.6 GB
+    cells, in_cell, cell_runs = np.unique(task_of * groups + group_of, return_inverse=True, return_counts=True)
+    cell_rate = np.bincount(in_cell, solved, minlength=len(cells)) / cell_runs
     flaky = np.zeros(tasks, dtype=bool)
     np.logical_or.at(flaky, cells // groups, (cell_runs >= 2) & (cell_rate > 0.0) & (cell_rate < 1.0))
     rates: list[dict[str, float]] = [{} for _ in range(tasks)]
