@@ -1,10 +1,14 @@
 """Item response boards (``--method irt``, ``irt_2pl``): a single fit against SciPy's L-BFGS-B
 maximising the same penalised likelihood (checked equal first: abilities within 1e-3 logits),
-and a 2PL board's 1,000-resample intervals against a single fit of the board, timed in the
-same run (medians of three).
+and a board's 1,000-resample intervals (Rasch and 2PL) against a single fit of the board, timed
+in the same run (medians of three).
 
     python benchmarks/irt.py                      # 25, 100 and 500 groups x 500 tasks
-    python benchmarks/irt.py --groups 25 --refits # also the 2PL intervals by 1,000 refits
+    python benchmarks/irt.py --groups 25 --refits # also the intervals by 1,000 refits
+    python benchmarks/irt.py --sparse             # 2,000 groups x 100,000 tasks, 500 tasks a group
+
+``--sparse`` fits a board's cells that hold runs (:mod:`arena_core.stats.irtcells`) against
+L-BFGS-B over the same cells (checked equal first).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent.parent))
 
 from turns import median_time
 
-from arena_core.stats import irt
+from arena_core.stats import irt, irtcells
 from arena_core.stats.rankranges import uniform_counts
 from arena_plugins.aggregators import ItemResponse
 
@@ -67,6 +71,67 @@ def reference(counts: np.ndarray, solved: np.ndarray, model: str) -> np.ndarray:
     return found.x[:groups]
 
 
+def sparse_board(groups: int, tasks: int, each: int) -> irtcells.Cells:
+    """The cells of a Rasch board where each group ran ``each`` tasks drawn at random, once each."""
+    rng = np.random.default_rng(5)
+    theta, b = rng.normal(0, 1, groups), rng.normal(0, 1.5, tasks)
+    group = np.repeat(np.arange(groups), each)
+    task = np.concatenate([np.sort(rng.choice(tasks, each, replace=False)) for _ in range(groups)])
+    solved = (rng.random(len(group)) < 1 / (1 + np.exp(b[task] - theta[group]))).astype(float)
+    names = [f"g{g:04d}" for g in range(groups)], [f"t{t:06d}" for t in range(tasks)]
+    return irtcells.Cells(*names, group, task, np.ones(len(group)), solved)
+
+
+def sparse_reference(cells: irtcells.Cells, model: str) -> np.ndarray:
+    """The abilities at the mode L-BFGS-B finds over the cells alone (sums by ``bincount``), of
+    the same penalised likelihood as :func:`reference`."""
+    from scipy.optimize import minimize
+
+    groups, tasks = len(cells.groups), len(cells.tasks)
+    g, t, n = cells.group, cells.task, cells.counts
+    wins = n * cells.solved
+    sd_theta = irt.ability_prior(model)
+    slopes = model == "2pl"
+
+    def loss(v: np.ndarray) -> tuple[float, np.ndarray]:
+        theta, b = v[:groups], v[groups : groups + tasks]
+        alpha = v[groups + tasks :] if slopes else np.zeros(tasks)
+        a = np.exp(alpha)
+        gap = theta[g] - b[t]
+        z = a[t] * gap
+        log_p, log_q = -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
+        value = (wins * log_p + (n - wins) * log_q).sum()
+        value -= (
+            (theta**2).sum() / (2 * sd_theta**2) + (b**2).sum() / 8 + (alpha**2).sum() / (2 * irt.slope_prior() ** 2)
+        )
+        error = wins - n * np.exp(log_p)
+        parts = [
+            np.bincount(g, error * a[t], groups) - theta / sd_theta**2,
+            -np.bincount(t, error * a[t], tasks) - b / 4,
+        ]
+        if slopes:
+            parts.append(np.bincount(t, error * z, tasks) - alpha / irt.slope_prior() ** 2)
+        return -value, -np.concatenate(parts)
+
+    size = groups + tasks * (2 if slopes else 1)
+    found = minimize(loss, np.zeros(size), jac=True, method="L-BFGS-B",
+                     options={"gtol": 1e-9, "ftol": 1e-15, "maxiter": 20_000})  # fmt: skip
+    return found.x[:groups]
+
+
+def measure_sparse(groups: int, tasks: int, each: int) -> None:
+    """Print the rows of one sparse board: a fit of its cells against L-BFGS-B over them."""
+    cells = sparse_board(groups, tasks, each)
+    for model in irt.MODELS:
+        expected = sparse_reference(cells, model)
+        gap = np.abs(irtcells.fit_cells(cells, model).abilities[0] - expected).max()
+        assert gap < 1e-3, f"{model}: abilities differ by {gap}"
+        ours = median_time(lambda m=model: irtcells.fit_cells(cells, m))
+        scipy = median_time(lambda m=model: sparse_reference(cells, m), turns=1)
+        print(f"{groups:,} groups x {tasks:,} tasks, {len(cells.group):,} cells, {model:<5} one fit: arena-core "
+              f"{ours:.2f} s, SciPy L-BFGS-B {scipy:.2f} s: {ours / scipy:.2f}x (abilities within {gap:.0e})")  # fmt: skip
+
+
 def measure(groups: int, tasks: int, refits: bool) -> None:
     """Print the rows of one board size."""
     counts, solved = board(groups, tasks)
@@ -79,12 +144,13 @@ def measure(groups: int, tasks: int, refits: bool) -> None:
         print(f"{groups:>4} groups x {tasks} tasks, {model:<5} one fit: arena-core {ours:.3f} s, "
               f"SciPy L-BFGS-B {scipy:.3f} s: {ours / scipy:.2f}x (abilities within {gap:.0e})")  # fmt: skip
     weights = uniform_counts(np.random.default_rng(1), tasks, 1000)
-    fit = median_time(lambda: irt.fit(counts, solved, model="2pl"))
-    kinds = [ItemResponse("2pl")] + ([ItemResponse("2pl", refits=True)] if refits else [])
-    for aggregator in kinds:
-        took = median_time(lambda a=aggregator: a.aggregate(table, weights), turns=1 if aggregator.refits else 3)
-        print(f"{groups:>4} groups x {tasks} tasks, {aggregator.name}'s 1,000-resample intervals: "
-              f"{took:.3f} s against one fit's {fit:.3f} s: {took / fit:.1f}x")  # fmt: skip
+    for model in irt.MODELS:
+        fit = median_time(lambda m=model: irt.fit(counts, solved, model=m))
+        kinds = [ItemResponse(model)] + ([ItemResponse(model, refits=True)] if refits else [])
+        for aggregator in kinds:
+            took = median_time(lambda a=aggregator: a.aggregate(table, weights), turns=1 if aggregator.refits else 3)
+            print(f"{groups:>4} groups x {tasks} tasks, {aggregator.name}'s 1,000-resample intervals: "
+                  f"{took:.3f} s against one fit's {fit:.3f} s: {took / fit:.1f}x")  # fmt: skip
 
 
 def main() -> None:
@@ -92,7 +158,11 @@ def main() -> None:
     parser.add_argument("--groups", type=int, nargs="*", default=[25, 100, 500])
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--refits", action="store_true", help="also time the 2PL intervals by 1,000 refits")
+    parser.add_argument("--sparse", action="store_true", help="a fit of 2,000 groups x 100,000 tasks' cells instead")
     options = parser.parse_args()
+    if options.sparse:
+        measure_sparse(2_000, 100_000, 500)
+        return
     for groups in options.groups:
         measure(groups, options.tasks, options.refits)
 

@@ -213,14 +213,15 @@ class ItemResponse:
     so groups that ran different tasks compare fairly. Its score is 100 x its expected share of
     the board's tasks solved at its ability.
 
-    A Rasch board's resamples are refitted (a few Newton steps each from the whole board's fit).
-    A 2PL board's resamples take the fit's linear response to their weights
-    (:mod:`arena_core.stats.irtbootstrap`: about twice a single fit, where a thousand refits
-    took 1,400 times it); ``refits=True`` (``irt_2pl_refits``) refits each one."""
+    A board's resamples take the fit's linear response to their weights
+    (:mod:`arena_core.stats.irtbootstrap`: a few times a single fit, where a thousand refits
+    took 1,400 times it under 2PL and 2,000 times it under Rasch past 200 groups);
+    ``refits=True`` (``irt_refits``, ``irt_2pl_refits``) refits each one, each from the whole
+    board's fit."""
 
     def __init__(self, model: str, *, refits: bool = False) -> None:
         self.model = model
-        self.refits = refits or model == "rasch"
+        self.refits = refits
         self.name = ("irt" if model == "rasch" else f"irt_{model}") + ("_refits" if refits else "")
         kind = "Rasch (1PL)" if model == "rasch" else "2PL"
         self.description = f"{kind} abilities from correctness; 100 x expected share of the board's tasks solved"
@@ -241,7 +242,7 @@ class ItemResponse:
         if self.refits or np.all(weights == 1):
             expected = irt.expected_scores(irt.fit(counts, solved, weights, self.model), weights)
         else:
-            expected = linearised_scores(counts, solved, irt.fit(counts, solved, None, self.model), weights)
+            expected = linearised_scores(counts, solved, irt.fit(counts, solved, None, self.model), weights, self.model)
         scores: np.ndarray = np.where(drawn, expected, np.nan)
         return scores
 
@@ -254,6 +255,7 @@ def arena_register_aggregators() -> list[object]:
         MeanWinRate(),
         BradleyTerry(),
         ItemResponse("rasch"),
+        ItemResponse("rasch", refits=True),
         ItemResponse("2pl"),
         ItemResponse("2pl", refits=True),
     ]
