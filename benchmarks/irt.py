@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -41,28 +42,47 @@ def reference(counts: np.ndarray, solved: np.ndarray, model: str) -> np.ndarray:
     """The abilities at the mode SciPy's L-BFGS-B finds (with the gradient) of the penalised
     likelihood :mod:`arena_core.stats.irt` states: abilities N(0, 2) (Rasch) or N(0, 1) (2PL),
     difficulties N(0, 2), log slopes N(0, 0.5)."""
+    return _mode(
+        model, counts * solved, counts, lambda theta, b: theta[:, None] - b[None, :], lambda x: x,
+        lambda x: x.sum(axis=1), lambda x: x.sum(axis=0),
+    )  # fmt: skip
+
+
+def sparse_reference(cells: irtcells.Cells, model: str) -> np.ndarray:
+    """:func:`reference` over the cells alone, each sum a ``bincount``."""
+    g, t = cells.group, cells.task
+    groups, tasks = len(cells.groups), len(cells.tasks)
+    return _mode(
+        model, cells.counts * cells.solved, cells.counts, lambda theta, b: theta[g] - b[t], lambda x: x[t],
+        lambda x: np.bincount(g, x, groups), lambda x: np.bincount(t, x, tasks),
+    )  # fmt: skip
+
+
+def _mode(
+    model: str, wins: np.ndarray, n: np.ndarray, gap: Any, at_task: Any, by_group: Any, by_task: Any
+) -> np.ndarray:
+    """The abilities L-BFGS-B finds, the cells laid out as ``gap(theta, b)`` lays them: a task's
+    value at each cell is ``at_task(values)``, and ``by_group`` and ``by_task`` sum over the cells."""
     from scipy.optimize import minimize
 
-    groups, tasks = counts.shape
-    wins = counts * solved
+    groups, tasks = len(by_group(n)), len(by_task(n))
     sd_theta = irt.ability_prior(model)
     slopes = model == "2pl"
 
     def loss(v: np.ndarray) -> tuple[float, np.ndarray]:
         theta, b = v[:groups], v[groups : groups + tasks]
         alpha = v[groups + tasks :] if slopes else np.zeros(tasks)
-        a = np.exp(alpha)
-        gap = theta[:, None] - b[None, :]
-        z = a * gap
+        a = at_task(np.exp(alpha))
+        z = a * gap(theta, b)
         log_p, log_q = -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
-        value = (wins * log_p + (counts - wins) * log_q).sum()
+        value = (wins * log_p + (n - wins) * log_q).sum()
         value -= (
             (theta**2).sum() / (2 * sd_theta**2) + (b**2).sum() / 8 + (alpha**2).sum() / (2 * irt.slope_prior() ** 2)
         )
-        error = wins - counts * np.exp(log_p)
-        parts = [(error * a).sum(axis=1) - theta / sd_theta**2, -(error * a).sum(axis=0) - b / 4]
+        error = wins - n * np.exp(log_p)
+        parts = [by_group(error * a) - theta / sd_theta**2, -by_task(error * a) - b / 4]
         if slopes:
-            parts.append((error * z).sum(axis=0) - alpha / irt.slope_prior() ** 2)
+            parts.append(by_task(error * z) - alpha / irt.slope_prior() ** 2)
         return -value, -np.concatenate(parts)
 
     size = groups + tasks * (2 if slopes else 1)
@@ -80,43 +100,6 @@ def sparse_board(groups: int, tasks: int, each: int) -> irtcells.Cells:
     solved = (rng.random(len(group)) < 1 / (1 + np.exp(b[task] - theta[group]))).astype(float)
     names = [f"g{g:04d}" for g in range(groups)], [f"t{t:06d}" for t in range(tasks)]
     return irtcells.Cells(*names, group, task, np.ones(len(group)), solved)
-
-
-def sparse_reference(cells: irtcells.Cells, model: str) -> np.ndarray:
-    """The abilities at the mode L-BFGS-B finds over the cells alone (sums by ``bincount``), of
-    the same penalised likelihood as :func:`reference`."""
-    from scipy.optimize import minimize
-
-    groups, tasks = len(cells.groups), len(cells.tasks)
-    g, t, n = cells.group, cells.task, cells.counts
-    wins = n * cells.solved
-    sd_theta = irt.ability_prior(model)
-    slopes = model == "2pl"
-
-    def loss(v: np.ndarray) -> tuple[float, np.ndarray]:
-        theta, b = v[:groups], v[groups : groups + tasks]
-        alpha = v[groups + tasks :] if slopes else np.zeros(tasks)
-        a = np.exp(alpha)
-        gap = theta[g] - b[t]
-        z = a[t] * gap
-        log_p, log_q = -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
-        value = (wins * log_p + (n - wins) * log_q).sum()
-        value -= (
-            (theta**2).sum() / (2 * sd_theta**2) + (b**2).sum() / 8 + (alpha**2).sum() / (2 * irt.slope_prior() ** 2)
-        )
-        error = wins - n * np.exp(log_p)
-        parts = [
-            np.bincount(g, error * a[t], groups) - theta / sd_theta**2,
-            -np.bincount(t, error * a[t], tasks) - b / 4,
-        ]
-        if slopes:
-            parts.append(np.bincount(t, error * z, tasks) - alpha / irt.slope_prior() ** 2)
-        return -value, -np.concatenate(parts)
-
-    size = groups + tasks * (2 if slopes else 1)
-    found = minimize(loss, np.zeros(size), jac=True, method="L-BFGS-B",
-                     options={"gtol": 1e-9, "ftol": 1e-15, "maxiter": 20_000})  # fmt: skip
-    return found.x[:groups]
 
 
 def measure_sparse(groups: int, tasks: int, each: int) -> None:
