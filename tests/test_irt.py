@@ -262,9 +262,11 @@ def test_resamples_started_at_the_whole_boards_fit_reach_each_resamples_own_maxi
 ) -> None:
     """A bootstrap's refits start at the whole board's fit; each reaches the maximum that the
     resample fitted alone, from zero (as before), reaches: the same abilities and difficulties,
-    by Newton's method and by alternating steps (boards past ``NEWTON_GROUPS``), for Rasch and
-    for 2PL (whose resamples skip the Rasch start)."""
+    by Newton's method (Fisher scoring under 2PL) and by alternating steps (boards past
+    ``NEWTON_GROUPS``, ``FISHER_GROUPS``), for Rasch and for 2PL (whose resamples skip the Rasch
+    start)."""
     monkeypatch.setattr(irt, "NEWTON_GROUPS", newton_groups)
+    monkeypatch.setattr(irt, "FISHER_GROUPS", newton_groups)
     _, _, _, solved, ran = simulate(12, 60, seed=21, two_pl=model == "2pl", runs_on=lambda g, rng: rng.random(60) < 0.8)
     counts = ran.astype(float)
     rng = np.random.default_rng(2)
@@ -273,7 +275,7 @@ def test_resamples_started_at_the_whole_boards_fit_reach_each_resamples_own_maxi
     alternating = irt._alternating_chunk
     monkeypatch.setattr(irt, "_alternating_chunk", lambda n, *args: sizes.append(len(n)) or alternating(n, *args))
     together = irt.fit(counts, solved, weights, model)
-    if model == "2pl" or not newton_groups:
+    if not newton_groups:
         assert any(0 < size <= len(weights) // 2 for size in sizes), sizes
     for row in range(len(weights)):
         alone = irt.fit(counts, solved, weights[row : row + 1], model)  # one resample: started at zero

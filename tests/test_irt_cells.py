@@ -61,13 +61,16 @@ def test_a_fit_of_the_cells_is_the_dense_fit(groups: int, model: str) -> None:
     _, counts, solved = dense(runs)
     cells = Cells.of(runs)
     assert cells is not None
+    # Rasch takes the same Newton steps; 2PL the alternating steps, where the dense fit takes
+    # Fisher scoring's: the same mode, each within its steps' tolerance of it
+    close = 1e-9 if model == "rasch" else 2e-5
     expected, found = irt.fit(counts, solved, model=model), fit_cells(cells, model)
     for name in ("abilities", "difficulties", "discriminations"):
-        np.testing.assert_allclose(getattr(found, name), getattr(expected, name), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(getattr(found, name), getattr(expected, name), rtol=0, atol=close)
     weights = (np.arange(150) % 3 == 0) * 1.0  # --select's subset: the other tasks weigh nothing
     expected, found = irt.fit(counts, solved, weights[None], model), fit_cells(cells, model, weights)
-    np.testing.assert_allclose(found.abilities, expected.abilities, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(found.difficulties, expected.difficulties, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(found.abilities, expected.abilities, rtol=0, atol=close)
+    np.testing.assert_allclose(found.difficulties, expected.difficulties, rtol=0, atol=close)
 
 
 def _scipy_abilities(cells: Cells, model: str) -> np.ndarray:

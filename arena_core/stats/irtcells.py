@@ -12,7 +12,10 @@ task features):
   built by a sparse product over the cells in about ``sum over tasks of (groups on it)^2``
   operations. Past :data:`NEWTON_GROUPS` groups that system costs more than the steps it saves,
   and alternating steps take over, as they do in the dense fit past 200 groups.
-- 2PL by alternating Newton steps from the Rasch fit, the dense fit's steps cell by cell.
+- 2PL by alternating Newton steps from the Rasch fit, cell by cell. The dense fit's Fisher
+  scoring (:func:`arena_core.stats.irt.fit`) solves a ``groups x groups`` system a step too;
+  on a sparse board its four sparse products cost ten times the alternating steps' passes, in
+  as many steps (2,000 groups x 100,000 tasks: 71 s against 7.5 s).
 
 Every pass over the cells is a ``bincount`` by group or by task.
 """
