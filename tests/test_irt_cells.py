@@ -135,3 +135,25 @@ def test_arena_tasks_fits_a_board_whose_dense_arrays_would_not_fit(monkeypatch: 
     assert len(chosen.tasks) == 500 and chosen.kendall_tau > 0.3
     information = {f.task: f.information for f in fits}
     assert min(information[t] for t in chosen.tasks) >= sorted(information.values())[-500]
+
+
+@pytest.mark.parametrize("way", ["fisher", "fisher, then alternating", "alternating"])
+def test_the_board_s_2pl_fit_finds_the_mode_scipy_finds_whichever_steps_it_takes(
+    way: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The board's 2PL fit by Fisher scoring, by alternating steps (past ``FISHER_GROUPS``), and
+    by alternating steps from where Fisher scoring stopped unconverged (``FISHER_STEPS``)."""
+    runs = sparse_runs(80, 200, 0.6, seed=13)
+    _, counts, solved = dense(runs)
+    cells = Cells.of(runs)
+    assert cells is not None
+    if way == "alternating":
+        monkeypatch.setattr(irt, "FISHER_GROUPS", 10)
+    elif way != "fisher":
+        monkeypatch.setattr(irt, "FISHER_STEPS", 3)  # too few: alternating steps go on
+    calls: list[int] = []
+    alternating = irt._alternating_chunk
+    monkeypatch.setattr(irt, "_alternating_chunk", lambda n, *args: calls.append(len(n)) or alternating(n, *args))
+    found = irt.fit(counts, solved, model="2pl")
+    assert found.iterations < 500 and bool(calls) == (way != "fisher")
+    np.testing.assert_allclose(found.abilities[0], _scipy_abilities(cells, "2pl"), rtol=0, atol=2e-4)
