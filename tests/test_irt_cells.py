@@ -12,7 +12,7 @@ from arena_core.stats import irt, irtcells, room
 from arena_core.stats.irtcells import Cells, fit_cells, task_information
 from arena_core.stats.irttasks import fit_tasks, select_tasks
 from arena_core.stats.room import BoardTooLarge
-from arena_core.stats.tasktable import Runs, TaskTable
+from arena_core.stats.tasktable import Runs, TaskTable, sorted_codes
 
 
 def sparse_runs(groups: int, tasks: int, share: float, seed: int, *, repeats: int = 1, holes: bool = False) -> Runs:
@@ -52,6 +52,10 @@ def test_the_cells_are_what_the_dense_fit_reads_of_the_board(seed: int) -> None:
     assert np.array_equal(counts[held], cells.counts)  # every run of a cell where some run has a verdict
     np.testing.assert_allclose(solved[held], cells.solved, rtol=0, atol=1e-12)
     assert not held[0].any() and "g000" in cells.groups  # a group without verdicts is still fitted (to its prior)
+    coded = Cells.of(runs, (sorted_codes(runs.groups), sorted_codes(runs.tasks)))  # as task health hands them
+    assert coded is not None and (coded.groups, coded.tasks) == (cells.groups, cells.tasks)
+    for name in ("group", "task", "counts", "solved"):
+        np.testing.assert_array_equal(getattr(coded, name), getattr(cells, name))
     assert Cells.of(Runs(runs.ids, runs.groups, runs.tasks, runs.overall, {}, runs.coverage)) is None
 
 

@@ -62,11 +62,11 @@ def linearised_scores(
     by_difficulty = c * a * a
     dd = -(c * a * a).sum(axis=0) - 1 / DIFFICULTY_SD**2
     on_abilities, on_difficulty = r * a, -a * r.sum(axis=0)  # each task's gradient
+    moved = np.asarray(weights, dtype=float) - 1
     if not slopes:
         own_d = on_difficulty / dd
         schur = np.diag(abilities) - (by_difficulty / dd) @ by_difficulty.T
         response = np.linalg.solve(schur, by_difficulty * own_d - on_abilities)  # (G, T)
-        moved = np.asarray(weights, dtype=float) - 1
         d_theta = moved @ response.T  # (R, G)
         d_b = -moved * own_d - (d_theta @ by_difficulty) / dd
         return _expected(theta + d_theta, b + d_b, np.broadcast_to(a, d_b.shape), np.asarray(weights, dtype=float))
@@ -84,7 +84,6 @@ def linearised_scores(
         + (by_slope * i_ss) @ by_slope.T
     )
     response = np.linalg.solve(schur, by_difficulty * own_d + by_slope * own_s - on_abilities)  # (G, T)
-    moved = np.asarray(weights, dtype=float) - 1
     d_theta = moved @ response.T  # (R, G)
     along_d, along_s = d_theta @ by_difficulty, d_theta @ by_slope
     d_b = -moved * own_d - (i_dd * along_d + i_ds * along_s)

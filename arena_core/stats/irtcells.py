@@ -30,7 +30,10 @@ from arena_core.stats.irt import MODELS, IrtFit, ability_prior, slope_prior
 from arena_core.stats.irtprior import DIFFICULTY_SD
 from arena_core.stats.tasktable import Runs, sorted_codes
 
-__all__ = ["NEWTON_GROUPS", "Cells", "fit_cells", "task_information"]
+__all__ = ["NEWTON_GROUPS", "Cells", "Coded", "fit_cells", "task_information"]
+
+#: The runs' groups, then their tasks, as :func:`~arena_core.stats.tasktable.sorted_codes` codes them.
+Coded = tuple[tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]
 
 #: Up to this many groups, Rasch is fitted by Newton's method: its ``groups x groups`` system
 #: (128 MB and about a second to solve at 4,000) per step; beyond, by alternating steps.
@@ -58,14 +61,18 @@ class Cells:
     solved: np.ndarray
 
     @classmethod
-    def of(cls, runs: Runs) -> Cells | None:
+    def of(cls, runs: Runs, coded: Coded | None = None) -> Cells | None:
         """The cells of ``runs`` as :func:`arena_core.stats.irt.responses` reads a board's table;
-        ``None`` when no run has a correctness score."""
+        ``None`` when no run has a correctness score. ``coded``: the runs' groups and tasks as
+        :func:`~arena_core.stats.tasktable.sorted_codes` gives them, when the caller has them (a
+        second coding of 2,000,000 runs' names took a second)."""
         correctness = runs.dimensions.get("correctness")
         if correctness is None:
             return None
-        group_codes, group_names = sorted_codes(runs.groups)
-        task_codes, task_ids = sorted_codes(runs.tasks)
+        (group_codes, group_names), (task_codes, task_ids) = coded or (
+            sorted_codes(runs.groups),
+            sorted_codes(runs.tasks),
+        )
         keys, cell = np.unique(group_codes * len(task_ids) + task_codes, return_inverse=True)
         runs_in = np.bincount(cell, minlength=len(keys))
         measured = ~np.isnan(correctness)
@@ -115,8 +122,7 @@ def _rasch(
     iterations = 0
     while iterations < _MAX_ITERATIONS:
         iterations += 1
-        p = logistic(theta[g] - b[t])
-        residual, c = s - n * p, n * p * (1 - p)
+        residual, c = _residuals(n, s, theta[g] - b[t])
         grad_theta = np.bincount(g, residual, groups) - prior_theta * theta
         grad_b = -np.bincount(t, residual, tasks) - prior_b * b
         d = np.bincount(t, c, tasks) + prior_b

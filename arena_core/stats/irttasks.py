@@ -18,7 +18,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.model.errors import ValidationError
-from arena_core.stats.irtcells import Cells, fit_cells, task_information
+from arena_core.stats.irtcells import Cells, Coded, fit_cells, task_information
 from arena_core.stats.rankstats import kendall_tau_b
 from arena_core.stats.tasktable import Runs
 
@@ -49,18 +49,19 @@ class Selection:
     groups: int
 
 
-def _cells(runs: Runs) -> Cells:
+def _cells(runs: Runs, coded: Coded | None = None) -> Cells:
     """The board's cells that hold verdicts: the fit reads no ``(groups, tasks)`` array, so a
     board of 2,000 groups x 100,000 tasks fits as readily as a small one."""
-    found = Cells.of(runs)
+    found = Cells.of(runs, coded)
     if found is None:
         raise ValidationError("tasks", "correctness", "runs with correctness scores (the fit reads the verdicts)")
     return found
 
 
-def fit_tasks(runs: Runs, model: str = "rasch") -> tuple[dict[str, float], list[TaskFit]]:
-    """(group to ability, one :class:`TaskFit` per task in task order) of ``runs``."""
-    cells = _cells(runs)
+def fit_tasks(runs: Runs, model: str = "rasch", coded: Coded | None = None) -> tuple[dict[str, float], list[TaskFit]]:
+    """(group to ability, one :class:`TaskFit` per task in task order) of ``runs``; ``coded``
+    their groups and tasks, when the caller coded them (:meth:`Cells.of`)."""
+    cells = _cells(runs, coded)
     found = fit_cells(cells, model)
     info = task_information(found)
     abilities = dict(zip(cells.groups, found.abilities[0].tolist(), strict=True))

@@ -71,11 +71,12 @@ def task_health(
     if not len(runs.ids):
         return []
     correctness = runs.dimensions.get("correctness")
-    fits = {f.task: f for f in fit_tasks(runs, model)[1]} if correctness is not None and len(runs.ids) else {}
-    disagree = label_disagreements(list(fits.values()), labels or {})
-    solved = np.zeros(len(runs.ids)) if correctness is None else (np.nan_to_num(correctness) >= 100.0) * 1.0
     task_of, task_names = sorted_codes(runs.tasks)  # sorted as np.unique sorts (0.8 s at 500,000 runs)
     group_of, group_names = sorted_codes(runs.groups)
+    coded = ((group_of, group_names), (task_of, task_names))  # the fit's too
+    fits = {f.task: f for f in fit_tasks(runs, model, coded)[1]} if correctness is not None else {}
+    disagree = label_disagreements(list(fits.values()), labels or {})
+    solved = np.zeros(len(runs.ids)) if correctness is None else (np.nan_to_num(correctness) >= 100.0) * 1.0
     tasks, groups = len(task_names), len(group_names)
     # Every reduction by task (or by task and group) at once: the runs sorted by task, then
     # each task a stretch of them (a scan of every run per task took minutes at 20,000 tasks).
