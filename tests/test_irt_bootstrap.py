@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from arena_core.stats import irt
-from arena_core.stats.irtbootstrap import linearised_scores
+from arena_core.stats.irtbootstrap import _expected, linearised_scores
 from arena_core.stats.rankranges import uniform_counts
 from arena_plugins.aggregators import ItemResponse
 
@@ -99,3 +99,19 @@ class _Table:
     def __init__(self, counts: np.ndarray, solved: np.ndarray) -> None:
         self.counts = counts
         self.dimension_means = {"correctness": np.where(counts > 0, 100 * solved, np.nan)}
+
+
+@pytest.mark.parametrize("spread", [1.0, 400.0])
+def test_rasch_scores_from_one_exponential_a_group_and_a_task_are_the_cells_own(spread: float) -> None:
+    """Under Rasch a resample's expected scores take ``exp(-ability) * exp(difficulty)`` for each
+    cell's ``exp(difficulty - ability)``: equal to the logistic of each cell (irt.probabilities,
+    weighted), also where abilities and difficulties lie hundreds of logits apart and one factor
+    alone would overflow (the cells then take their own exponentials, not inf x 0)."""
+    rng = np.random.default_rng(8)
+    theta, b = spread * rng.normal(size=(7, 12)), spread * rng.normal(size=(7, 30))
+    weights = rng.poisson(1.0, size=(7, 30)).astype(float)
+    found = irt.IrtFit(theta, b, np.ones_like(b), 0, np.zeros((7, 0)), np.full(7, 2.0))
+    expected = irt.expected_scores(found, weights)
+    scores = _expected(theta, b, None, weights)
+    assert np.isfinite(scores).all()
+    np.testing.assert_allclose(scores, expected, rtol=1e-12, atol=1e-12)

@@ -69,7 +69,7 @@ def linearised_scores(
         response = np.linalg.solve(schur, by_difficulty * own_d - on_abilities)  # (G, T)
         d_theta = moved @ response.T  # (R, G)
         d_b = -moved * own_d - (d_theta @ by_difficulty) / dd
-        return _expected(theta + d_theta, b + d_b, np.broadcast_to(a, d_b.shape), np.asarray(weights, dtype=float))
+        return _expected(theta + d_theta, b + d_b, None, np.asarray(weights, dtype=float))
     by_slope = r * a - c * a * z
     ss = (r * z - c * z * z).sum(axis=0) - 1 / slope_prior() ** 2
     ds = (c * a * z - r * a).sum(axis=0)
@@ -91,19 +91,35 @@ def linearised_scores(
     return _expected(theta + d_theta, b + d_b, a * np.exp(d_alpha), np.asarray(weights, dtype=float))
 
 
-def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``(resamples, groups)`` expected scores from each resample's parameters, a chunk of
-    resamples at a time. The logistic as ``1 / (1 + exp(-z))``: SciPy's ``expit`` took seven
-    times as long as ``exp`` over the cells, most of this function's time."""
+def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray | None, weights: np.ndarray) -> np.ndarray:
+    """``(resamples, groups)`` expected scores from each resample's parameters (``a`` ``None``:
+    Rasch, every slope 1), a chunk of resamples at a time. The logistic as ``1 / (1 + exp(-z))``:
+    SciPy's ``expit`` took seven times as long as ``exp`` over the cells, most of this function's
+    time. Under Rasch ``exp(-z)`` is ``exp(-ability) * exp(difficulty)``: an exponential per
+    group and per task instead of one per cell, which halved the time (0.80 s against 1.5 s for
+    1,000 resamples of 500 groups x 500 tasks). Each resample's parameters are first centred on
+    its mean ability, and where a factor is still not finite (parameters some 700 logits apart,
+    which no fit reaches) the cells take their own exponentials."""
     resamples, groups = theta.shape
     chunk = max(1, _CHUNK_CELLS // max(1, groups * b.shape[1]))
     out = np.empty((resamples, groups))
+    factors = None
+    if a is None:
+        centre = theta.mean(axis=1, keepdims=True)
+        with np.errstate(over="ignore"):
+            factors = np.exp(centre - theta), np.exp(b - centre)
+        if not (np.isfinite(factors[0]).all() and np.isfinite(factors[1]).all()):
+            factors, a = None, np.ones_like(b)
     with np.errstate(over="ignore"):  # exp(-z) of a very negative z is inf: the probability 0
         for start in range(0, resamples, chunk):
             rows = slice(start, start + chunk)
-            z = theta[rows, :, None] * a[rows, None, :] - (a[rows] * b[rows])[:, None, :]
-            np.negative(z, out=z)
-            np.exp(z, out=z)
+            if factors is not None:
+                z = factors[0][rows, :, None] * factors[1][rows, None, :]
+            else:
+                assert a is not None
+                z = theta[rows, :, None] * a[rows, None, :] - (a[rows] * b[rows])[:, None, :]
+                np.negative(z, out=z)
+                np.exp(z, out=z)
             z += 1
             np.reciprocal(z, out=z)
             out[rows] = np.matmul(z, weights[rows, :, None])[..., 0]
