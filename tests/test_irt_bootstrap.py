@@ -28,7 +28,7 @@ def test_for_weights_near_one_it_equals_an_exact_refit(runs: float, model: str, 
     """Where the fit's response to the weights is linear (each weight 1 + 1e-4 x noise), the
     resamples' scores are those of refitting each one, to the refits' own precision: the
     Hessian, its blocks and the task gradients are right (a sign changed in any one fails)."""
-    monkeypatch.setattr(irt, "_TOLERANCE", 1e-12)
+    monkeypatch.setattr(irt, "TOLERANCE", 1e-12)
     rng = np.random.default_rng(4)
     counts, solved, *_ = two_pl_board(15, 80, rng, runs)
     found = irt.fit(counts, solved, model=model)

@@ -26,7 +26,7 @@ from arena_core.stats.irtprior import DifficultyPrior
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = [
-    "FISHER_GROUPS", "MODELS", "NEWTON_GROUPS", "Z95", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
+    "FISHER_GROUPS", "MAX_ITERATIONS", "MAX_STEP", "MODELS", "NEWTON_GROUPS", "TOLERANCE", "Z95", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
     "responses", "slope_prior", "standard_errors",
 ]  # fmt: skip
 
@@ -42,9 +42,12 @@ MODELS = ("rasch", "2pl")
 #: between 0.4 and 2.7 times the average.
 _ABILITY_SD = {"rasch": 2.0, "2pl": 1.0}
 _LOG_DISCRIMINATION_SD = 0.5
-_MAX_STEP = 1.0
-_TOLERANCE = 1e-6
-_MAX_ITERATIONS = 500
+#: The most any parameter moves in one step (logits): a far start's first steps overshoot.
+MAX_STEP = 1.0
+#: A fit has converged when no parameter moved more than this (logits) in its last step.
+TOLERANCE = 1e-6
+#: Steps a fit takes at most (:attr:`IrtFit.iterations` says when it stopped there).
+MAX_ITERATIONS = 500
 #: Up to this many groups, Rasch is fitted by Newton's method (a groups x groups system per
 #: step); beyond, by alternating steps, which need more of them but no system to solve.
 NEWTON_GROUPS = 200
@@ -68,7 +71,7 @@ class IrtFit:
     difficulties: np.ndarray
     discriminations: np.ndarray
     iterations: int
-    """Newton iterations the slowest chunk took (``_MAX_ITERATIONS``: it stopped there)."""
+    """Newton iterations the slowest chunk took (``MAX_ITERATIONS``: it stopped there)."""
     effects: np.ndarray
     """``(resamples, features)``: the features' effects on the difficulties (none without features)."""
     residual_sd: np.ndarray
@@ -85,7 +88,7 @@ def _rasch_chunk(
     theta, b = theta.copy(), b.copy()
     prior_theta = 1 / _ABILITY_SD["rasch"] ** 2
     iterations = 0
-    while iterations < _MAX_ITERATIONS:
+    while iterations < MAX_ITERATIONS:
         iterations += 1
         p = logistic(theta[:, :, None] - b[:, None, :])
         residual, c = s - n * p, n * p * (1 - p)
@@ -97,11 +100,11 @@ def _rasch_chunk(
         schur[:, np.arange(g), np.arange(g)] += c.sum(axis=2) + prior_theta
         step_theta = np.linalg.solve(schur, (grad_theta + np.einsum("rgt,rt->rg", scaled, grad_b))[..., None])[..., 0]
         step_b = (grad_b + np.einsum("rgt,rg->rt", c, step_theta)) / d
-        step_theta, step_b = np.clip(step_theta, -_MAX_STEP, _MAX_STEP), np.clip(step_b, -_MAX_STEP, _MAX_STEP)
+        step_theta, step_b = np.clip(step_theta, -MAX_STEP, MAX_STEP), np.clip(step_b, -MAX_STEP, MAX_STEP)
         theta += step_theta
         b += step_b
         moved = prior.update(b, c.sum(axis=1))
-        if max(np.abs(step_theta).max(initial=0.0), np.abs(step_b).max(initial=0.0), moved) < _TOLERANCE:
+        if max(np.abs(step_theta).max(initial=0.0), np.abs(step_b).max(initial=0.0), moved) < TOLERANCE:
             break
     return theta, b, iterations
 
@@ -114,7 +117,7 @@ def _alternating_chunk(
     model: str,
     prior: DifficultyPrior,
     alpha: np.ndarray | None = None,
-    budget: int = _MAX_ITERATIONS,
+    budget: int = MAX_ITERATIONS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Alternating Newton steps on abilities, difficulties and (2PL) log discriminations, from
     ``theta``, ``b`` and ``alpha`` (0 by default): each step costs one pass over the cells, with
@@ -132,13 +135,13 @@ def _alternating_chunk(
         step_theta = (np.einsum("rgt,rt->rg", residual, a) - prior_theta * theta) / (
             np.einsum("rgt,rt->rg", spread, a * a) + prior_theta
         )
-        theta = theta + np.clip(step_theta, -_MAX_STEP, _MAX_STEP)
+        theta = theta + np.clip(step_theta, -MAX_STEP, MAX_STEP)
         gap = theta[:, :, None] - b[:, None, :]
         p = logistic(a[:, None, :] * gap)
         residual, spread = s - n * p, n * p * (1 - p)
         information = a * a * spread.sum(axis=1)
         step_b = (-a * residual.sum(axis=1) - prior.precision * (b - prior.mean)) / (information + prior.precision)
-        b = b + np.clip(step_b, -_MAX_STEP, _MAX_STEP)
+        b = b + np.clip(step_b, -MAX_STEP, MAX_STEP)
         steps = [step_theta, step_b, np.array([prior.update(b, information)])]
         if slopes:
             gap = theta[:, :, None] - b[:, None, :]
@@ -146,7 +149,7 @@ def _alternating_chunk(
             residual, spread = s - n * p, n * p * (1 - p)
             grad = a * (residual * gap).sum(axis=1) - prior_alpha * alpha
             step_alpha = grad / (a * a * (spread * gap * gap).sum(axis=1) + prior_alpha)
-            alpha = alpha + np.clip(step_alpha, -_MAX_STEP, _MAX_STEP)
+            alpha = alpha + np.clip(step_alpha, -MAX_STEP, MAX_STEP)
             steps.append(step_alpha)
         # Moving every ability and difficulty by one amount leaves each cell's odds as they
         # were: only the priors pull along that direction, where steps one block at a time
@@ -157,7 +160,7 @@ def _alternating_chunk(
         )
         theta, b = theta + shift[:, None], b + shift[:, None]
         steps.append(shift)
-        if max(np.abs(x).max(initial=0.0) for x in steps) < _TOLERANCE:
+        if max(np.abs(x).max(initial=0.0) for x in steps) < TOLERANCE:
             break
         # Resamples converge at different rounds: once half of them have, the rest go on alone
         # (a 2PL bootstrap's slowest resamples took several times its median one's rounds).
@@ -166,7 +169,7 @@ def _alternating_chunk(
             own = np.abs(shift)
             for step in (step_theta, step_b, *([step_alpha] if slopes else [])):
                 own = np.maximum(own, np.abs(step).max(axis=1, initial=0.0))
-            active = np.flatnonzero(own >= _TOLERANCE)
+            active = np.flatnonzero(own >= TOLERANCE)
             if len(active) <= len(theta) // 2:
                 sub = prior.take(active)
                 theta[active], b[active], found, more = _alternating_chunk(
@@ -185,7 +188,7 @@ def _fisher_chunk(
     b: np.ndarray,
     alpha: np.ndarray,
     prior: DifficultyPrior,
-    budget: int = _MAX_ITERATIONS,
+    budget: int = MAX_ITERATIONS,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """2PL by Fisher scoring on abilities, difficulties and log slopes jointly, from ``theta``,
     ``b`` and ``alpha``: each step solves the expected information's system, whose task blocks
@@ -226,12 +229,12 @@ def _fisher_chunk(
         left_b = grad_b - np.einsum("rgt,rg->rt", by_b, step_theta)
         left_alpha = grad_alpha - np.einsum("rgt,rg->rt", by_alpha, step_theta)
         steps = [
-            np.clip(x, -_MAX_STEP, _MAX_STEP)
+            np.clip(x, -MAX_STEP, MAX_STEP)
             for x in (step_theta, i_bb * left_b + i_ba * left_alpha, i_ba * left_b + i_aa * left_alpha)
         ]
         theta, b, alpha = theta + steps[0], b + steps[1], alpha + steps[2]
         moved = prior.update(b, a * a * c.sum(axis=1))
-        if max(max(np.abs(x).max(initial=0.0) for x in steps), moved) < _TOLERANCE:
+        if max(max(np.abs(x).max(initial=0.0) for x in steps), moved) < TOLERANCE:
             break
     return theta, b, np.exp(alpha), iterations
 
@@ -251,7 +254,7 @@ def _two_pl(
         if iterations < FISHER_STEPS:
             return theta, b, a, iterations
         alpha = np.log(a)
-    theta, b, a, more = _alternating_chunk(n, s, theta, b, "2pl", prior, alpha, _MAX_ITERATIONS - iterations)
+    theta, b, a, more = _alternating_chunk(n, s, theta, b, "2pl", prior, alpha, MAX_ITERATIONS - iterations)
     return theta, b, a, iterations + more
 
 

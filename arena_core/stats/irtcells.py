@@ -26,7 +26,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.stats.battles import logistic
-from arena_core.stats.irt import MODELS, IrtFit, ability_prior, slope_prior
+from arena_core.stats.irt import MAX_ITERATIONS, MAX_STEP, MODELS, TOLERANCE, IrtFit, ability_prior, slope_prior
 from arena_core.stats.irtprior import DIFFICULTY_SD
 from arena_core.stats.tasktable import Runs, sorted_codes
 
@@ -38,9 +38,6 @@ Coded = tuple[tuple[np.ndarray, list[str]], tuple[np.ndarray, list[str]]]
 #: Up to this many groups, Rasch is fitted by Newton's method: its ``groups x groups`` system
 #: (128 MB and about a second to solve at 4,000) per step; beyond, by alternating steps.
 NEWTON_GROUPS = 4_000
-_MAX_STEP = 1.0
-_TOLERANCE = 1e-6
-_MAX_ITERATIONS = 500
 #: Cells whose probabilities :func:`task_information` evaluates at once: 256 KB, which stay in
 #: the processor's cache through its passes (10,000 groups x 100,000 tasks: 4.4-4.9 s, 6.3 s
 #: in blocks of a million cells).
@@ -120,7 +117,7 @@ def _rasch(
     groups, tasks = len(theta), len(b)
     prior_theta, prior_b = 1 / ability_prior("rasch") ** 2, 1 / DIFFICULTY_SD**2
     iterations = 0
-    while iterations < _MAX_ITERATIONS:
+    while iterations < MAX_ITERATIONS:
         iterations += 1
         residual, c = _residuals(n, s, theta[g] - b[t])
         grad_theta = np.bincount(g, residual, groups) - prior_theta * theta
@@ -132,9 +129,9 @@ def _rasch(
         schur[np.arange(groups), np.arange(groups)] += np.bincount(g, c, groups) + prior_theta
         step_theta = np.linalg.solve(schur, grad_theta + np.bincount(g, scaled * grad_b[t], groups))
         step_b = (grad_b + np.bincount(t, c * step_theta[g], tasks)) / d
-        step_theta, step_b = np.clip(step_theta, -_MAX_STEP, _MAX_STEP), np.clip(step_b, -_MAX_STEP, _MAX_STEP)
+        step_theta, step_b = np.clip(step_theta, -MAX_STEP, MAX_STEP), np.clip(step_b, -MAX_STEP, MAX_STEP)
         theta, b = theta + step_theta, b + step_b
-        if max(np.abs(step_theta).max(initial=0.0), np.abs(step_b).max(initial=0.0)) < _TOLERANCE:
+        if max(np.abs(step_theta).max(initial=0.0), np.abs(step_b).max(initial=0.0)) < TOLERANCE:
             break
     return theta, b, iterations
 
@@ -151,30 +148,30 @@ def _alternating(
     slopes = model == "2pl"
     prior_theta, prior_b, prior_alpha = 1 / ability_prior(model) ** 2, 1 / DIFFICULTY_SD**2, 1 / slope_prior() ** 2
     iterations = 0
-    while iterations < _MAX_ITERATIONS:
+    while iterations < MAX_ITERATIONS:
         iterations += 1
         a = np.exp(alpha)
         residual, spread = _residuals(n, s, a[t] * (theta[g] - b[t]))
         step_theta = (np.bincount(g, residual * a[t], groups) - prior_theta * theta) / (
             np.bincount(g, spread * (a * a)[t], groups) + prior_theta
         )
-        theta = theta + np.clip(step_theta, -_MAX_STEP, _MAX_STEP)
+        theta = theta + np.clip(step_theta, -MAX_STEP, MAX_STEP)
         residual, spread = _residuals(n, s, a[t] * (theta[g] - b[t]))
         step_b = (-a * np.bincount(t, residual, tasks) - prior_b * b) / (
             a * a * np.bincount(t, spread, tasks) + prior_b
         )
-        b = b + np.clip(step_b, -_MAX_STEP, _MAX_STEP)
+        b = b + np.clip(step_b, -MAX_STEP, MAX_STEP)
         steps = [step_theta, step_b]
         if slopes:
             gap = theta[g] - b[t]
             residual, spread = _residuals(n, s, a[t] * gap)
             grad = a * np.bincount(t, residual * gap, tasks) - prior_alpha * alpha
             step_alpha = grad / (a * a * np.bincount(t, spread * gap * gap, tasks) + prior_alpha)
-            alpha = alpha + np.clip(step_alpha, -_MAX_STEP, _MAX_STEP)
+            alpha = alpha + np.clip(step_alpha, -MAX_STEP, MAX_STEP)
             steps.append(step_alpha)
         shift = -(prior_theta * theta.sum() + prior_b * b.sum()) / (prior_theta * groups + prior_b * tasks)
         theta, b = theta + shift, b + shift
-        if max(np.abs(x).max(initial=0.0) for x in steps) < _TOLERANCE and abs(shift) < _TOLERANCE:
+        if max(np.abs(x).max(initial=0.0) for x in steps) < TOLERANCE and abs(shift) < TOLERANCE:
             break
     return theta, b, np.exp(alpha), iterations
 
