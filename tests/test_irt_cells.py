@@ -125,6 +125,24 @@ def test_the_information_is_the_dense_one_a_block_of_tasks_at_a_time(monkeypatch
     np.testing.assert_allclose(task_information(found), irt.information(found), rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize(("shift", "moved"), [(0.0, 0), (-720.0, 3), (800.0, 27)])
+def test_rasch_information_from_one_exponential_a_group_and_a_task_is_the_dense_one(shift: float, moved: int) -> None:
+    """Under Rasch each cell's ``exp(difficulty - ability)`` is a product of a task's and a
+    group's exponential: equal to the dense information on a fitted board, and where the cells
+    take their own exponentials (``moved`` groups moved by ``shift`` logits): a difficulty over
+    700 logits above an ability, whose product would overflow (inf / inf), and most groups 800
+    logits up, so that a group left below their mean has a factor that overflows."""
+    runs = sparse_runs(30, 90, 0.4, seed=5)
+    _, counts, solved = dense(runs)
+    found = irt.fit(counts, solved, model="rasch")
+    abilities = found.abilities.copy()
+    abilities[0, :moved] += shift
+    found = irt.IrtFit(abilities, found.difficulties, found.discriminations, 0, found.effects, found.residual_sd)
+    information = task_information(found)
+    assert np.isfinite(information).all()
+    np.testing.assert_allclose(information, irt.information(found), rtol=1e-12, atol=1e-300)
+
+
 def test_arena_tasks_fits_a_board_whose_dense_arrays_would_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
     runs = sparse_runs(250, 4_000, 0.005, seed=8)  # 1,000,000 cells, about 5,000 of them run
     monkeypatch.setattr(room, "available_memory", lambda: 8 * 2**20)

@@ -27,7 +27,7 @@ from arena_core.stats.tasktable import TaskTable
 
 __all__ = [
     "FISHER_GROUPS", "MAX_ITERATIONS", "MAX_STEP", "MODELS", "NEWTON_GROUPS", "TOLERANCE", "Z95", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
-    "responses", "slope_prior", "standard_errors",
+    "rasch_factors", "responses", "slope_prior", "standard_errors",
 ]  # fmt: skip
 
 #: The standard normal's 97.5th percentile: a 95% interval is this many standard errors each side.
@@ -343,6 +343,22 @@ def expected_scores(found: IrtFit, weights: np.ndarray | None = None) -> np.ndar
             100 * np.einsum("rgt,rt->rg", probabilities(found), weights) / weights.sum(axis=1, keepdims=True)
         )
     return out
+
+
+def rasch_factors(abilities: np.ndarray, difficulties: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(exp(c - abilities), exp(difficulties - c))``, ``c`` each row's mean ability: under
+    Rasch a cell's ``exp(difficulty - ability)`` is their product, an exponential per group
+    and per task where evaluating the cells took one per cell (about half their time). ``None``
+    where a product could overflow (a difficulty over 700 logits above an ability: a cell would
+    read inf / inf, or inf x 0) or a factor does: the cells then take their own exponentials."""
+    if not abilities.size or not difficulties.size:
+        return None
+    if (difficulties.max(axis=-1) - abilities.min(axis=-1)).max() > 700:
+        return None
+    centre = abilities.mean(axis=-1, keepdims=True)
+    with np.errstate(over="ignore"):
+        factors = np.exp(centre - abilities), np.exp(difficulties - centre)
+    return factors if np.isfinite(factors[0]).all() and np.isfinite(factors[1]).all() else None
 
 
 def information(found: IrtFit, row: int = 0) -> np.ndarray:
