@@ -105,15 +105,17 @@ def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray | None, weights: n
     factors = rasch_factors(theta, b) if a is None else None
     if a is None and factors is None:
         a = np.ones_like(b)
+    cells = np.empty((min(chunk, resamples), groups, b.shape[1]))  # one buffer, each chunk's cells in turn
     with np.errstate(over="ignore"):  # exp(-z) of a very negative z is inf: the probability 0
         for start in range(0, resamples, chunk):
             rows = slice(start, start + chunk)
+            z = cells[: len(theta[rows])]
             if factors is not None:
-                z = factors[0][rows, :, None] * factors[1][rows, None, :]
+                np.multiply(factors[0][rows, :, None], factors[1][rows, None, :], out=z)
             else:
                 assert a is not None
-                z = theta[rows, :, None] * a[rows, None, :] - (a[rows] * b[rows])[:, None, :]
-                np.negative(z, out=z)
+                np.multiply(theta[rows, :, None], -a[rows, None, :], out=z)
+                z += (a[rows] * b[rows])[:, None, :]  # -z, in place
                 np.exp(z, out=z)
             z += 1
             np.reciprocal(z, out=z)
