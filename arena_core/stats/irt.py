@@ -26,8 +26,9 @@ from arena_core.stats.irtprior import DifficultyPrior
 from arena_core.stats.tasktable import TaskTable
 
 __all__ = [
-    "FISHER_GROUPS", "MAX_ITERATIONS", "MAX_STEP", "MODELS", "NEWTON_GROUPS", "TOLERANCE", "Z95", "IrtFit", "ability_prior", "expected_scores", "fit", "information", "probabilities",
-    "rasch_factors", "responses", "slope_prior", "standard_errors",
+    "FISHER_GROUPS", "MAX_ITERATIONS", "MAX_STEP", "MODELS", "NEWTON_GROUPS", "TOLERANCE", "Z95", "IrtFit",
+    "ability_prior", "expected_scores", "fit", "information", "probabilities", "rasch_factors", "responses",
+    "slope_prior", "standard_errors",
 ]  # fmt: skip
 
 #: The standard normal's 97.5th percentile: a 95% interval is this many standard errors each side.

@@ -62,14 +62,15 @@ def linearised_scores(
     by_difficulty = c * a * a
     dd = -(c * a * a).sum(axis=0) - 1 / DIFFICULTY_SD**2
     on_abilities, on_difficulty = r * a, -a * r.sum(axis=0)  # each task's gradient
-    moved = np.asarray(weights, dtype=float) - 1
+    weights = np.asarray(weights, dtype=float)
+    moved = weights - 1
     if not slopes:
         own_d = on_difficulty / dd
         schur = np.diag(abilities) - (by_difficulty / dd) @ by_difficulty.T
         response = np.linalg.solve(schur, by_difficulty * own_d - on_abilities)  # (G, T)
         d_theta = moved @ response.T  # (R, G)
         d_b = -moved * own_d - (d_theta @ by_difficulty) / dd
-        return _expected(theta + d_theta, b + d_b, None, np.asarray(weights, dtype=float))
+        return _expected(theta + d_theta, b + d_b, None, weights)
     by_slope = r * a - c * a * z
     ss = (r * z - c * z * z).sum(axis=0) - 1 / slope_prior() ** 2
     ds = (c * a * z - r * a).sum(axis=0)
@@ -88,7 +89,7 @@ def linearised_scores(
     along_d, along_s = d_theta @ by_difficulty, d_theta @ by_slope
     d_b = -moved * own_d - (i_dd * along_d + i_ds * along_s)
     d_alpha = -moved * own_s - (i_ds * along_d + i_ss * along_s)
-    return _expected(theta + d_theta, b + d_b, a * np.exp(d_alpha), np.asarray(weights, dtype=float))
+    return _expected(theta + d_theta, b + d_b, a * np.exp(d_alpha), weights)
 
 
 def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray | None, weights: np.ndarray) -> np.ndarray:
@@ -109,7 +110,7 @@ def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray | None, weights: n
     with np.errstate(over="ignore"):  # exp(-z) of a very negative z is inf: the probability 0
         for start in range(0, resamples, chunk):
             rows = slice(start, start + chunk)
-            z = cells[: len(theta[rows])]
+            z = cells[: min(chunk, resamples - start)]
             if factors is not None:
                 np.multiply(factors[0][rows, :, None], factors[1][rows, None, :], out=z)
             else:

@@ -3,11 +3,12 @@ subset of tasks (``arena tasks``, ``arena tasks --select N``).
 
 The difficulty is the Rasch (or 2PL) difficulty of :mod:`arena_core.stats.irt`, in logits: a
 group whose ability equals it solves the task half the time. It is fitted over the cells that
-hold runs (:mod:`arena_core.stats.irtcells`), so a board of many groups and tasks fits in memory. A label disagrees when a
-``beginner`` task lies in the hardest third of the fitted difficulties, or an ``advanced`` one
-in the easiest third. A subset is chosen as tinyBenchmarks and Fluid Benchmarking choose one:
-the tasks with the most Fisher information about the groups at their fitted abilities; its
-worth is how closely the ranking fitted on the subset alone agrees with the full board's.
+hold runs (:mod:`arena_core.stats.irtcells`), so a board of many groups and tasks fits in
+memory. A label disagrees when a ``beginner`` task lies in the hardest third of the fitted
+difficulties, or an ``advanced`` one in the easiest third. A subset is chosen as
+tinyBenchmarks and Fluid Benchmarking choose one: the tasks with the most Fisher information
+about the groups at their fitted abilities; its worth is how closely the ranking fitted on the
+subset alone agrees with the full board's.
 """
 
 from __future__ import annotations

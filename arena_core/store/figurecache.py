@@ -95,9 +95,8 @@ def grown_columns(known: Columns, more: Columns, names: Sequence[str]) -> Column
     """``known``'s rows, then ``more``'s: the figures ``names`` written after ``known``'s in
     their rooms (:func:`_appended`; the figures a store does not keep stay unmeasured, not
     copied: a task of 10,000 runs copied 13 arrays a batch where 5 hold anything), the names
-    appended to ``known``'s in place
-    (:class:`~arena_core.engine.sequences.Grown`), so a batch does not copy a task's history of
-    names, spread over memory as a long-lived one is."""
+    appended to ``known``'s in place (:class:`~arena_core.engine.sequences.Grown`), so a batch
+    does not copy a task's history of names, spread over memory as a long-lived one is."""
 
     def plus(name: str, shared: bool = False) -> Grown[Any]:
         added = getattr(more, name)
