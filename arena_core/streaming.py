@@ -55,6 +55,8 @@ from arena_core.io.tables import records_of_table
 from arena_core.io.writers import write_shard
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Task
+from arena_core.stats.celltable import CellTable
+from arena_core.stats.room import BoardTooLarge
 from arena_core.stats.runs import runs_of
 from arena_core.stats.tasktable import TaskTable
 
@@ -66,7 +68,8 @@ class Streamed:
     """What streaming an input gave: the runs' cells (when a grouping was asked for), the number
     of runs, and the shards of evaluations written (in partition order)."""
 
-    table: TaskTable | None
+    table: TaskTable | CellTable | None
+    """The cells: a dense table, or with ``cells`` one too large for it as its cells that hold runs."""
     runs: int
     shards: list[Path]
     partitions: int
@@ -87,6 +90,7 @@ def stream(
     limit: int,
     started: Callable[[], None] | None = None,
     digests: bool = False,
+    cells: bool = False,
 ) -> Streamed:
     """Score ``source`` a partition at a time: its cells grouped ``by`` (``None``: none); with
     ``shards`` (a folder, and ``parquet`` or ``jsonl``) each partition's evaluations written to
@@ -98,6 +102,8 @@ def stream(
     workers are started and the input planned: a thread the caller starts then does not keep
     them from being forked, nor slow the planning. With ``digests``, each task's digest of its
     runs (:func:`~arena_core.engine.fingerprints.task_run_digests`), for a board's provenance.
+    With ``cells`` (the board's method scores a board from its cells), a board too large for its
+    dense table is given as a :class:`~arena_core.stats.celltable.CellTable`.
 
     :raises InputError: bad records (the first :data:`~arena_core.io.readers.MAX_REPORTED` in
         input order, with a count), or an id used twice.
@@ -128,6 +134,7 @@ def stream(
                     on_table is not None,
                     f"{scratch}/table-{k:05d}.arrow" if on_table is not None and lanes.local else None,
                     digests,
+                    cells,
                 )
                 for k, part in enumerate(parts)
             ]
@@ -157,7 +164,7 @@ def stream(
         raise InputError(f"{source.names[0]}: no submissions in the file")
     tables = [o.cells for o in outcomes if o.cells is not None]
     return Streamed(
-        TaskTable.joined(tables) if by is not None else None,
+        _joined(tables, cells) if by is not None else None,
         runs,
         [Path(j.shard) for j in jobs if j.shard is not None],
         len(parts),
@@ -254,6 +261,8 @@ class _Job:
     """Where a worker on this machine writes that table, as an Arrow file, for the caller to map
     (a worker elsewhere sends it back with its outcome)."""
     digests: bool = False
+    cells: bool = False
+    """Whether a partition too large for its dense table is handed back as its cells."""
 
 
 @frozen
@@ -262,7 +271,7 @@ class _Outcome:
     hashes: np.ndarray
     problems: list[tuple[int, str]]
     count: int
-    cells: TaskTable | None = None
+    cells: TaskTable | CellTable | None = None
     error: str | None = None
     table: Any = None
     """The evaluations as an Arrow table, or the path of the Arrow file that holds them."""
@@ -309,14 +318,33 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
         result: Any = arena.evaluate_many(columns.ids_checked(), job.tasks, evaluated_at=job.stamp)  # a batch
     except ValidationError as error:
         return _Outcome(0, hashes, [], 0, error=located(source, rows, columns.ids, error))
-    cells = None
+    cells: TaskTable | CellTable | None = None
     if job.by is not None:
         meta = _unknown_models_meta(table) if "model" in job.by else None
-        cells = TaskTable.of(runs_of(arena.scorer, result, job.by, meta), cells_only=True)
+        runs = runs_of(arena.scorer, result, job.by, meta)
+        try:
+            cells = TaskTable.of(runs, cells_only=True)
+        except BoardTooLarge:
+            if not job.cells:
+                raise
+            cells = CellTable.of(runs)
     if job.shard is not None:
         write_shard(result, job.shard, job.partition_by)
     digests = task_run_digests(columns) if job.digests else {}
     return _Outcome(len(rows), hashes, [], 0, cells, table=result.to_arrow() if job.arrow else None, digests=digests)
+
+
+def _joined(tables: list[TaskTable | CellTable], cells: bool) -> TaskTable | CellTable:
+    """The partitions' tables joined: dense, or with ``cells`` as the cells that hold runs when
+    a partition's or the whole board's dense table does not fit."""
+    dense = [t for t in tables if isinstance(t, TaskTable)]
+    if len(dense) == len(tables):
+        try:
+            return TaskTable.joined(dense)
+        except BoardTooLarge:
+            if not cells:
+                raise
+    return CellTable.joined(tables)
 
 
 def _unknown_models_meta(table: Any) -> dict[str, Any] | None:

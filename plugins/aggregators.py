@@ -14,7 +14,9 @@ from attrs import frozen
 from arena_core import hookimpl
 from arena_core.model.errors import ValidationError
 from arena_core.stats import irt
+from arena_core.stats.celltable import CellTable
 from arena_core.stats.irtbootstrap import linearised_scores
+from arena_core.stats.irtcellboard import cell_scores
 from arena_core.stats.tasktable import TaskTable
 
 
@@ -231,7 +233,19 @@ class ItemResponse:
     #: The dimensions it reads: the verdicts alone (a figure only the others need is not asked for).
     reads = ("correctness",)
 
-    def aggregate(self, table: TaskTable, weights: np.ndarray) -> np.ndarray:
+    @property
+    def cells(self) -> bool:
+        """Scores a board held as its cells that hold runs (:mod:`arena_core.stats.irtcellboard`),
+        when its dense table does not fit: Rasch by the linear response only."""
+        return self.model == "rasch" and not self.refits
+
+    def aggregate(self, table: TaskTable | CellTable, weights: np.ndarray) -> np.ndarray:
+        if isinstance(table, CellTable):
+            if table.responses() is None:
+                raise ValidationError(
+                    "leaderboard", "method", f"runs with correctness scores ({self.name} fits the verdicts)", self.name
+                )
+            return cell_scores(table, weights)
         read = irt.responses(table)
         if read is None:
             raise ValidationError(

@@ -19,12 +19,14 @@ from arena_core.model.serde import structure, structure_each
 from arena_core.registry.components import Components
 from arena_core.stats.adaptive import AdaptiveTest
 from arena_core.stats.bias import BiasFinding, detect_bias
+from arena_core.stats.celltable import CellTable
 from arena_core.stats.irttasks import Selection, select_tasks
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
 from arena_core.stats.pareto import X_FIELDS, ParetoPoint, check_axes, pareto
 from arena_core.stats.prediction import CellPrediction, GroupExpectation, board_fit, predict
 from arena_core.stats.repeats import Repeats, repeats
+from arena_core.stats.room import BoardTooLarge
 from arena_core.stats.runs import gather_runs, needs_meta, task_table
 from arena_core.stats.similar import SimilarTask, similar_tasks
 from arena_core.stats.taskfeatures import FeatureEffect, feature_effects
@@ -48,7 +50,7 @@ class Boards:
 
     def leaderboard(
         self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | CellTable | None = None,
         *,
         store: Store | None = None,
         by: str = "tool",
@@ -78,7 +80,18 @@ class Boards:
             intervals and rank ranges then resample families) and ``meta`` (submission id to
             meta, for ``meta.KEY``, ``where`` and ``cluster``; read from ``store`` when it is given).
         """
-        table = self._table(evaluations, store, by, selection)
+        aggregator = self.components.aggregators[method or self.config.leaderboard_method]
+        if isinstance(evaluations, CellTable):  # a streamed board too large for its dense table
+            return self._board(evaluations, method, interval, test, adjustment, ranks, order)
+        if not getattr(aggregator, "cells", False) or selection.get("cluster") or isinstance(evaluations, TaskTable):
+            return self._board(
+                self._table(evaluations, store, by, selection), method, interval, test, adjustment, ranks, order
+            )
+        runs = self._runs(evaluations, store, by, selection)
+        try:
+            table: TaskTable | CellTable = TaskTable.of(runs)
+        except BoardTooLarge:  # the method scores the cells that hold runs: held alone
+            table = CellTable.of(runs)
         return self._board(table, method, interval, test, adjustment, ranks, order)
 
     def _table(self, evaluations: Any, store: Store | None, by: str, selection: dict[str, Any]) -> TaskTable:
@@ -128,7 +141,7 @@ class Boards:
 
     def _board(
         self,
-        table: TaskTable,
+        table: TaskTable | CellTable,
         method: str | None,
         interval: str | None,
         test: str,
@@ -149,7 +162,7 @@ class Boards:
 
     def pairwise(
         self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | CellTable | None = None,
         *,
         store: Store | None = None,
         by: str = "tool",
@@ -215,7 +228,7 @@ class Boards:
 
     def predict(
         self,
-        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | None = None,
+        evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable | CellTable | None = None,
         *,
         store: Store | None = None,
         by: str = "tool",

@@ -30,6 +30,7 @@ from arena_core.io.table import render
 from arena_core.model.errors import ArenaError
 from arena_core.model.serde import to_dict
 from arena_core.pricing.notes import cost_notes
+from arena_core.stats.celltable import CellTable
 from arena_core.stats.corrected import CorrectedRow
 from arena_core.stats.leaderboard import GroupRow, dimensions_of
 from arena_core.stats.pairwise import ADJUSTMENTS, TESTS, PairRow
@@ -164,9 +165,13 @@ def leaderboard(
     corrected = (correctness_source or arena.config.correctness_source) == "corrected"
     held = _held(arena, by, method, cluster, pass_k, store_path, corrected)
     source = streamed_source(state, inputs, pick, why_not=held)
-    evaluations: Sequence[Any] | TaskTable
+    evaluations: Sequence[Any] | TaskTable | CellTable
     if source is not None:
-        (evaluations, tasks), meta = stream_leaderboard(state, source, inputs, pick, by, quiet, fmt == "json"), None
+        by_cells = bool(
+            getattr(arena.components.aggregators[method or arena.config.leaderboard_method], "cells", False)
+        )
+        streamed = stream_leaderboard(state, source, inputs, pick, by, quiet, fmt == "json", by_cells)
+        (evaluations, tasks), meta = streamed, None
     else:
         evaluations, meta, tasks = evaluations_of(
             state, inputs, store_path, pick, needs_meta(by) or bool(cluster) or priced, quiet
@@ -189,12 +194,16 @@ def leaderboard(
     )
     pairs = arena.pairwise(evaluations, by=by, test=test, adjustment=adjust, order=order, meta=meta) if pairwise else []
     ks = parse_ks(pass_k)
-    found = arena.repeats(evaluations, ks, by=by, meta=meta) if ks and not isinstance(evaluations, TaskTable) else {}
-    if not isinstance(evaluations, TaskTable):
+    found = (
+        arena.repeats(evaluations, ks, by=by, meta=meta)
+        if ks and not isinstance(evaluations, TaskTable | CellTable)
+        else {}
+    )
+    if not isinstance(evaluations, TaskTable | CellTable):
         mixed_models_note(evaluations, by, arena.config.model_aliases, attempts=False)
         spellings_note(evaluations, by, arena.config.model_aliases)
     fixed = {}
-    if corrected and not isinstance(evaluations, TaskTable):
+    if corrected and not isinstance(evaluations, TaskTable | CellTable):
         fixed = corrected_rows(state, arena, evaluations, tasks, by, meta, store_path)
     whole = {}
     if expected:

@@ -33,6 +33,7 @@ from arena_core.io.locations import is_url
 from arena_core.io.output import atomic_output
 from arena_core.io.pieces import Source, conform, open_source
 from arena_core.model.records import Task
+from arena_core.stats.celltable import CellTable
 from arena_core.stats.tasktable import TaskTable
 from arena_core.streaming import Streamed, stream
 
@@ -94,15 +95,17 @@ def _reason(state: State, pick: Pick) -> str | None:
 
 
 def stream_leaderboard(
-    state: State, source: Source, given: InputFiles, pick: Pick, by: str, quiet: bool, digests: bool = False
-) -> tuple[TaskTable, dict[str, Task]]:
+    state: State, source: Source, given: InputFiles, pick: Pick, by: str, quiet: bool, digests: bool = False,
+    cells: bool = False,
+) -> tuple[TaskTable | CellTable, dict[str, Task]]:  # fmt: skip
     """The runs' cells grouped ``by``, streamed, and the tasks; with ``digests``, the runs' digests
-    noted for the board's provenance."""
+    noted for the board's provenance; with ``cells``, a board too large for its dense table as its
+    cells that hold runs (for a method that scores them)."""
     tasks = read_task_file(state, given, pick)
     # The board's interval and tests need SciPy's special functions, 0.2 s to import: done while
     # the workers score (once they are started: a process with a thread does not fork them).
     started = _import_in_background("scipy.special")
-    found = _stream(state, source, tasks, by, None, quiet, started=started, digests=digests)
+    found = _stream(state, source, tasks, by, None, quiet, started=started, digests=digests, cells=cells)
     assert found.table is not None
     state.runs_read, state.runs_count = found.digests, found.runs
     return found.table, tasks
@@ -166,6 +169,7 @@ def _stream(
     on_table: Callable[[Any], None] | None = None,
     started: Callable[[], None] | None = None,
     digests: bool = False,
+    cells: bool = False,
 ) -> Streamed:
     config = state.arena.config
     if not quiet:
@@ -179,7 +183,7 @@ def _stream(
         keep_freed_arrays()
     found = stream(
         state.arena, source, tasks, by=by, stamp=stamp, shards=shards, partition_by=partition_by,
-        on_table=on_table, limit=config.partition_rows, started=started, digests=digests,
+        on_table=on_table, limit=config.partition_rows, started=started, digests=digests, cells=cells,
     )  # fmt: skip
     if not quiet:
         click.echo(f"scored {found.runs:,} runs in {found.partitions} partition(s)", err=True)

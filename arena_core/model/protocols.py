@@ -145,7 +145,9 @@ class Aggregator(Protocol):
     cells says so with ``reads_runs = True``: a streamed leaderboard, which keeps cells only,
     then reads the runs whole instead. One whose score reads some dimensions only (IRT: the
     verdicts) names them in ``reads`` (``("correctness",)``): a figure only other dimensions
-    need is then not asked for, where missing.
+    need is then not asked for, where missing. One that can score a board held as its cells
+    that hold runs (:class:`arena_core.stats.celltable.CellTable`) says so with ``cells = True``:
+    a board too large for its dense table is then given as its cells rather than refused.
     """
 
     name: str

@@ -14,12 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arena_core.stats.pairmoments import pair_blocks
+from arena_core.model.errors import ValidationError
+from arena_core.stats.pairmoments import SparseValues, pair_blocks
 from arena_core.stats.pairwise import adjust, check_test, paired_p_value
 from arena_core.stats.tasktable import TaskTable
+
+if TYPE_CHECKING:
+    from arena_core.stats.celltable import CellTable
 
 __all__ = ["DIMENSION", "inversions", "named", "significant_differences"]
 
@@ -28,7 +33,7 @@ DIMENSION = "correctness"
 
 
 def inversions(
-    table: TaskTable,
+    table: TaskTable | CellTable,
     ranks: Mapping[int, int],
     *,
     test: str = "t",
@@ -53,7 +58,7 @@ def inversions(
 
 
 def significant_differences(
-    table: TaskTable,
+    table: TaskTable | CellTable,
     ordered: Sequence[int],
     *,
     test: str = "t",
@@ -76,18 +81,22 @@ def significant_differences(
 
 
 def _significant(
-    table: TaskTable, ordered: Sequence[int], *, test: str, adjustment: str, confidence_level: float
+    table: TaskTable | CellTable, ordered: Sequence[int], *, test: str, adjustment: str, confidence_level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`significant_differences` as arrays: positions in ``ordered`` of the pairs' first and
     second groups, and the second's mean advantage (a board of 2,000 groups can have a million)."""
     check_test(test, adjustment)
-    values = table.dimension_means.get(DIMENSION)
+    values = table.values_of(DIMENSION)
     ordered = list(ordered)
     none = np.zeros(0, dtype=np.int64)
     if values is None or len(ordered) < 2:
         return none, none, none.astype(float)
     alpha = 1 - confidence_level
     if test != "t":
+        if isinstance(values, SparseValues):
+            raise ValidationError(
+                "leaderboard", "test", "t (a board held as its cells tests pairs by their sums, the t-test)", test
+            )
         return _pair_by_pair(values, ordered, test, adjustment, alpha)
     tested = 0
     kept: list[tuple[np.ndarray, ...]] = []  # per block: p, above, below, below's mean advantage
@@ -138,6 +147,6 @@ def _pair_by_pair(
     return np.array(firsts, dtype=np.int64), np.array(seconds, dtype=np.int64), np.array(ahead, dtype=float)
 
 
-def named(table: TaskTable, found: Mapping[int, Sequence[int]]) -> dict[str, tuple[str, ...]]:
+def named(table: TaskTable | CellTable, found: Mapping[int, Sequence[int]]) -> dict[str, tuple[str, ...]]:
     """:func:`inversions` with the groups named."""
     return {table.groups[g]: tuple(table.groups[b] for b in below) for g, below in found.items()}

@@ -13,12 +13,17 @@ order, by the rule ``leaderboard_ranks`` names (:mod:`arena_core.stats.rankrange
 bootstrap over tasks by default, ``overlap`` of the intervals as before). Groups with fewer
 tasks than ``min_tasks_per_group`` are provisional: listed after the ranked ones, with a score
 and an interval but no rank.
+
+The table is the dense one, or for a method that scores a board from its cells that hold runs
+(``cells``: the Rasch fit) a :class:`~arena_core.stats.celltable.CellTable`, when the dense one
+does not fit: every figure reads the same either way.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from attrs import frozen
@@ -31,7 +36,10 @@ from arena_core.model.records import DIMENSIONS
 from arena_core.stats.inversions import inversions, named
 from arena_core.stats.outcomefirst import ORDERS, forced_ranges, ordered_ranks, outcome_first, significant_pairs
 from arena_core.stats.rankranges import chained_tiers, leader_tiers, overlap_ranges, paired_ranges, resampled_scores
-from arena_core.stats.tasktable import TaskTable, measured_mean
+from arena_core.stats.tasktable import TaskTable
+
+if TYPE_CHECKING:
+    from arena_core.stats.celltable import CellTable
 
 __all__ = ["GroupRow", "dimensions_of", "RESAMPLES", "SEED", "leaderboard", "task_bootstrap"]
 
@@ -75,7 +83,7 @@ class GroupRow:
 
 
 def leaderboard(
-    table: TaskTable,
+    table: TaskTable | CellTable,
     aggregator: Aggregator,
     interval: IntervalMethod,
     *,
@@ -111,7 +119,10 @@ def leaderboard(
     else:
         low, high = _percentiles(resampled, confidence_level)
         bounds = list(zip(low.tolist(), high.tolist(), strict=True))
-    n_tasks = table.present.sum(axis=1)
+    n_tasks = table.tasks_per_group()
+    n_runs = table.runs_per_group()
+    coverage = table.group_means(table.coverage_means)
+    means = {d: table.group_means(values) for d, values in table.dimension_means.items()}
     provisional = n_tasks < min_tasks
     listed = sorted(
         range(len(table.groups)), key=lambda g: (bool(provisional[g]), -round(scores[g], 2), table.groups[g])
@@ -143,7 +154,7 @@ def leaderboard(
         rows.append(
             GroupRow(
                 group=table.groups[g],
-                n_runs=int(table.counts[g].sum()),
+                n_runs=int(n_runs[g]),
                 n_tasks=int(n_tasks[g]),
                 score=float(scores[g]),
                 ci_low=float(bounds[g][0]),
@@ -153,10 +164,8 @@ def leaderboard(
                 rank_high=None if i is None else int(worst[i]),
                 tier=None if i is None else tier_of[i],
                 provisional=bool(provisional[g]),
-                coverage=measured_mean(table.coverage_means[g]),
-                means={
-                    d: m for d, values in table.dimension_means.items() if not math.isnan(m := measured_mean(values[g]))
-                },
+                coverage=coverage[g],
+                means={d: m[g] for d, m in means.items() if not math.isnan(m[g])},
                 inverts=inverted.get(table.groups[g], ()),
                 apart=g in apart,
             )
@@ -164,7 +173,7 @@ def leaderboard(
     return rows
 
 
-def _apart(table: TaskTable, ranked: list[int]) -> set[int]:
+def _apart(table: TaskTable | CellTable, ranked: list[int]) -> set[int]:
     """The ranked groups outside the largest set of groups joined by shared tasks (on a tie, the
     set holding the best-scored group): no task compares them with the others. The groups and
     tasks are the nodes of a graph whose edges are the cells run: linear in the cells."""
@@ -173,7 +182,11 @@ def _apart(table: TaskTable, ranked: list[int]) -> set[int]:
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    groups, tasks = np.nonzero(table.present[ranked])
+    cell_groups, cell_tasks = table.run_cells()
+    position = np.full(len(table.groups), -1)
+    position[ranked] = np.arange(len(ranked))
+    kept = position[cell_groups] >= 0
+    groups, tasks = position[cell_groups[kept]], cell_tasks[kept]
     size = len(ranked) + len(table.tasks)
     graph = coo_matrix((np.ones(len(groups)), (groups, len(ranked) + tasks)), shape=(size, size))
     _, component = connected_components(graph, directed=False)
@@ -184,7 +197,7 @@ def _apart(table: TaskTable, ranked: list[int]) -> set[int]:
 
 
 def _outcome_first(
-    table: TaskTable, ranked: list[int], scores: np.ndarray, rank_of: dict[int, int], best: np.ndarray,
+    table: TaskTable | CellTable, ranked: list[int], scores: np.ndarray, rank_of: dict[int, int], best: np.ndarray,
     worst: np.ndarray, test: str, adjustment: str, confidence_level: float,
 ) -> tuple[list[int], dict[int, int], np.ndarray, np.ndarray, list[int]]:  # fmt: skip
     """The ranked groups in the outcome-first order, their ranks, rank ranges and tiers."""
@@ -206,7 +219,11 @@ def dimensions_of(rows: Sequence[GroupRow]) -> list[str]:
 
 
 def task_bootstrap(
-    table: TaskTable, aggregator: Aggregator, confidence_level: float, resamples: int = RESAMPLES, seed: int = SEED
+    table: TaskTable | CellTable,
+    aggregator: Aggregator,
+    confidence_level: float,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval per group of the aggregator's score over resamples of the tasks
     (drawn with replacement, the same draws for every group, so paired structure is kept)."""

@@ -34,11 +34,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from arena_core.stats.inversions import significant_differences
 from arena_core.stats.tasktable import TaskTable
+
+if TYPE_CHECKING:
+    from arena_core.stats.celltable import CellTable
 
 __all__ = ["ORDERS", "forced_ranges", "ordered_ranks", "outcome_first", "significant_pairs"]
 
@@ -47,7 +51,7 @@ ORDERS = ("score", "outcome-first")
 
 
 def significant_pairs(
-    table: TaskTable, ranked: Sequence[int], *, test: str, adjustment: str, confidence_level: float
+    table: TaskTable | CellTable, ranked: Sequence[int], *, test: str, adjustment: str, confidence_level: float
 ) -> set[tuple[int, int]]:
     """``(higher, lower)`` pairs of ``ranked`` groups whose correctness differs significantly on
     shared tasks, by the test and adjustment inversions are named by (one pass over every pair)."""

@@ -15,6 +15,10 @@ has every task (``P`` all ones) three of them are row sums, and ``X X^T`` is the
 made a block of rows at a time, each row against the groups from its block on (a pair is tested
 once, and half the products are not made), so memory stays bounded however many groups there are.
 
+A board held as its cells (:class:`SparseValues`, from
+:class:`~arena_core.stats.celltable.CellTable`) makes the same products as sparse matrices: each
+costs about the sum over tasks of (groups on it)^2, not groups^2 x tasks.
+
 A pair whose differences are all equal (no spread) is decided as the pair-by-pair test decides
 it (p = 1 for a zero difference, else 0): its variance, from sums, is taken for zero below a
 relative 1e-10.
@@ -23,16 +27,47 @@ relative 1e-10.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from attrs import frozen
 
-__all__ = ["PairBlock", "pair_blocks"]
+__all__ = ["PairBlock", "SparseValues", "pair_blocks"]
 
 #: Cells of a block's ``(rows, groups)`` results: about 8 MB a float array.
 _BLOCK_CELLS = 1 << 20
 #: A variance below this share of the mean square of the differences is no spread at all.
 _NO_SPREAD = 1e-10
+
+
+@frozen
+class SparseValues:
+    """``(groups, tasks)`` values held as sparse matrices: ``values`` (0 where absent) and
+    ``present`` (1 where a group has a value; a value may itself be 0)."""
+
+    values: Any
+    present: Any
+
+    @classmethod
+    def of(cls, group: np.ndarray, task: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> SparseValues:
+        """The cells' ``values`` (NaN: absent) at ``(group, task)``, each cell once."""
+        from scipy.sparse import csr_matrix
+
+        kept = ~np.isnan(values)
+        at = (group[kept], task[kept])
+        return cls(csr_matrix((values[kept], at), shape=shape), csr_matrix((np.ones(int(kept.sum())), at), shape=shape))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        found: tuple[int, int] = self.present.shape
+        return found
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: Any) -> SparseValues:
+        """The rows ``rows`` (indices, or a slice), in that order."""
+        return SparseValues(self.values[rows], self.present[rows])
 
 
 @frozen
@@ -54,9 +89,9 @@ class PairBlock:
     row) is 1: only the pairs the block tests are computed."""
 
 
-def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[PairBlock]:
+def pair_blocks(values: np.ndarray | SparseValues, *, below: float | None = None) -> Iterator[PairBlock]:
     """The paired t-tests of every two groups of ``values`` (``(groups, tasks)``, NaN where a
-    group has none), a block of rows at a time, each against the groups from the block's first on:
+    group has none, or :class:`SparseValues`), a block of rows at a time, each against the groups from the block's first on:
     every pair ``i < j`` is in the block of ``i``, at column ``j``.
 
     :param below: only p-values under this are wanted: the others are given as 1, without
@@ -70,11 +105,15 @@ def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[P
         freedom = np.arange(1, max(2, values.shape[1]) + 1, dtype=float)
         critical = np.concatenate([[np.inf], stdtrit(freedom, below / 2) * -(1 - 1e-9)])
 
-    present = ~np.isnan(values)
-    complete = bool(present.all())
-    p = present.astype(float)
-    x = np.where(present, values, 0.0)
-    xx = x * x
+    if isinstance(values, SparseValues):
+        p, x, complete = values.present, values.values, False
+        xx = x.multiply(x).tocsr()
+    else:
+        present = ~np.isnan(values)
+        complete = bool(present.all())
+        p = present.astype(float)
+        x = np.where(present, values, 0.0)
+        xx = x * x
     if complete:  # every group has every task (a board of one benchmark): P's products are row sums
         sums, sums_of_squares = x @ p[0], xx @ p[0]  # as the product with a row of ones sums them
     step = max(1, _BLOCK_CELLS // max(1, len(values)))
@@ -86,9 +125,11 @@ def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[P
             total = sums[block, None] - sums[None, later]
             squares = sums_of_squares[block, None] + sums_of_squares[None, later] - 2.0 * (x[block] @ x[later].T)
         else:
-            shared = p[block] @ p[later].T
-            total = x[block] @ p[later].T - p[block] @ x[later].T
-            squares = xx[block] @ p[later].T + p[block] @ xx[later].T - 2.0 * (x[block] @ x[later].T)
+            shared = _dense(p[block] @ p[later].T)
+            total = _dense(x[block] @ p[later].T) - _dense(p[block] @ x[later].T)
+            squares = (
+                _dense(xx[block] @ p[later].T) + _dense(p[block] @ xx[later].T) - 2.0 * _dense(x[block] @ x[later].T)
+            )
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(shared > 0, total / np.maximum(shared, 1), 0.0)
             variance = (squares - shared * mean * mean) / (shared - 1)
@@ -105,3 +146,9 @@ def pair_blocks(values: np.ndarray, *, below: float | None = None) -> Iterator[P
         p_value = np.where(flat, no_spread, p_value)
         p_value = np.where(shared >= 2, p_value, np.nan)
         yield PairBlock(rows, columns, shared.astype(np.int64), mean, p_value)
+
+
+def _dense(product: Any) -> np.ndarray:
+    """A product of the blocks as an array (a sparse matrix's, made dense: one block's pairs)."""
+    found: np.ndarray = product.toarray() if hasattr(product, "toarray") else product
+    return found

@@ -22,12 +22,16 @@ Two rules, named by ``leaderboard_ranks``:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from arena_core.model.protocols import Aggregator
 from arena_core.stats.room import ensure_room
 from arena_core.stats.tasktable import TaskTable
+
+if TYPE_CHECKING:
+    from arena_core.stats.celltable import CellTable
 
 __all__ = ["chained_tiers", "leader_tiers", "overlap_ranges", "paired_ranges", "resampled_scores", "uniform_counts"]
 
@@ -37,7 +41,7 @@ _TIED = 1e-9
 _CHUNK_CELLS = 4_000_000
 
 
-def resampled_scores(table: TaskTable, aggregator: Aggregator, resamples: int, seed: int) -> np.ndarray:
+def resampled_scores(table: TaskTable | CellTable, aggregator: Aggregator, resamples: int, seed: int) -> np.ndarray:
     """``(resamples, groups)`` aggregator scores over resamples of the tasks (of their clusters,
     when the table has them), drawn with replacement, the same draws for every group; drawn in
     batches so that memory stays bounded on boards of many tasks (the draws are those of one call)."""
@@ -48,7 +52,7 @@ def resampled_scores(table: TaskTable, aggregator: Aggregator, resamples: int, s
     return np.vstack(list(_batches(table, aggregator, resamples, seed)))
 
 
-def _batches(table: TaskTable, aggregator: Aggregator, resamples: int, seed: int) -> Iterator[np.ndarray]:
+def _batches(table: TaskTable | CellTable, aggregator: Aggregator, resamples: int, seed: int) -> Iterator[np.ndarray]:
     """Resampled scores in batches; with clustered tasks the clusters are drawn, and each task
     weighs as often as its cluster was drawn (tasks of a family stay together)."""
     tasks = len(table.tasks)

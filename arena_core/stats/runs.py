@@ -21,6 +21,8 @@ from arena_core.importing.runs import VERDICT_CRITERION
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Evaluation, Task
 from arena_core.model.serde import structure
+from arena_core.stats.celltable import CellTable
+from arena_core.stats.room import REMEDY, BoardTooLarge
 from arena_core.stats.tasktable import Runs, TaskTable, dimension_order
 
 if TYPE_CHECKING:
@@ -113,9 +115,18 @@ def gather_runs(
 def task_table(
     scorer: Scorer, evaluations: Iterable[Evaluation | Mapping[str, Any]] | TaskTable, by: str, **selection: Any
 ) -> TaskTable:
-    """The :class:`TaskTable` of :func:`gather_runs`, or the table given (a streamed board's cells)."""
+    """The :class:`TaskTable` of :func:`gather_runs`, or the table given (a streamed board's cells).
+
+    :raises BoardTooLarge: given a board held as its cells that hold runs (a streamed board too
+        large for its dense table), which a statistic of the dense table cannot read.
+    """
     if isinstance(evaluations, TaskTable):
         return evaluations
+    if isinstance(evaluations, CellTable):
+        shape = f"{len(evaluations.groups):,} groups x {len(evaluations.tasks):,} tasks"
+        raise BoardTooLarge(
+            f"a board of {shape} is held as its cells, too large for the dense table this needs: {REMEDY}"
+        )
     return TaskTable.of(gather_runs(scorer, evaluations, by, **selection))
 
 

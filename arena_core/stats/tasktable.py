@@ -27,7 +27,16 @@ from arena_core.model.errors import ValidationError
 from arena_core.model.records import DIMENSIONS
 from arena_core.stats.room import ensure_room
 
-__all__ = ["CELL_BYTES", "Runs", "TaskTable", "cell_means", "dimension_order", "measured_mean", "sorted_codes"]
+__all__ = [
+    "CELL_BYTES",
+    "CellFigures",
+    "Runs",
+    "TaskTable",
+    "cell_means",
+    "dimension_order",
+    "measured_mean",
+    "sorted_codes",
+]
 
 #: Bytes a board holds per ``(group, task)`` cell at its peak, besides 8 per dimension: the
 #: counts, sums, coverage, means and presence, a sum's temporaries, and the weighted means and
@@ -100,35 +109,21 @@ class TaskTable:
         shape = (len(group_names), len(task_ids))
         _ensure_room(shape, len(runs.dimensions))
         cells = group_codes * shape[1] + task_codes
-        counts = np.bincount(cells, minlength=shape[0] * shape[1])
-        order: np.ndarray | None = None
-
-        def ordered() -> np.ndarray:
-            """The runs by cell, then score: the order inexact sums add in, and runs are kept in."""
-            nonlocal order
-            if order is None:
-                order = _cell_order(cells, runs.overall)
-            return order
-
-        summed = _exact_sums(cells, runs.overall, counts.size, 2)
-        if summed is None:
-            sums = np.bincount(cells[ordered()], weights=runs.overall[ordered()], minlength=counts.size)
-        else:
-            sums = summed[0]
+        found = CellFigures.of(cells, runs, shape[0] * shape[1])
         empty = np.zeros(0, dtype=np.int64)
         g, t, score = (empty, empty, empty.astype(float)) if cells_only else (
-            group_codes[ordered()], task_codes[ordered()], runs.overall[ordered()]
+            group_codes[found.ordered()], task_codes[found.ordered()], runs.overall[found.ordered()]
         )  # fmt: skip
         return cls(
             group_names,
             task_ids,
-            counts.reshape(shape),
-            sums.reshape(shape),
+            found.counts.reshape(shape),
+            found.sums.reshape(shape),
             g,
             t,
             score,
-            {d: _cell_means(cells, values, shape, counts, 2, ordered) for d, values in runs.dimensions.items()},
-            _cell_means(cells, runs.coverage, shape, counts, 4, ordered),
+            {d: means.reshape(shape) for d, means in found.dimension_means.items()},
+            found.coverage_means.reshape(shape),
             None if runs.clusters is None else _task_clusters(runs, task_ids),
         )
 
@@ -177,6 +172,31 @@ class TaskTable:
         found.flags.writeable = False  # shared by every reader
         return found
 
+    def tasks_per_group(self) -> np.ndarray:
+        """``(groups,)``: the tasks each group ran."""
+        ran: np.ndarray = self.present.sum(axis=1)
+        return ran
+
+    def runs_per_group(self) -> np.ndarray:
+        """``(groups,)``: the runs of each group."""
+        runs: np.ndarray = self.counts.sum(axis=1)
+        return runs
+
+    def group_means(self, values: np.ndarray) -> list[float]:
+        """Per group, :func:`measured_mean` of its cells' ``values`` (``coverage_means`` or one
+        of ``dimension_means``): the mean over the tasks it has a value for."""
+        return [measured_mean(row) for row in values]
+
+    def run_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """The group and task of each cell that holds runs."""
+        groups, tasks = np.nonzero(self.present)
+        return groups, tasks
+
+    def values_of(self, dimension: str) -> np.ndarray | None:
+        """``(groups, tasks)`` per-task means of ``dimension`` (NaN where none), what the paired
+        tests read (:func:`~arena_core.stats.pairmoments.pair_blocks`); ``None`` without it."""
+        return self.dimension_means.get(dimension)
+
     def task_means(self, group: int) -> np.ndarray:
         """The group's per-task mean scores, over the tasks it ran (in task order)."""
         row = self.means[group]
@@ -187,6 +207,43 @@ class TaskTable:
         """The overall scores of the group's runs."""
         scores: np.ndarray = self.run_score[self.run_group == group]
         return scores
+
+
+@frozen
+class CellFigures:
+    """Per cell of a board (each run's cell a code below ``size``): its runs, the sum of their
+    overall scores, each dimension's mean and the mean coverage, summed as the module says
+    (exactly, else by cell then score), so a dense table and a table of its cells that hold
+    runs (:class:`~arena_core.stats.celltable.CellTable`) read the same figures."""
+
+    counts: np.ndarray
+    sums: np.ndarray
+    dimension_means: dict[str, np.ndarray]
+    coverage_means: np.ndarray
+    ordered: Callable[[], np.ndarray]
+    """The runs sorted by cell, then score (sorted once, when an inexact sum or the caller asks)."""
+
+    @classmethod
+    def of(cls, cells: np.ndarray, runs: Runs, size: int) -> CellFigures:
+        """The figures of ``runs``, each run ``i`` in cell ``cells[i]``."""
+        counts = np.bincount(cells, minlength=size)
+        order: np.ndarray | None = None
+
+        def ordered() -> np.ndarray:
+            """The runs by cell, then score: the order inexact sums add in, and runs are kept in."""
+            nonlocal order
+            if order is None:
+                order = _cell_order(cells, runs.overall)
+            return order
+
+        summed = _exact_sums(cells, runs.overall, size, 2)
+        if summed is None:
+            sums = np.bincount(cells[ordered()], weights=runs.overall[ordered()], minlength=size)
+        else:
+            sums = summed[0]
+        flat = (1, size)
+        dimensions = {d: _cell_means(cells, v, flat, counts, 2, ordered)[0] for d, v in runs.dimensions.items()}
+        return cls(counts, sums, dimensions, _cell_means(cells, runs.coverage, flat, counts, 4, ordered)[0], ordered)
 
 
 def _ensure_room(shape: tuple[int, int], dimensions: int) -> None:

@@ -1,0 +1,109 @@
+"""Each group's weighted sum over tasks of its probability of solving them, for many resamples of
+an item response fit, without a probability per (resample, group, task) cell.
+
+A resample's sum for a group depends on the group through its ability alone:
+
+    f_r(u) = sum_t w_rt logistic(a_rt (u - b_rt))
+
+is one function of one variable per resample, whatever the number of groups. It is a sum of
+logistic curves, analytic in a strip about the real line (the logistic's poles lie ``pi / a``
+off it), so its Chebyshev interpolant on the abilities' range converges geometrically: ``K``
+nodes, where ``K`` depends on the range and the largest slope and not on the board (about 50
+for abilities within 4 logits of each other, 110 within 15), give it to a relative 1e-13. So
+a resample costs ``K x tasks`` probabilities instead of ``groups x tasks``: 2,000 groups read
+about 100, and 1,000 resamples of 2,000 groups x 100,000 tasks take 10^10 instead of 2 x 10^11.
+Where ``K`` would reach the number of groups the cells are evaluated as they are.
+
+Checked against the cells' own sums (``tests/test_cell_board.py``): within 1e-9 of a point on
+boards of every shape tried, slopes to 4 and abilities 40 logits apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from arena_core.stats.irt import rasch_factors
+
+__all__ = ["ability_sums"]
+
+#: ``(tasks, nodes)`` probabilities evaluated at once: 256 KB, which stay in the processor's
+#: cache through their four passes (40 resamples of 100,000 tasks x 103 nodes: 1.06 s; 1.42 s
+#: in blocks of 4 MB, 1.87 s of 64 KB).
+_CHUNK_CELLS = 1 << 15
+#: The interpolant's error bound, relative to the sum of the weights: ``exp(-36)``, about 2e-16.
+_DIGITS = 36.0
+#: The share of the strip to the logistic's nearest pole the error bound may use: its bound
+#: grows without limit at the pole itself.
+_STRIP = 0.8
+
+
+def ability_sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.ndarray | None,
+                 weights: np.ndarray) -> np.ndarray:  # fmt: skip
+    """``(resamples, groups)``: ``sum_t w_rt logistic(a_rt (theta_rg - b_rt))`` for each
+    resample's ``abilities`` ``(resamples, groups)``, ``difficulties``, ``slopes`` (``None``:
+    every slope 1, Rasch) and ``weights`` ``(resamples, tasks)``."""
+    resamples, groups = abilities.shape
+    low, high = float(abilities.min(initial=0.0)), float(abilities.max(initial=0.0))
+    nodes = _nodes_needed((high - low) / 2, 1.0 if slopes is None else float(np.abs(slopes).max(initial=1.0)))
+    if nodes >= groups:  # as many nodes as groups: each cell as it is
+        return _sums(abilities, difficulties, slopes, weights)
+    x = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)  # Chebyshev points of the first kind
+    middle, half = (high + low) / 2, max((high - low) / 2, 1e-12)
+    at_nodes = _sums(np.broadcast_to(middle + half * x, (resamples, nodes)), difficulties, slopes, weights)
+    return _barycentric(x, at_nodes, (abilities - middle) / half)
+
+
+def _nodes_needed(half_range: float, slope: float) -> int:
+    """Chebyshev nodes that bring the interpolant's error under ``exp(-_DIGITS)``: the Bernstein
+    ellipse about the range reaches ``_STRIP`` of the way to the nearest pole, ``pi / slope`` off
+    the line, and the error falls by its ``rho`` a node."""
+    strip = _STRIP * math.pi / slope
+    half_range = max(half_range, 1e-6)
+    rho = (strip + math.hypot(strip, half_range)) / half_range
+    return max(8, math.ceil(_DIGITS / math.log(rho)) + 1)
+
+
+def _barycentric(x: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``(resamples, groups)``: each resample's interpolant through ``values`` ``(resamples,
+    nodes)`` at the Chebyshev points ``x``, evaluated at ``at`` (in ``[-1, 1]``), by the
+    barycentric formula with the first kind's weights (exact at a node)."""
+    nodes = len(x)
+    lam = (-1.0) ** np.arange(nodes) * np.sin(np.pi * (np.arange(nodes) + 0.5) / nodes)
+    gap = at[:, :, None] - x[None, None, :]
+    hit = gap == 0
+    gap[hit] = 1.0
+    terms = lam / gap
+    out: np.ndarray = np.einsum("rgk,rk->rg", terms, values) / terms.sum(axis=2)
+    if hit.any():
+        r, g, k = np.nonzero(hit)
+        out[r, g] = values[r, k]
+    return out
+
+
+def _sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.ndarray | None,
+          weights: np.ndarray) -> np.ndarray:  # fmt: skip
+    """``(resamples, points)``: the sums at each of ``abilities`` ``(resamples, points)``, cell by
+    cell, a block of tasks of one resample at a time: under Rasch each cell's ``exp(b - u)`` the
+    product of an exponential per task and one per point (:func:`~arena_core.stats.irt.rasch_factors`),
+    else one exponential a cell."""
+    resamples, points = abilities.shape
+    factors = rasch_factors(abilities, difficulties) if slopes is None else None
+    out = np.zeros((resamples, points))
+    step = max(1, _CHUNK_CELLS // max(1, points))
+    with np.errstate(over="ignore"):  # exp of a large gap is inf: the probability 0
+        for r in range(resamples):
+            for start in range(0, difficulties.shape[1], step):
+                block = slice(start, start + step)
+                if factors is not None:
+                    z = np.multiply.outer(factors[1][r, block], factors[0][r])  # exp(b - u), a row per task
+                else:
+                    z = np.subtract.outer(difficulties[r, block], abilities[r])
+                    if slopes is not None:
+                        z *= slopes[r, block, None]
+                    np.exp(z, out=z)
+                z += 1
+                np.reciprocal(z, out=z)
+                out[r] += weights[r, block] @ z
+    return out
