@@ -8,7 +8,7 @@ in the same run (medians of three).
     python benchmarks/irt.py --sparse             # 2,000 groups x 100,000 tasks, 500 tasks a group
 
 ``--sparse`` fits a board's cells that hold runs (:mod:`arena_core.stats.irtcells`) against
-L-BFGS-B over the same cells (checked equal first), then ranks the Rasch board from its cells
+L-BFGS-B over the same cells (checked equal first), then ranks the board from its cells
 (:mod:`arena_core.stats.celltable`) against one fit, with the process's peak memory.
 """
 
@@ -120,17 +120,18 @@ def measure_sparse(groups: int, tasks: int, each: int) -> None:
         scipy = median_time(lambda m=model: sparse_reference(cells, m), turns=1)
         print(f"{groups:,} groups x {tasks:,} tasks, {len(cells.group):,} cells, {model:<5} one fit: arena-core "
               f"{ours:.2f} s, SciPy L-BFGS-B {scipy:.2f} s: {ours / scipy:.2f}x (abilities within {gap:.0e})")  # fmt: skip
-    fit = median_time(lambda: irtcells.fit_cells(cells, "rasch"))
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    started = time.perf_counter()
-    rows = leaderboard(cell_table(cells), ItemResponse("rasch"), StudentT(), min_tasks=5)
-    took = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    assert len(rows) == groups and all(r.ci_low <= r.ci_high for r in rows)
-    print(f"{groups:,} groups x {tasks:,} tasks, irt board from its cells (scores, 1,000-resample intervals, rank "
-          f"ranges, inversions): {took:.1f} s against one fit's {fit:.2f} s: {took / fit:.0f}x; the process's peak "
-          f"{peak:.2f} GiB ({before / 2**20:.2f} GiB before); the dense board would need "
-          f"{groups * tasks * (CELL_BYTES + 8) / 2**30:.0f} GiB")  # fmt: skip
+    for model in irt.MODELS:
+        fit = median_time(lambda m=model: irtcells.fit_cells(cells, m))
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        started = time.perf_counter()
+        rows = leaderboard(cell_table(cells), ItemResponse(model), StudentT(), min_tasks=5)
+        took = time.perf_counter() - started
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        assert len(rows) == groups and all(r.ci_low <= r.ci_high for r in rows)
+        print(f"{groups:,} groups x {tasks:,} tasks, {ItemResponse(model).name} board from its cells (scores, 1,000-"
+              f"resample intervals, rank ranges, inversions): {took:.1f} s against one fit's {fit:.2f} s: "
+              f"{took / fit:.0f}x; the process's peak {peak:.2f} GiB ({before / 2**20:.2f} GiB before); the dense "
+              f"board would need {groups * tasks * (CELL_BYTES + 8) / 2**30:.0f} GiB")  # fmt: skip
 
 
 def cell_table(cells: irtcells.Cells) -> CellTable:

@@ -236,8 +236,8 @@ class ItemResponse:
     @property
     def cells(self) -> bool:
         """Scores a board held as its cells that hold runs (:mod:`arena_core.stats.irtcellboard`),
-        when its dense table does not fit: Rasch by the linear response only."""
-        return self.model == "rasch" and not self.refits
+        when its dense table does not fit: by the linear response (not refits)."""
+        return not self.refits
 
     def aggregate(self, table: TaskTable | CellTable, weights: np.ndarray) -> np.ndarray:
         if isinstance(table, CellTable):
@@ -245,7 +245,7 @@ class ItemResponse:
                 raise ValidationError(
                     "leaderboard", "method", f"runs with correctness scores ({self.name} fits the verdicts)", self.name
                 )
-            return cell_scores(table, weights)
+            return cell_scores(table, weights, self.model)
         read = irt.responses(table)
         if read is None:
             raise ValidationError(

@@ -1,37 +1,31 @@
-"""A Rasch board's scores from its cells that hold runs: the whole board's, and each bootstrap
-resample's by the fit's linear response, for boards too large for their dense table.
+"""An item response board's scores from its cells that hold runs: the whole board's, and each
+bootstrap resample's by the fit's linear response, for boards too large for their dense table.
 
 The score is what :func:`arena_core.stats.irt.expected_scores` gives: 100 x a group's expected
-share of the board's tasks solved, every task, run or not. The whole board's is evaluated
-exactly, a block of tasks at a time (a ``tasks x groups`` block of probabilities, an
-exponential per group and per task by :func:`~arena_core.stats.irt.rasch_factors`).
+share of the board's tasks solved, every task, run or not. A resample weighs each task by how
+often it was drawn; its abilities, difficulties and (2PL) log slopes are the whole fit's linear
+response to those weights, as :mod:`arena_core.stats.irtbootstrap` derives it, with the
+Hessian's blocks here sparse matrices over the cells and its ``groups x groups`` Schur
+complement factorised once for every resample. What the dense board then does, evaluate every
+resample's probability of every (group, task) cell, is out of reach here (1,000 resamples x
+2,000 groups x 100,000 tasks is 2 x 10^11 exponentials): each resample's sum over tasks is a
+function of the group's ability alone, interpolated in it (:mod:`arena_core.stats.irtsums`) at
+about a hundred abilities. The scores equal the dense board's (``tests/test_cell_board.py``).
 
-A resample weighs each task by how often it was drawn. Its abilities and difficulties are the
-fit's linear response to those weights, as :mod:`arena_core.stats.irtbootstrap` derives it;
-here the Hessian's blocks are sparse matrices over the cells, and its Schur complement
-(``groups x groups``) is factorised once for every resample. What the dense board then does,
-evaluate every resample's probability of every (group, task) cell, is out of reach here (1,000
-resamples x 2,000 groups x 100,000 tasks is 2 x 10^11 exponentials); each probability is
-expanded to first order about the fit instead, ``p + p (1 - p) (d_theta - d_b)``, so a
-resample's weighted sums are three matrix products per block of tasks:
-
-    sum_t w_t p_gt + d_theta_g sum_t w_t p_gt (1 - p_gt) - sum_t (w_t d_b_t) p_gt (1 - p_gt)
-
-A resample's moves are a bootstrap's spread (a few tenths of a logit at most for a task drawn
-three times), where the probabilities' curvature is small: on boards the dense table holds, the
-expanded scores are within a few hundredths of a point of the exactly evaluated ones
-(``tests/test_cell_board.py``). Scores are clipped to 0-100, which a first-order sum could leave.
+A first-order expansion of each probability about the fit (three matrix products per block of
+tasks) was tried first and left: on a sparse board the difficulty of a task few groups ran
+moves several logits in a resample, and its scores were up to 4.6 points off the exact ones.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from attrs import frozen
 
 from arena_core.stats.battles import logistic
-from arena_core.stats.irt import IrtFit, ability_prior
+from arena_core.stats.irt import IrtFit, ability_prior, slope_prior
 from arena_core.stats.irtprior import DIFFICULTY_SD
 from arena_core.stats.irtsums import ability_sums
 from arena_core.stats.room import ensure_room
@@ -44,82 +38,122 @@ __all__ = ["cell_scores"]
 
 @frozen
 class _Response:
-    """The linear response of a Rasch fit to the tasks' weights, factorised once."""
+    """The linear response of a fit to the tasks' weights, its Schur complement factorised once.
+    Each task's own block is 2 x 2 (difficulty, log slope), 1 x 1 under Rasch (``by_slope``
+    ``None``), held by its inverse's entries."""
 
     factorised: tuple[np.ndarray, np.ndarray]
     """The Schur complement's LU factors (``scipy.linalg.lu_factor``)."""
-    moves: object
+    moves: Any
     """``(groups, tasks)`` sparse: the abilities' right-hand side per unit of a task's weight."""
-    curvature: object
-    """``(groups, tasks)`` sparse: each cell's ``n p (1 - p)`` (the abilities x difficulty block)."""
-    difficulty: np.ndarray
-    """``(tasks,)``: each difficulty's own block of the Hessian (negative)."""
-    own: np.ndarray
-    """``(tasks,)``: each difficulty's own move per unit of its weight, abilities held."""
+    by_difficulty: Any
+    """``(groups, tasks)`` sparse: the Hessian's abilities x difficulty block."""
+    by_slope: Any
+    """``(groups, tasks)`` sparse: its abilities x log slope block (``None`` under Rasch)."""
+    inverse: tuple[np.ndarray, np.ndarray, np.ndarray]
+    """``(tasks,)`` each: each task block's inverse, (difficulty, difficulty), (difficulty, log
+    slope) and (log slope, log slope)."""
+    own: tuple[np.ndarray, np.ndarray]
+    """``(tasks,)`` each: each difficulty's and log slope's own move per unit of its weight."""
 
 
-def cell_scores(table: CellTable, weights: np.ndarray) -> np.ndarray:
+def cell_scores(table: CellTable, weights: np.ndarray, model: str = "rasch") -> np.ndarray:
     """``(resamples, groups)``: 100 x each group's expected share of each resample's tasks
-    solved, under the Rasch fit of ``table``'s cells (:meth:`CellTable.fit`), the resample's
+    solved, under the ``model`` fit of ``table``'s cells (:meth:`CellTable.fit`), the resample's
     parameters by the fit's linear response to its ``weights`` ``(resamples, tasks)``; NaN for a
     group that ran no task the resample drew."""
-    found = table.fit("rasch")
+    found = table.fit(model)
     weights = np.asarray(weights, dtype=float)
     moved = weights - 1
-    groups = len(table.groups)
+    theta, b, a = found.abilities[0], found.difficulties[0], found.discriminations[0]
+    slopes = None if model == "rasch" else np.broadcast_to(a, weights.shape)
     if np.any(moved):
-        d_theta, d_b = _moves(table, found, moved)
-    else:  # the whole board: its own fit, evaluated exactly
-        d_theta, d_b = np.zeros((len(weights), groups)), np.zeros_like(weights)
-    theta, b = found.abilities[0] + d_theta, found.difficulties[0] + d_b
-    sums = ability_sums(theta, b, None, weights)
+        d_theta, d_b, d_alpha = _moves(table, found, moved, model)
+        theta, b = theta + d_theta, b + d_b
+        slopes = None if d_alpha is None else a * np.exp(d_alpha)
+    else:  # the whole board: its own fit
+        theta, b = np.broadcast_to(theta, (len(weights), len(theta))), np.broadcast_to(b, weights.shape)
+    sums = ability_sums(theta, b, slopes, weights)
     from scipy.sparse import csr_matrix
 
     cells = table.responses()
     assert cells is not None
+    groups = len(table.groups)
     ran = csr_matrix((np.ones(len(cells.group)), (cells.group, cells.task)), shape=(groups, len(table.tasks)))
     drawn = (ran @ weights.T).T > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        scores = np.clip(100 * sums / weights.sum(axis=1, keepdims=True), 0.0, 100.0)
+        scores = 100 * sums / weights.sum(axis=1, keepdims=True)
     found_scores: np.ndarray = np.where(drawn, scores, np.nan)
     return found_scores
 
 
-def _moves(table: CellTable, found: IrtFit, moved: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(resamples, groups)`` and ``(resamples, tasks)``: the abilities' and difficulties'
-    moves for the weights' moves ``moved`` from 1."""
+def _moves(
+    table: CellTable, found: IrtFit, moved: np.ndarray, model: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(resamples, groups)``, ``(resamples, tasks)`` and ``(resamples, tasks)`` (``None``
+    under Rasch): the abilities', difficulties' and log slopes' moves for the weights' moves
+    ``moved`` from 1."""
     from scipy.linalg import lu_solve
 
-    response = table.kept("rasch response")
+    response = table.kept((model, "response"))
     if response is None:
-        response = _response(table, found)
-        table.keep("rasch response", response)
+        response = _response(table, found, model)
+        table.keep((model, "response"), response)
     d_theta = lu_solve(response.factorised, response.moves @ moved.T).T
-    along = (response.curvature.T @ d_theta.T).T
-    d_b = -moved * response.own - along / response.difficulty
-    return d_theta, d_b
+    i_dd, i_ds, i_ss = response.inverse
+    own_d, own_s = response.own
+    along_d = (response.by_difficulty.T @ d_theta.T).T
+    if response.by_slope is None:
+        return d_theta, -moved * own_d - i_dd * along_d, None
+    along_s = (response.by_slope.T @ d_theta.T).T
+    d_b = -moved * own_d - (i_dd * along_d + i_ds * along_s)
+    return d_theta, d_b, -moved * own_s - (i_ds * along_d + i_ss * along_s)
 
 
-def _response(table: CellTable, found: IrtFit) -> _Response:
-    """The linear response of ``found`` (:mod:`arena_core.stats.irtbootstrap`'s, Rasch) with
-    its blocks as sparse matrices over the cells."""
+def _response(table: CellTable, found: IrtFit, model: str) -> _Response:
+    """The linear response of ``found`` (:mod:`arena_core.stats.irtbootstrap`'s) with its
+    blocks as sparse matrices over the cells."""
     from scipy.linalg import lu_factor
     from scipy.sparse import csr_matrix
 
     cells = table.responses()
     assert cells is not None
-    groups = len(cells.groups)  # the Schur complement, its factors and the product making it
-    ensure_room(groups * groups * 8 * 4, f"the item response fit of a board of {groups:,} groups")
+    groups, tasks = len(cells.groups), len(cells.tasks)  # the Schur complement, its factors and products
+    ensure_room(groups * groups * 8 * 6, f"the item response fit of a board of {groups:,} groups")
     g, t, n = cells.group, cells.task, cells.counts
-    theta, b = found.abilities[0], found.difficulties[0]
-    groups, tasks = len(theta), len(b)
-    p = logistic(theta[g] - b[t])
-    c, r = n * p * (1 - p), n * cells.solved - n * p  # each cell's curvature and residual
-    abilities = -np.bincount(g, c, groups) - 1 / ability_prior("rasch") ** 2
-    difficulty = -np.bincount(t, c, tasks) - 1 / DIFFICULTY_SD**2
-    own = -np.bincount(t, r, tasks) / difficulty
-    curvature = csr_matrix((c, (g, t)), shape=(groups, tasks))
-    schur = -(csr_matrix((c / difficulty[t], (g, t)), shape=(groups, tasks)) @ curvature.T).toarray()
+    theta, b, a = found.abilities[0], found.difficulties[0], found.discriminations[0]
+    z = a[t] * (theta[g] - b[t])
+    p = logistic(z)
+    c, r = n * p * (1 - p), n * cells.solved - n * p  # each cell's curvature in z, and its residual
+
+    def sparse(values: np.ndarray) -> Any:
+        return csr_matrix((values, (g, t)), shape=(groups, tasks))
+
+    def scaled(values: np.ndarray, by: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """``values diag(by) other^T`` of two cells' arrays, as a dense ``groups x groups``."""
+        found: np.ndarray = (sparse(values * by[t]) @ sparse(other).T).toarray()
+        return found
+
+    abilities = -np.bincount(g, c * a[t] ** 2, groups) - 1 / ability_prior(model) ** 2
+    on_d = -a * np.bincount(t, r, tasks)
+    dd = -np.bincount(t, c * a[t] ** 2, tasks) - 1 / DIFFICULTY_SD**2
+    by_d = c * a[t] ** 2
+    if model == "rasch":
+        inverse, own = (1 / dd, np.zeros(tasks), np.zeros(tasks)), (on_d / dd, np.zeros(tasks))
+        schur = -scaled(by_d, inverse[0], by_d)
+        moves, by_slope = by_d * own[0][t] - r * a[t], None
+    else:
+        by_s = r * a[t] - c * a[t] * z
+        ss = np.bincount(t, r * z - c * z * z, tasks) - 1 / slope_prior() ** 2
+        ds = np.bincount(t, c * a[t] * z - r * a[t], tasks)
+        det = dd * ss - ds * ds
+        inverse = (ss / det, -ds / det, dd / det)
+        on_s = np.bincount(t, r * z, tasks)
+        own = (inverse[0] * on_d + inverse[1] * on_s, inverse[1] * on_d + inverse[2] * on_s)
+        schur = -(
+            scaled(by_d, inverse[0], by_d) + scaled(by_d, inverse[1], by_s)
+            + scaled(by_s, inverse[1], by_d) + scaled(by_s, inverse[2], by_s)
+        )  # fmt: skip
+        moves, by_slope = by_d * own[0][t] + by_s * own[1][t] - r * a[t], sparse(by_s)
     schur[np.arange(groups), np.arange(groups)] += abilities
-    moves = csr_matrix((c * own[t] - r, (g, t)), shape=(groups, tasks))
-    return _Response(lu_factor(schur), moves, curvature, difficulty, own)
+    return _Response(lu_factor(schur), sparse(moves), sparse(by_d), by_slope, inverse, own)

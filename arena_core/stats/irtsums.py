@@ -43,16 +43,49 @@ def ability_sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.nda
                  weights: np.ndarray) -> np.ndarray:  # fmt: skip
     """``(resamples, groups)``: ``sum_t w_rt logistic(a_rt (theta_rg - b_rt))`` for each
     resample's ``abilities`` ``(resamples, groups)``, ``difficulties``, ``slopes`` (``None``:
-    every slope 1, Rasch) and ``weights`` ``(resamples, tasks)``."""
+    every slope 1, Rasch) and ``weights`` ``(resamples, tasks)``. The tasks steeper than the
+    slope that costs least (:func:`_steepest_interpolated`) are summed cell by cell: under 2PL a
+    resample's linear response can give a task run by few groups a slope of 30, which alone
+    would ask for a thousand nodes."""
     resamples, groups = abilities.shape
     low, high = float(abilities.min(initial=0.0)), float(abilities.max(initial=0.0))
-    nodes = _nodes_needed((high - low) / 2, 1.0 if slopes is None else float(np.abs(slopes).max(initial=1.0)))
+    half = max((high - low) / 2, 1e-12)
+    steep: np.ndarray | None = None
+    slope = 1.0
+    if slopes is not None:
+        slope = _steepest_interpolated(np.abs(slopes), weights > 0, half, groups)
+        steep = (np.abs(slopes) > slope) & (weights > 0)
+    nodes = _nodes_needed(half, slope)
     if nodes >= groups:  # as many nodes as groups: each cell as it is
         return _sums(abilities, difficulties, slopes, weights)
     x = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes)  # Chebyshev points of the first kind
-    middle, half = (high + low) / 2, max((high - low) / 2, 1e-12)
-    at_nodes = _sums(np.broadcast_to(middle + half * x, (resamples, nodes)), difficulties, slopes, weights)
-    return _barycentric(x, at_nodes, (abilities - middle) / half)
+    middle = (high + low) / 2
+    rest = weights if steep is None or not steep.any() else np.where(steep, 0.0, weights)
+    at_nodes = _sums(np.broadcast_to(middle + half * x, (resamples, nodes)), difficulties, slopes, rest)
+    out = _barycentric(x, at_nodes, (abilities - middle) / half)
+    if steep is not None and slopes is not None:
+        for r in np.flatnonzero(steep.any(axis=1)):
+            kept = np.flatnonzero(steep[r])
+            rows = slice(r, r + 1)
+            out[r] += _sums(abilities[rows], difficulties[rows, kept], slopes[rows, kept], weights[rows, kept])[0]
+    return out
+
+
+def _steepest_interpolated(slopes: np.ndarray, drawn: np.ndarray, half_range: float, groups: int) -> float:
+    """The slope above which tasks are summed cell by cell: of the drawn tasks' slopes at a few
+    high quantiles, the one whose cost, nodes x tasks for the interpolant plus groups x the
+    tasks above it, is least."""
+    found = slopes[drawn]
+    if not found.size:
+        return 1.0
+    tasks = slopes.shape[1]
+    candidates = np.unique(np.quantile(found, [0.9, 0.99, 0.999, 0.9999, 1.0]))
+    above = [(found > c).sum() / len(slopes) for c in candidates.tolist()]
+    costs = [
+        min(_nodes_needed(half_range, c), groups) * tasks + groups * n
+        for c, n in zip(candidates.tolist(), above, strict=True)
+    ]
+    return float(candidates[int(np.argmin(costs))])
 
 
 def _nodes_needed(half_range: float, slope: float) -> int:
