@@ -233,3 +233,37 @@ def test_a_streamed_board_too_large_for_its_table_is_ranked_from_its_cells(
     assert pairs.exit_code == 2 and pairs.stdout == ""
     [line] = pairs.stderr.splitlines()
     assert "is held as its cells, too large for the dense table this needs" in line, line
+
+
+def test_a_sparse_board_is_ranked_from_its_cells_even_where_its_table_fits(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A million cells or more, at most a quarter of them run: ``irt`` ranks from the cells
+    (quicker by far, and the same rows) without making the dense table; ``task_mean`` makes it."""
+    evaluations = _evaluations(200, 50_000, 30)
+    made: list[int] = []
+    dense = TaskTable.of
+    monkeypatch.setattr(TaskTable, "of", classmethod(lambda cls, runs, **kw: made.append(1) or dense(runs, **kw)))
+    rows = arena.leaderboard(evaluations, by="tool", method="irt")
+    assert not made and len(rows) == 201
+    assert arena.leaderboard(evaluations, by="tool")[0].group and made  # the default method reads the table
+
+
+def test_streamed_partitions_of_a_sparse_board_are_joined_as_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The streamed board's join takes the same rule, for a method that scores cells only."""
+    from arena_core import streaming
+
+    runs = _runs(20, 400, 30, 5)
+    parts = [TaskTable.of(runs.select(np.array([t < "t00200" for t in runs.tasks]))),
+             TaskTable.of(runs.select(np.array([t >= "t00200" for t in runs.tasks])))]  # fmt: skip
+    monkeypatch.setattr(streaming, "SPARSE_CELLS", 1_000)
+    joined = streaming._joined(list(parts), cells=True)
+    assert isinstance(joined, CellTable) and isinstance(streaming._joined(list(parts), cells=False), TaskTable)
+    whole = CellTable.of(runs)
+    assert (joined.groups, joined.tasks) == (whole.groups, whole.tasks)
+    assert np.array_equal(joined.group, whole.group) and np.array_equal(joined.task, whole.task)
+    assert np.array_equal(joined.sums, whole.sums) and np.array_equal(joined.counts, whole.counts)
+    for name in whole.dimension_means:
+        assert np.array_equal(joined.dimension_means[name], whole.dimension_means[name], equal_nan=True)
+    monkeypatch.setattr(streaming, "SPARSE_SHARE", 0.01)  # no longer sparse enough
+    assert isinstance(streaming._joined(list(parts), cells=True), TaskTable)

@@ -5,6 +5,7 @@ adaptive evaluation of a new agent; repeated attempts; bias."""
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -88,10 +89,11 @@ class Boards:
                 self._table(evaluations, store, by, selection), method, interval, test, adjustment, ranks, order
             )
         runs = self._runs(evaluations, store, by, selection)
-        try:
-            table: TaskTable | CellTable = TaskTable.of(runs)
-        except BoardTooLarge:  # the method scores the cells that hold runs: held alone
-            table = CellTable.of(runs)
+        cells = CellTable.of(runs)
+        table: TaskTable | CellTable = cells
+        if not cells.sparse:
+            with contextlib.suppress(BoardTooLarge):  # too large: ranked from the cells that hold runs
+                table = TaskTable.of(runs)
         return self._board(table, method, interval, test, adjustment, ranks, order)
 
     def _table(self, evaluations: Any, store: Store | None, by: str, selection: dict[str, Any]) -> TaskTable:

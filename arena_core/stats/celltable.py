@@ -25,7 +25,15 @@ from arena_core.stats.irtcells import Cells, fit_cells
 from arena_core.stats.pairmoments import SparseValues
 from arena_core.stats.tasktable import CellFigures, Runs, TaskTable, dimension_order, measured_mean, sorted_codes
 
-__all__ = ["CellTable"]
+__all__ = ["SPARSE_CELLS", "SPARSE_SHARE", "CellTable"]
+
+#: A board of at least this many ``(group, task)`` cells ...
+SPARSE_CELLS = 1_000_000
+#: ... of which at most this share hold runs is held as its cells by a method that scores them,
+#: even where the dense table would fit: 2,000 groups x 100,000 tasks with a million cells run
+#: fit in 23 GB but would take 19 GiB of them, and the dense item response intervals evaluate
+#: every cell of every resample (2 x 10^11 probabilities), where the cells' take 34 s in all.
+SPARSE_SHARE = 0.25
 
 
 @frozen(eq=False)
@@ -92,6 +100,13 @@ class CellTable:
             groups, tasks, g[order], t[order], counts[order], sums[order],
             {d: m[order] for d, m in zip(names, means, strict=True)}, coverage[order],
         )  # fmt: skip
+
+    @property
+    def sparse(self) -> bool:
+        """Whether a method that can should rank from the cells even where the dense table fits:
+        :data:`SPARSE_CELLS` cells or more, at most :data:`SPARSE_SHARE` of them run."""
+        size = len(self.groups) * len(self.tasks)
+        return size >= SPARSE_CELLS and len(self.group) <= SPARSE_SHARE * size
 
     def tasks_per_group(self) -> np.ndarray:
         """``(groups,)``: the tasks each group ran."""
