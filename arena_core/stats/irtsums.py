@@ -50,7 +50,9 @@ def ability_sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.nda
     resample's linear response can give a task run by few groups a slope of 30, which alone
     would ask for a thousand nodes."""
     resamples, groups = abilities.shape
-    low, high = float(abilities.min(initial=0.0)), float(abilities.max(initial=0.0))
+    if not abilities.size or not difficulties.size:
+        return np.zeros((resamples, groups))
+    low, high = float(abilities.min()), float(abilities.max())
     half = max((high - low) / 2, 1e-12)
     steep: np.ndarray | None = None
     slope = 1.0
