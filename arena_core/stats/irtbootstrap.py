@@ -33,6 +33,7 @@ import numpy as np
 
 from arena_core.stats.irt import IrtFit, ability_prior, rasch_factors, slope_prior
 from arena_core.stats.irtprior import DIFFICULTY_SD
+from arena_core.stats.irtsums import ability_sums, interpolation_nodes
 
 __all__ = ["linearised_scores"]
 
@@ -99,8 +100,14 @@ def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray | None, weights: n
     time. Under Rasch ``exp(-z)`` is ``exp(-ability) * exp(difficulty)``: an exponential per
     group and per task instead of one per cell (:func:`~arena_core.stats.irt.rasch_factors`),
     which halved the time (0.80 s against 1.5 s for 1,000 resamples of 500 groups x 500 tasks);
-    parameters some 700 logits apart, which no fit reaches, take the cells' own."""
+    parameters some 700 logits apart, which no fit reaches, take the cells' own. Past twice the
+    nodes :func:`~arena_core.stats.irtsums.ability_sums` needs in groups, each resample's sum is
+    interpolated in the ability instead (500 groups: Rasch 0.77 -> 0.33 s, 2PL 1.35 -> 0.80 s)."""
     resamples, groups = theta.shape
+    if interpolation_nodes(theta, a, weights) * 2 <= groups:  # a hundred nodes for many groups
+        with np.errstate(invalid="ignore", divide="ignore"):
+            interpolated: np.ndarray = 100 * ability_sums(theta, b, a, weights) / weights.sum(axis=1, keepdims=True)
+        return interpolated
     chunk = max(1, _CHUNK_CELLS // max(1, groups * b.shape[1]))
     out = np.empty((resamples, groups))
     factors = rasch_factors(theta, b) if a is None else None
