@@ -267,3 +267,40 @@ def test_streamed_partitions_of_a_sparse_board_are_joined_as_cells(monkeypatch: 
         assert np.array_equal(joined.dimension_means[name], whole.dimension_means[name], equal_nan=True)
     monkeypatch.setattr(streaming, "SPARSE_SHARE", 0.01)  # no longer sparse enough
     assert isinstance(streaming._joined(list(parts), cells=True), TaskTable)
+
+
+def test_a_partition_too_large_for_its_table_is_handed_back_as_its_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Streamed with a method that scores cells, a partition whose own dense table does not fit
+    is scored into its cells (here, in this process: one core, no workers), and the board of the
+    joined cells is the board of the runs read whole."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from arena_core import streaming
+    from arena_core.io.pieces import open_source
+    from arena_core.model.records import Task
+    from arena_core.model.serde import structure
+
+    records, task_rows = _records(30, 2_000, 60)
+    pq.write_table(pa.Table.from_pylist(records), tmp_path / "runs.parquet", row_group_size=200)
+    arena, tasks = Arena(autoload=False), {t["id"]: structure(t, Task) for t in task_rows}
+    stamp = "2026-01-01T00:00:00+00:00"
+    whole = arena.leaderboard(arena.evaluate_many(records, tasks, evaluated_at=stamp), by="tool", method="irt")
+    monkeypatch.setattr(streaming, "_cores", lambda: 1)
+    monkeypatch.setattr(room, "available_memory", lambda: 2**19)  # no partition's dense table fits
+    parts: list[int] = []
+    made = CellTable.of
+    monkeypatch.setattr(CellTable, "of", classmethod(lambda cls, runs: parts.append(len(runs.ids)) or made(runs)))
+    source = open_source([tmp_path / "runs.parquet"])
+    found = streaming.stream(arena, source, tasks, by="tool", stamp=stamp, limit=300, cells=True)
+    assert isinstance(found.table, CellTable) and found.partitions > 4 and len(parts) == found.partitions
+    with pytest.raises(room.BoardTooLarge):  # without cells, the partition's table is refused
+        streaming.stream(arena, open_source([tmp_path / "runs.parquet"]), tasks, by="tool", stamp=stamp, limit=300)
+    monkeypatch.setattr(room, "available_memory", lambda: None)
+    streamed = arena.leaderboard(found.table, by="tool", method="irt")
+    assert [(r.group, r.n_runs, r.n_tasks, r.rank_low, r.rank_high) for r in streamed] == [
+        (r.group, r.n_runs, r.n_tasks, r.rank_low, r.rank_high) for r in whole
+    ]
+    assert np.allclose([[r.score, r.ci_low, r.ci_high] for r in streamed], [[r.score, r.ci_low, r.ci_high] for r in whole])
