@@ -55,7 +55,7 @@ from arena_core.io.tables import records_of_table
 from arena_core.io.writers import write_shard
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Task
-from arena_core.stats.celltable import SPARSE_CELLS, SPARSE_SHARE, CellTable
+from arena_core.stats.celltable import CellTable, is_sparse
 from arena_core.stats.room import BoardTooLarge
 from arena_core.stats.runs import runs_of
 from arena_core.stats.tasktable import TaskTable
@@ -341,7 +341,7 @@ def _joined(tables: list[TaskTable | CellTable], cells: bool) -> TaskTable | Cel
     dense = [t for t in tables if isinstance(t, TaskTable)]
     size = len(set().union(*(t.groups for t in tables))) * sum(len(t.tasks) for t in tables)
     held = sum(int(t.present.sum()) for t in dense) + sum(len(t.group) for t in tables if isinstance(t, CellTable))
-    if cells and size >= SPARSE_CELLS and held <= SPARSE_SHARE * size:
+    if cells and is_sparse(size, held):
         return CellTable.joined(tables)
     if len(dense) == len(tables):
         try:

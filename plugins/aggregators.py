@@ -242,15 +242,11 @@ class ItemResponse:
     def aggregate(self, table: TaskTable | CellTable, weights: np.ndarray) -> np.ndarray:
         if isinstance(table, CellTable):
             if table.responses() is None:
-                raise ValidationError(
-                    "leaderboard", "method", f"runs with correctness scores ({self.name} fits the verdicts)", self.name
-                )
+                raise self._without_verdicts()
             return cell_scores(table, weights, self.model)
         read = irt.responses(table)
         if read is None:
-            raise ValidationError(
-                "leaderboard", "method", f"runs with correctness scores ({self.name} fits the verdicts)", self.name
-            )
+            raise self._without_verdicts()
         counts, solved = read
         drawn = (weights @ (counts > 0).T) > 0  # (resamples, groups): ran a task the resample drew
         if self.refits or np.all(weights == 1):
@@ -259,6 +255,12 @@ class ItemResponse:
             expected = linearised_scores(counts, solved, irt.fit(counts, solved, None, self.model), weights, self.model)
         scores: np.ndarray = np.where(drawn, expected, np.nan)
         return scores
+
+    def _without_verdicts(self) -> ValidationError:
+        """What a board without a correctness score gets: the fit reads the verdicts alone."""
+        return ValidationError(
+            "leaderboard", "method", f"runs with correctness scores ({self.name} fits the verdicts)", self.name
+        )
 
 
 @hookimpl

@@ -14,7 +14,7 @@ from arena_core.arena import Arena
 from arena_core.cli import main
 from arena_core.model.errors import ValidationError
 from arena_core.model.records import Evaluation
-from arena_core.stats import irtsums, room
+from arena_core.stats import celltable, irtsums, room
 from arena_core.stats.celltable import CellTable
 from arena_core.stats.inversions import inversions, significant_differences
 from arena_core.stats.leaderboard import leaderboard
@@ -256,7 +256,7 @@ def test_streamed_partitions_of_a_sparse_board_are_joined_as_cells(monkeypatch: 
     runs = _runs(20, 400, 30, 5)
     parts = [TaskTable.of(runs.select(np.array([t < "t00200" for t in runs.tasks]))),
              TaskTable.of(runs.select(np.array([t >= "t00200" for t in runs.tasks])))]  # fmt: skip
-    monkeypatch.setattr(streaming, "SPARSE_CELLS", 1_000)
+    monkeypatch.setattr(celltable, "SPARSE_CELLS", 1_000)
     joined = streaming._joined(list(parts), cells=True)
     assert isinstance(joined, CellTable) and isinstance(streaming._joined(list(parts), cells=False), TaskTable)
     whole = CellTable.of(runs)
@@ -265,7 +265,7 @@ def test_streamed_partitions_of_a_sparse_board_are_joined_as_cells(monkeypatch: 
     assert np.array_equal(joined.sums, whole.sums) and np.array_equal(joined.counts, whole.counts)
     for name in whole.dimension_means:
         assert np.array_equal(joined.dimension_means[name], whole.dimension_means[name], equal_nan=True)
-    monkeypatch.setattr(streaming, "SPARSE_SHARE", 0.01)  # no longer sparse enough
+    monkeypatch.setattr(celltable, "SPARSE_SHARE", 0.01)  # no longer sparse enough
     assert isinstance(streaming._joined(list(parts), cells=True), TaskTable)
 
 

@@ -25,7 +25,7 @@ from arena_core.stats.irtcells import Cells, fit_cells
 from arena_core.stats.pairmoments import SparseValues
 from arena_core.stats.tasktable import CellFigures, Runs, TaskTable, dimension_order, measured_mean, sorted_codes
 
-__all__ = ["SPARSE_CELLS", "SPARSE_SHARE", "CellTable"]
+__all__ = ["SPARSE_CELLS", "SPARSE_SHARE", "CellTable", "is_sparse"]
 
 #: A board of at least this many ``(group, task)`` cells ...
 SPARSE_CELLS = 1_000_000
@@ -34,6 +34,13 @@ SPARSE_CELLS = 1_000_000
 #: fit in 23 GB but would take 19 GiB of them, and the dense item response intervals evaluate
 #: every cell of every resample (2 x 10^11 probabilities), where the cells' take 34 s in all.
 SPARSE_SHARE = 0.25
+
+
+def is_sparse(size: int, held: int) -> bool:
+    """Whether a board of ``size`` ``(group, task)`` cells, ``held`` of them holding runs, is
+    ranked from its cells by a method that can: :data:`SPARSE_CELLS` cells or more, at most
+    :data:`SPARSE_SHARE` of them run."""
+    return size >= SPARSE_CELLS and held <= SPARSE_SHARE * size
 
 
 @frozen(eq=False)
@@ -103,10 +110,9 @@ class CellTable:
 
     @property
     def sparse(self) -> bool:
-        """Whether a method that can should rank from the cells even where the dense table fits:
-        :data:`SPARSE_CELLS` cells or more, at most :data:`SPARSE_SHARE` of them run."""
-        size = len(self.groups) * len(self.tasks)
-        return size >= SPARSE_CELLS and len(self.group) <= SPARSE_SHARE * size
+        """Whether a method that can should rank from the cells even where the dense table fits
+        (:func:`is_sparse`)."""
+        return is_sparse(len(self.groups) * len(self.tasks), len(self.group))
 
     def tasks_per_group(self) -> np.ndarray:
         """``(groups,)``: the tasks each group ran."""
@@ -128,11 +134,16 @@ class CellTable:
 
     def values_of(self, dimension: str) -> SparseValues | None:
         """The cells' means of ``dimension`` as a sparse ``(groups, tasks)`` matrix, beside the
-        cells that have one; ``None`` when no run has the dimension."""
+        cells that have one; ``None`` when no run has the dimension. Made once: the paired tests
+        read the correctness, and the item response scores which groups have verdicts."""
         means = self.dimension_means.get(dimension)
         if means is None:
             return None
-        return SparseValues.of(self.group, self.task, means, (len(self.groups), len(self.tasks)))
+        if ("values", dimension) not in self._kept:
+            shape = (len(self.groups), len(self.tasks))
+            self._kept["values", dimension] = SparseValues.of(self.group, self.task, means, shape)
+        found: SparseValues = self._kept["values", dimension]
+        return found
 
     def responses(self) -> Cells | None:
         """The cells the item response fit reads (those with a verdict); ``None`` without any."""

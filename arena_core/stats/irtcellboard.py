@@ -74,13 +74,9 @@ def cell_scores(table: CellTable, weights: np.ndarray, model: str = "rasch") -> 
     else:  # the whole board: its own fit
         theta, b = np.broadcast_to(theta, (len(weights), len(theta))), np.broadcast_to(b, weights.shape)
     sums = ability_sums(theta, b, slopes, weights)
-    from scipy.sparse import csr_matrix
-
-    cells = table.responses()
-    assert cells is not None
-    groups = len(table.groups)
-    ran = csr_matrix((np.ones(len(cells.group)), (cells.group, cells.task)), shape=(groups, len(table.tasks)))
-    drawn = (ran @ weights.T).T > 0
+    verdicts = table.values_of("correctness")  # the cells with a verdict: those the fit reads
+    assert verdicts is not None
+    drawn = (verdicts.present @ weights.T).T > 0
     with np.errstate(invalid="ignore", divide="ignore"):
         scores = 100 * sums / weights.sum(axis=1, keepdims=True)
     found_scores: np.ndarray = np.where(drawn, scores, np.nan)
