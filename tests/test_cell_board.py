@@ -126,6 +126,29 @@ def test_sums_interpolated_in_the_ability_are_the_cells_own(
     assert np.abs(found - exact).max() <= 1e-11 * w.sum(axis=1).max()
 
 
+@pytest.mark.parametrize("slope", [None, 2.0])
+@pytest.mark.parametrize("groups", [40, 600])
+def test_a_task_a_resample_did_not_draw_is_not_evaluated(groups: int, slope: float | None) -> None:
+    """A task of weight 0 adds nothing to a resample's sums and is left out of their cells (a
+    bootstrap resample leaves out about a third of the tasks): here its parameters are NaN, which
+    would make every sum NaN were its cells evaluated. The other tasks' sums are unchanged,
+    cell by cell (40 groups) and interpolated (600)."""
+    rng = np.random.default_rng(groups)
+    resamples, tasks = 3, 400
+    theta = rng.normal(0, 1.5, (resamples, groups))
+    b = rng.normal(0, 1.5, (resamples, tasks))
+    a = None if slope is None else rng.uniform(0.2, slope, (resamples, tasks))
+    w = rng.poisson(1.0, (resamples, tasks)).astype(float)
+    assert (w == 0).mean() > 0.25
+    expected = irtsums.ability_sums(theta, b, a, w)
+    b[w == 0] = np.nan
+    if a is not None:
+        a[w == 0] = np.nan
+    found = irtsums.ability_sums(theta, b, a, w)
+    assert np.isfinite(found).all()
+    assert np.abs(found - expected).max() <= 1e-12 * w.sum(axis=1).max()
+
+
 def test_arena_ranks_a_board_too_large_for_its_table_from_its_cells(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     """With memory for the cells but not for the dense table, ``irt`` ranks from the cells as
     it ranks with room (the same rows); a method that needs the table is refused as before."""

@@ -45,11 +45,12 @@ class _Response:
     factorised: tuple[np.ndarray, np.ndarray]
     """The Schur complement's LU factors (``scipy.linalg.lu_factor``)."""
     moves: Any
-    """``(groups, tasks)`` sparse: the abilities' right-hand side per unit of a task's weight."""
+    """``(groups, tasks)`` sparse, by column (CSC): the abilities' right-hand side per unit of a
+    task's weight."""
     by_difficulty: Any
-    """``(groups, tasks)`` sparse: the Hessian's abilities x difficulty block."""
+    """``(tasks, groups)`` sparse, by row (CSR): the Hessian's difficulty x abilities block."""
     by_slope: Any
-    """``(groups, tasks)`` sparse: its abilities x log slope block (``None`` under Rasch)."""
+    """``(tasks, groups)`` sparse, by row: its log slope x abilities block (``None`` under Rasch)."""
     inverse: tuple[np.ndarray, np.ndarray, np.ndarray]
     """``(tasks,)`` each: each task block's inverse, (difficulty, difficulty), (difficulty, log
     slope) and (log slope, log slope)."""
@@ -95,13 +96,17 @@ def _moves(
     if response is None:
         response = _response(table, found, model)
         table.keep((model, "response"), response)
-    d_theta = lu_solve(response.factorised, response.moves @ moved.T).T
+    # Each product walks the tasks in order, their rows of the resamples' moves contiguous, and
+    # gathers into (or reads from) the groups' few rows, which stay in cache: 40 resamples of
+    # 2,000 groups x 100,000 tasks, 0.10 -> 0.02 s a product against rows of groups x tasks.
+    d_theta = lu_solve(response.factorised, response.moves @ np.ascontiguousarray(moved.T)).T
     i_dd, i_ds, i_ss = response.inverse
     own_d, own_s = response.own
-    along_d = (response.by_difficulty.T @ d_theta.T).T
+    by_group = np.ascontiguousarray(d_theta.T)
+    along_d = (response.by_difficulty @ by_group).T
     if response.by_slope is None:
         return d_theta, -moved * own_d - i_dd * along_d, None
-    along_s = (response.by_slope.T @ d_theta.T).T
+    along_s = (response.by_slope @ by_group).T
     d_b = -moved * own_d - (i_dd * along_d + i_ds * along_s)
     return d_theta, d_b, -moved * own_s - (i_ds * along_d + i_ss * along_s)
 
@@ -110,7 +115,7 @@ def _response(table: CellTable, found: IrtFit, model: str) -> _Response:
     """The linear response of ``found`` (:mod:`arena_core.stats.irtbootstrap`'s) with its
     blocks as sparse matrices over the cells."""
     from scipy.linalg import lu_factor
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import csc_matrix, csr_matrix
 
     cells = table.responses()
     assert cells is not None
@@ -124,6 +129,9 @@ def _response(table: CellTable, found: IrtFit, model: str) -> _Response:
 
     def sparse(values: np.ndarray) -> Any:
         return csr_matrix((values, (g, t)), shape=(groups, tasks))
+
+    def by_task(values: np.ndarray) -> Any:
+        return csr_matrix((values, (t, g)), shape=(tasks, groups))
 
     def scaled(values: np.ndarray, by: np.ndarray, other: np.ndarray) -> np.ndarray:
         """``values diag(by) other^T`` of two cells' arrays, as a dense ``groups x groups``."""
@@ -150,6 +158,7 @@ def _response(table: CellTable, found: IrtFit, model: str) -> _Response:
             scaled(by_d, inverse[0], by_d) + scaled(by_d, inverse[1], by_s)
             + scaled(by_s, inverse[1], by_d) + scaled(by_s, inverse[2], by_s)
         )  # fmt: skip
-        moves, by_slope = by_d * own[0][t] + by_s * own[1][t] - r * a[t], sparse(by_s)
+        moves, by_slope = by_d * own[0][t] + by_s * own[1][t] - r * a[t], by_task(by_s)
     schur[np.arange(groups), np.arange(groups)] += abilities
-    return _Response(lu_factor(schur), sparse(moves), sparse(by_d), by_slope, inverse, own)
+    by_column = csc_matrix((moves, (g, t)), shape=(groups, tasks))
+    return _Response(lu_factor(schur), by_column, by_task(by_d), by_slope, inverse, own)
