@@ -8,9 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena_core.stats import irt
+from arena_core.stats import irt, irtsums
 from arena_core.stats.irtbootstrap import _expected, linearised_scores
-from arena_core.stats.irtsums import interpolation_nodes
 from arena_core.stats.rankranges import uniform_counts
 from arena_plugins.aggregators import ItemResponse
 
@@ -120,13 +119,13 @@ def test_rasch_scores_from_one_exponential_a_group_and_a_task_are_the_cells_own(
 
 @pytest.mark.parametrize("slopes", [False, True])
 def test_scores_of_many_groups_interpolated_in_the_ability_are_the_cells_own(slopes: bool) -> None:
-    """Past twice the interpolant's nodes in groups a resample's expected scores are its sum over
+    """Past the interpolant's nodes in groups a resample's expected scores are its sum over
     tasks interpolated in the ability (arena_core.stats.irtsums), not every cell evaluated: equal
     to each cell's logistic weighted (irt.expected_scores) to 1e-11 of a point, Rasch and 2PL."""
     rng = np.random.default_rng(9)
     theta, b = rng.normal(size=(5, 600)), rng.normal(0, 1.5, size=(5, 80))
     a = np.exp(rng.normal(0, 0.3, size=(5, 80))) if slopes else None
     weights = rng.poisson(1.0, size=(5, 80)).astype(float)
-    assert interpolation_nodes(theta, a, weights) * 2 <= 600  # the path taken
+    assert irtsums._plan(theta, a, weights)[0] < 600  # the path taken
     found = irt.IrtFit(theta, b, np.ones_like(b) if a is None else a, 0, np.zeros((5, 0)), np.full(5, 2.0))
     np.testing.assert_allclose(_expected(theta, b, a, weights), irt.expected_scores(found, weights), rtol=0, atol=1e-11)

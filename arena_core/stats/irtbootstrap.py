@@ -31,15 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena_core.stats.irt import IrtFit, ability_prior, rasch_factors, slope_prior
+from arena_core.stats.irt import IrtFit, ability_prior, slope_prior
 from arena_core.stats.irtprior import DIFFICULTY_SD
-from arena_core.stats.irtsums import ability_sums, interpolation_nodes
+from arena_core.stats.irtsums import ability_sums
 
 __all__ = ["linearised_scores"]
-
-#: Resamples whose probabilities are evaluated at once: about this many (resample, group, task)
-#: cells, a few megabytes that stay in the processor's cache.
-_CHUNK_CELLS = 500_000
 
 
 def linearised_scores(
@@ -95,39 +91,12 @@ def linearised_scores(
 
 def _expected(theta: np.ndarray, b: np.ndarray, a: np.ndarray | None, weights: np.ndarray) -> np.ndarray:
     """``(resamples, groups)`` expected scores from each resample's parameters (``a`` ``None``:
-    Rasch, every slope 1), a chunk of resamples at a time. The logistic as ``1 / (1 + exp(-z))``:
-    SciPy's ``expit`` took seven times as long as ``exp`` over the cells, most of this function's
-    time. Under Rasch ``exp(-z)`` is ``exp(-ability) * exp(difficulty)``: an exponential per
-    group and per task instead of one per cell (:func:`~arena_core.stats.irt.rasch_factors`),
-    which halved the time (0.80 s against 1.5 s for 1,000 resamples of 500 groups x 500 tasks);
-    parameters some 700 logits apart, which no fit reaches, take the cells' own. Past twice the
-    nodes :func:`~arena_core.stats.irtsums.ability_sums` needs in groups, each resample's sum is
-    interpolated in the ability instead (500 groups: Rasch 0.77 -> 0.33 s, 2PL 1.35 -> 0.80 s)."""
-    resamples, groups = theta.shape
-    if interpolation_nodes(theta, a, weights) * 2 <= groups:  # a hundred nodes for many groups
-        with np.errstate(invalid="ignore", divide="ignore"):
-            interpolated: np.ndarray = 100 * ability_sums(theta, b, a, weights) / weights.sum(axis=1, keepdims=True)
-        return interpolated
-    chunk = max(1, _CHUNK_CELLS // max(1, groups * b.shape[1]))
-    out = np.empty((resamples, groups))
-    factors = rasch_factors(theta, b) if a is None else None
-    if a is None and factors is None:
-        a = np.ones_like(b)
-    cells = np.empty((min(chunk, resamples), groups, b.shape[1]))  # one buffer, each chunk's cells in turn
-    with np.errstate(over="ignore"):  # exp(-z) of a very negative z is inf: the probability 0
-        for start in range(0, resamples, chunk):
-            rows = slice(start, start + chunk)
-            z = cells[: min(chunk, resamples - start)]
-            if factors is not None:
-                np.multiply(factors[0][rows, :, None], factors[1][rows, None, :], out=z)
-            else:
-                assert a is not None
-                np.multiply(theta[rows, :, None], -a[rows, None, :], out=z)
-                z += (a[rows] * b[rows])[:, None, :]  # -z, in place
-                np.exp(z, out=z)
-            z += 1
-            np.reciprocal(z, out=z)
-            out[rows] = np.matmul(z, weights[rows, :, None])[..., 0]
+    Rasch, every slope 1), by :func:`~arena_core.stats.irtsums.ability_sums`: each resample's
+    sum over the tasks it drew, interpolated in the ability past its nodes in groups, cell by
+    cell below. It had its own loop over chunks of resamples, every task's cells evaluated at
+    its weight, drawn or not; 1,000 resamples of 25 / 100 / 200 groups x 500 tasks took Rasch
+    0.059 / 0.108 / 0.131 s and 2PL 0.110 / 0.325 / 0.405 s with it, 0.052 / 0.083 / 0.111 s
+    and 0.093 / 0.200 / 0.267 s without (the same scores to 2e-13)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        scores: np.ndarray = 100 * out / weights.sum(axis=1, keepdims=True)
+        scores: np.ndarray = 100 * ability_sums(theta, b, a, weights) / weights.sum(axis=1, keepdims=True)
     return scores

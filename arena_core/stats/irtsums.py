@@ -27,7 +27,7 @@ import numpy as np
 
 from arena_core.stats.irt import rasch_factors
 
-__all__ = ["ability_sums", "interpolation_nodes"]
+__all__ = ["ability_sums"]
 
 #: ``(tasks, nodes)`` probabilities evaluated at once: 256 KB, which stay in the processor's
 #: cache through their four passes (40 resamples of 100,000 tasks x 103 nodes: 1.06 s; 1.42 s
@@ -65,13 +65,6 @@ def ability_sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.nda
             rows = slice(r, r + 1)
             out[r] += _sums(abilities[rows], difficulties[rows, kept], slopes[rows, kept], weights[rows, kept])[0]
     return out
-
-
-def interpolation_nodes(abilities: np.ndarray, slopes: np.ndarray | None, weights: np.ndarray) -> int:
-    """The nodes :func:`ability_sums` would interpolate each resample's sum at: a caller that
-    evaluates cells quicker than it does (the dense bootstrap's chunks) compares them with the
-    groups."""
-    return _plan(abilities, slopes, weights)[0] if abilities.size else 0
 
 
 def _plan(
