@@ -40,6 +40,7 @@ import numpy as np
 from attrs import frozen
 
 from arena_core.arena import Arena, worker_arena
+from arena_core.engine.cores import usable_cores as _cores
 from arena_core.engine.fingerprints import task_run_digests
 from arena_core.engine.records import columns_from_records
 from arena_core.engine.tables import CODED_TEXT, columns_from_table
@@ -199,14 +200,6 @@ def _lanes(arena: Arena) -> _Lanes:
     for _ in range(count):
         executor.submit(worker_arena, *arena.recipe)  # type: ignore[misc]  # checked by the caller
     return _Lanes(executor, count, local)
-
-
-def _cores() -> int:
-    """The cores this process may run on: its CPU affinity where the system keeps one (a
-    container's cpuset or ``taskset`` narrows it; ``os.cpu_count`` counts the whole host)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def _outcomes(arena: Arena, lanes: _Lanes, jobs: Sequence[_Job]) -> Iterator[_Outcome]:

@@ -149,6 +149,35 @@ def test_a_task_a_resample_did_not_draw_is_not_evaluated(groups: int, slope: flo
     assert np.abs(found - expected).max() <= 1e-12 * w.sum(axis=1).max()
 
 
+@pytest.mark.parametrize("slope", [None, 2.0])
+def test_sums_shared_among_threads_are_the_same_to_the_bit(monkeypatch: pytest.MonkeyPatch, slope: float | None) -> None:
+    """Past a size the resamples' sums are shared among threads (a core each): every figure is
+    the same, to the bit, as one thread's, and the threads did run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(5)
+    resamples, groups, tasks = 6, 700, 900
+    theta = rng.normal(0, 1.5, (resamples, groups))
+    b = rng.normal(0, 1.5, (resamples, tasks))
+    a = None if slope is None else rng.uniform(0.2, slope, (resamples, tasks))
+    w = rng.poisson(1.0, (resamples, tasks)).astype(float)
+    monkeypatch.setattr(irtsums, "_THREADED_CELLS", 10**12)
+    alone = irtsums.ability_sums(theta, b, a, w)
+    pools: list[ThreadPoolExecutor] = []
+
+    class Pool(ThreadPoolExecutor):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            pools.append(self)
+
+    monkeypatch.setattr(irtsums, "_THREADED_CELLS", 0)
+    monkeypatch.setattr(irtsums, "usable_cores", lambda: 3)
+    monkeypatch.setattr(irtsums, "ThreadPoolExecutor", Pool)
+    shared = irtsums.ability_sums(theta, b, a, w)
+    assert pools and all(len(pool._threads) > 1 for pool in pools)  # the work went to threads
+    assert np.array_equal(shared, alone)
+
+
 def test_arena_ranks_a_board_too_large_for_its_table_from_its_cells(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     """With memory for the cells but not for the dense table, ``irt`` ranks from the cells as
     it ranks with room (the same rows); a method that needs the table is refused as before."""

@@ -22,9 +22,11 @@ cell by cell beside the interpolant).
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from arena_core.engine.cores import usable_cores
 from arena_core.stats.irt import rasch_factors
 
 __all__ = ["ability_sums"]
@@ -39,6 +41,9 @@ _DIGITS = 30.0
 #: The share of the strip to the logistic's nearest pole the error bound may use: its bound
 #: grows without limit at the pole itself.
 _STRIP = 0.8
+#: Cells (resamples x tasks x points) past which a call's resamples are shared among threads:
+#: about a tenth of a second of work, against a thread pool's start of about a millisecond.
+_THREADED_CELLS = 20_000_000
 
 
 def ability_sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.ndarray | None,
@@ -133,17 +138,22 @@ def _sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.ndarray | 
     cell, a block of tasks of one resample at a time: under Rasch each cell's ``exp(b - u)`` the
     product of an exponential per task and one per point (:func:`~arena_core.stats.irt.rasch_factors`),
     else one exponential a cell. A task of weight 0 adds nothing and is left out: a bootstrap
-    resample does not draw about a third of the tasks (``(1 - 1/n)^n``), a third of the cells."""
+    resample does not draw about a third of the tasks (``(1 - 1/n)^n``), a third of the cells.
+
+    Past :data:`_THREADED_CELLS` the resamples are shared among threads, one a core: NumPy's
+    loops over the cells release the interpreter's lock, each resample's row is its own, and
+    so every figure is the same to the bit whatever the number of threads."""
     resamples, points = abilities.shape
     factors = rasch_factors(abilities, difficulties) if slopes is None else None
     out = np.zeros((resamples, points))
     step = max(1, _CHUNK_CELLS // max(1, points))
-    with np.errstate(over="ignore"):  # exp of a large gap is inf: the probability 0
-        for r in range(resamples):
-            drawn = np.flatnonzero(weights[r])
-            task_side = (difficulties if factors is None else factors[1])[r, drawn]
-            scale = None if slopes is None else slopes[r, drawn, None]
-            weight = weights[r, drawn]
+
+    def resample(r: int) -> None:
+        drawn = np.flatnonzero(weights[r])
+        task_side = (difficulties if factors is None else factors[1])[r, drawn]
+        scale = None if slopes is None else slopes[r, drawn, None]
+        weight = weights[r, drawn]
+        with np.errstate(over="ignore"):  # exp of a large gap is inf: the probability 0 (per thread)
             for start in range(0, len(drawn), step):
                 block = slice(start, start + step)
                 if factors is not None:
@@ -156,4 +166,13 @@ def _sums(abilities: np.ndarray, difficulties: np.ndarray, slopes: np.ndarray | 
                 z += 1
                 np.reciprocal(z, out=z)
                 out[r] += weight[block] @ z
+
+    threads = min(usable_cores(), resamples) if weights.size * points >= _THREADED_CELLS else 1
+    if threads > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="arena-irtsums") as pool:
+            for _ in pool.map(resample, range(resamples)):
+                pass  # each fills its own row; an exception is raised here
+    else:
+        for r in range(resamples):
+            resample(r)
     return out
