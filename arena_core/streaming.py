@@ -329,7 +329,7 @@ def _score(arena: Arena, job: _Job) -> _Outcome:
 
 def _joined(tables: list[TaskTable | CellTable], cells: bool) -> TaskTable | CellTable:
     """The partitions' tables joined: dense, or with ``cells`` as the cells that hold runs when
-    the board is sparse (:attr:`CellTable.sparse`) or a partition's or the whole board's dense
+    the board is sparse (:func:`~arena_core.stats.celltable.is_sparse`) or a partition's or the whole board's dense
     table does not fit."""
     dense = [t for t in tables if isinstance(t, TaskTable)]
     size = len(set().union(*(t.groups for t in tables))) * sum(len(t.tasks) for t in tables)

@@ -20,7 +20,7 @@ from arena_core.model.serde import structure, structure_each
 from arena_core.registry.components import Components
 from arena_core.stats.adaptive import AdaptiveTest
 from arena_core.stats.bias import BiasFinding, detect_bias
-from arena_core.stats.celltable import CellTable
+from arena_core.stats.celltable import CellTable, runs_are_sparse
 from arena_core.stats.irttasks import Selection, select_tasks
 from arena_core.stats.leaderboard import GroupRow, leaderboard
 from arena_core.stats.pairwise import PairRow, pairwise
@@ -89,12 +89,13 @@ class Boards:
                 self._table(evaluations, store, by, selection), method, interval, test, adjustment, ranks, order
             )
         runs = self._runs(evaluations, store, by, selection)
-        cells = CellTable.of(runs)
-        table: TaskTable | CellTable = cells
-        if not cells.sparse:
+        table: TaskTable | CellTable | None = None
+        if not runs_are_sparse(runs):
             with contextlib.suppress(BoardTooLarge):  # too large: ranked from the cells that hold runs
                 table = TaskTable.of(runs)
-        return self._board(table, method, interval, test, adjustment, ranks, order)
+        return self._board(
+            table if table is not None else CellTable.of(runs), method, interval, test, adjustment, ranks, order
+        )
 
     def _table(self, evaluations: Any, store: Store | None, by: str, selection: dict[str, Any]) -> TaskTable:
         """The cells grouped ``by`` of the evaluations given (or a table of them), or of ``store``'s board."""

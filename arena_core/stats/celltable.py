@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 from attrs import field, frozen
 
+from arena_core.engine.columns import factorize
 from arena_core.stats.irt import IrtFit
 from arena_core.stats.irtcells import Cells, fit_cells
 from arena_core.stats.pairmoments import SparseValues
 from arena_core.stats.tasktable import CellFigures, Runs, TaskTable, dimension_order, measured_mean, sorted_codes
 
-__all__ = ["SPARSE_CELLS", "SPARSE_SHARE", "CellTable", "is_sparse"]
+__all__ = ["SPARSE_CELLS", "SPARSE_SHARE", "CellTable", "is_sparse", "runs_are_sparse"]
 
 #: A board of at least this many ``(group, task)`` cells ...
 SPARSE_CELLS = 1_000_000
@@ -41,6 +42,15 @@ def is_sparse(size: int, held: int) -> bool:
     ranked from its cells by a method that can: :data:`SPARSE_CELLS` cells or more, at most
     :data:`SPARSE_SHARE` of them run."""
     return size >= SPARSE_CELLS and held <= SPARSE_SHARE * size
+
+
+def runs_are_sparse(runs: Runs) -> bool:
+    """:func:`is_sparse` of the board ``runs`` make, from their groups' and tasks' codes alone:
+    whether a method that can should rank from the cells, known before either table is made."""
+    group_codes, groups = factorize(runs.groups)
+    task_codes, tasks = factorize(runs.tasks)
+    size = len(groups) * len(tasks)
+    return size >= SPARSE_CELLS and is_sparse(size, len(np.unique(group_codes * len(tasks) + task_codes)))
 
 
 @frozen(eq=False)
@@ -107,12 +117,6 @@ class CellTable:
             groups, tasks, g[order], t[order], counts[order], sums[order],
             {d: m[order] for d, m in zip(names, means, strict=True)}, coverage[order],
         )  # fmt: skip
-
-    @property
-    def sparse(self) -> bool:
-        """Whether a method that can should rank from the cells even where the dense table fits
-        (:func:`is_sparse`)."""
-        return is_sparse(len(self.groups) * len(self.tasks), len(self.group))
 
     def tasks_per_group(self) -> np.ndarray:
         """``(groups,)``: the tasks each group ran."""

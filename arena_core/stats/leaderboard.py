@@ -15,7 +15,7 @@ tasks than ``min_tasks_per_group`` are provisional: listed after the ranked ones
 and an interval but no rank.
 
 The table is the dense one, or for a method that scores a board from its cells that hold runs
-(``cells``: the Rasch fit) a :class:`~arena_core.stats.celltable.CellTable`, when the dense one
+(``cells``: the item response fits) a :class:`~arena_core.stats.celltable.CellTable`, when the dense one
 does not fit: every figure reads the same either way.
 """
 
