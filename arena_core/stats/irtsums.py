@@ -81,8 +81,9 @@ def _plan(
     half = max((high - low) / 2, 1e-12)
     if slopes is None:
         return _nodes_needed(half, 1.0), (high + low) / 2, half, None
-    slope = _steepest_interpolated(np.abs(slopes), weights > 0, half, abilities.shape[1])
-    return _nodes_needed(half, slope), (high + low) / 2, half, (np.abs(slopes) > slope) & (weights > 0)
+    steepness, drawn = np.abs(slopes), weights > 0
+    slope = _steepest_interpolated(steepness, drawn, half, abilities.shape[1])
+    return _nodes_needed(half, slope), (high + low) / 2, half, (steepness > slope) & drawn
 
 
 def _steepest_interpolated(slopes: np.ndarray, drawn: np.ndarray, half_range: float, groups: int) -> float:
