@@ -11,6 +11,10 @@ The reference walks the folder (``os.walk``), reads every JSON file and decodes 
 what any importer must do before it reads a field. arena-core's import runs in the same process
 to a JSON Lines file, as ``arena import FORMAT FOLDER -o FILE``; the two take turns three times
 and the medians are printed, with their ratio (target: within 2x).
+
+Telling the folder's format (``arena leaderboard FOLDER`` without ``--from``: every importer
+asked) is measured the same way, against walking the folder and reading each file's first
+64 KB once: what one pass that looks at every file's head must do.
 """
 
 from __future__ import annotations
@@ -76,6 +80,23 @@ def reference(root: Path) -> int:
     return decoded
 
 
+def heads(root: Path) -> int:
+    """Every file under ``root`` opened once and its first 64 KB read."""
+    read = 0
+    for folder, _, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as file:
+                read += len(file.read(1 << 16))
+    return read
+
+
+def detected(root: Path) -> str | None:
+    from arena_core import Arena
+    from arena_core.importing.collect import detect_format
+
+    return detect_format(Arena().components.importers.values(), [root])
+
+
 def imported(kind: str, root: Path, out: Path) -> None:
     from click.testing import CliRunner
 
@@ -102,6 +123,17 @@ def run(kind: str, runs: int) -> None:
         a, b = statistics.median(mine), statistics.median(base)
         print(f"arena import {kind}, {runs:,} runs: {a:.2f} s; reading and decoding the same files {b:.2f} s: "
               f"{a / b:.2f}x", flush=True)  # fmt: skip
+        assert detected(root) == kind
+        mine, base = [], []
+        for _ in range(3):
+            start = time.perf_counter()
+            detected(root)
+            mine.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            heads(root)
+            base.append(time.perf_counter() - start)
+        a, b = statistics.median(mine), statistics.median(base)
+        print(f"  telling the format: {a:.2f} s; reading each file's head once {b:.2f} s: {a / b:.2f}x", flush=True)
 
 
 def main() -> None:

@@ -143,7 +143,8 @@ def test_the_bradley_terry_benchmark_s_choix_fit_maximises_the_aggregator_s_like
 def test_the_importer_benchmark_imports_every_run_it_wrote(capsys: pytest.CaptureFixture[str]) -> None:
     """benchmarks/importers.py writes trajectories and trials from the samples and times their
     import against reading the same files; the import must yield one run a copy before it is
-    timed (the script asserts it), so a ratio is of the same work."""
+    timed (the script asserts it), so a ratio is of the same work; and each folder's format is
+    told as the importer's before detection is timed."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         import importers
@@ -154,6 +155,7 @@ def test_the_importer_benchmark_imports_every_run_it_wrote(capsys: pytest.Captur
     out = capsys.readouterr().out
     for kind in ("mini-swe-agent", "harbor"):
         assert re.search(rf"arena import {kind}, 12 runs: [\d.]+ s; reading and decoding the same files [\d.]+ s: [\d.]+x", out)
+    assert len(re.findall(r"telling the format: [\d.]+ s; reading each file's head once [\d.]+ s: [\d.]+x", out)) == 2
 
 
 def test_the_reprice_benchmark_s_reference_reprices_as_arena_core_does(tmp_path: Path) -> None:

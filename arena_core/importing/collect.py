@@ -11,7 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena_core.importing.runs import ImportedRun
+from arena_core.importing.heads import shared_heads
+from arena_core.importing.runs import ImportedRun, regular_files
 from arena_core.io.decoding import InputError
 from arena_core.io.readers import Problems
 
@@ -88,12 +89,19 @@ class ImportSession:
 def detect_format(importers: Iterable[Importer], paths: Sequence[Path]) -> str | None:
     """The name of the one importer that recognises every path, ``None`` when none recognises
     any (the paths are arena-core's own files). :raises InputError: when the paths are claimed
-    by several importers or only some are recognised."""
+    by several importers or only some are recognised.
+
+    A folder is listed once for every importer that tells its output by a file in it
+    (``detect_file``): each file is asked of them in turn, its head read once
+    (:func:`~arena_core.importing.heads.shared_heads`), and the listing stops once all of them
+    have claimed the folder. The others are asked ``detect(folder)`` as before."""
+    importers = list(importers)
     claims: dict[str, list[Path]] = {}
-    for importer in importers:
-        claimed = [p for p in paths if importer.detect(p)]
-        if claimed:
-            claims[importer.name] = claimed
+    for path in paths:
+        claimed = _claimants(importers, path)
+        for importer in importers:
+            if importer.name in claimed:
+                claims.setdefault(importer.name, []).append(path)
     if not claims:
         return None
     whole = [name for name, claimed in claims.items() if len(claimed) == len(paths)]
@@ -101,3 +109,16 @@ def detect_format(importers: Iterable[Importer], paths: Sequence[Path]) -> str |
         return whole[0]
     found = "; ".join(f"{name}: {', '.join(map(str, claimed))}" for name, claimed in claims.items())
     raise InputError(f"cannot tell the format of the input ({found}); give it with --from FORMAT")
+
+
+def _claimants(importers: list[Importer], path: Path) -> set[str]:
+    """The names of the importers that claim ``path``."""
+    by_file = [i for i in importers if path.is_dir() and callable(getattr(i, "detect_file", None))]
+    claimed = {i.name for i in importers if i not in by_file and i.detect(path)}
+    pending = list(by_file)
+    with shared_heads():
+        for found in regular_files(path) if pending else ():
+            pending = [i for i in pending if not i.detect_file(found)]  # type: ignore[attr-defined]
+            if not pending:
+                break
+    return claimed | {i.name for i in by_file if i not in pending}

@@ -21,7 +21,8 @@ from typing import Any
 import orjson
 from attrs import field, frozen
 
-from arena_core.io.decoding import InputError, decode_text, loads, read_bytes, regular_descriptor
+from arena_core.importing.heads import peek
+from arena_core.io.decoding import InputError, decode_text, loads, read_bytes
 from arena_core.model.checks import moment
 
 __all__ = [
@@ -369,21 +370,3 @@ def is_regular(path: Path) -> bool:
         return stat.S_ISREG(path.stat().st_mode)
     except (OSError, ValueError):
         return False
-
-
-def peek(path: Path, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of a regular file (empty when it is not one or cannot be read),
-    for ``detect``."""
-    try:
-        fd = regular_descriptor(path)
-    except (InputError, ValueError):  # ValueError: a name with a NUL byte
-        return b""
-    try:  # read from the descriptor: a buffered file object cost more than the read
-        head = b""
-        while len(head) < size and (more := os.read(fd, size - len(head))):
-            head += more
-        return head
-    except OSError:
-        return b""
-    finally:
-        os.close(fd)

@@ -181,6 +181,12 @@ class Importer(Protocol):
     not raised) for each source it cannot read, naming the file, the record and the field, so
     the others are still imported or reported together.
 
+    It may also have ``detect_file(path)``: whether a file found under a folder makes the folder
+    this harness's output. Format detection then lists a folder once for all the importers that
+    have one and reads each file's head once for them (see
+    :func:`~arena_core.importing.collect.detect_format`); without it, ``detect(folder)`` walks the
+    folder on its own.
+
     It may also have ``description`` (one line, for ``arena import --help`` and ``arena
     plugins``) and ``unrecorded``: the submission fields this format never records, which are
     then left out of the overall score rather than refused (``[missing]`` can say otherwise).

@@ -26,6 +26,7 @@ from arena_core.importing.runs import (
     load_json,
     peek,
     present,
+    regular_files,
     value,
     verdict_task,
 )
@@ -62,7 +63,12 @@ class Aider:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(True for _ in path.rglob(RESULTS)) or any(_is_leaderboard(p) for p in path.glob("*.yml"))
+            return any(self.detect_file(p) for p in regular_files(path))
+        return self.detect_file(path)
+
+    def detect_file(self, path: Path) -> bool:
+        """A benchmark's results or a leaderboard's YAML makes a folder Aider's, at any depth, as
+        ``read`` finds them (a leaderboard was once looked for only at the top)."""
         return path.name == RESULTS or _is_leaderboard(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:

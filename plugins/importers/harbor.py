@@ -25,6 +25,7 @@ from arena_core.importing.runs import (
     load_json,
     peek,
     present,
+    regular_files,
     run_times,
     seconds_between,
     unlinked_file,
@@ -71,10 +72,12 @@ class Harbor:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(_is_result(p) for p in path.rglob("result.json")) or any(
-                _is_atif(p) for p in path.rglob("trajectory.json")
-            )
+            return any(self.detect_file(p) for p in regular_files(path))
         return _is_result(path) or _is_atif(path)
+
+    def detect_file(self, path: Path) -> bool:
+        """A trial's ``result.json`` or an ATIF ``trajectory.json`` makes a folder Harbor's."""
+        return (path.name == "result.json" and _is_result(path)) or (path.name == "trajectory.json" and _is_atif(path))
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         named = {p for p in paths if not p.is_dir()}

@@ -27,6 +27,7 @@ from arena_core.importing.runs import (
     peek,
     present,
     problem_date,
+    regular_files,
     run_times,
     seconds_between,
     trajectory_text,
@@ -56,8 +57,12 @@ class InspectLogs:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(_is_log(p) for p in path.rglob("*") if p.suffix in (".eval", ".json"))
+            return any(self.detect_file(p) for p in regular_files(path))
         return _is_log(path)
+
+    def detect_file(self, path: Path) -> bool:
+        """An eval log (``.eval``, or ``.json``) makes a folder Inspect's."""
+        return path.suffix in (".eval", ".json") and _is_log(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         """A log's runs one sample at a time (an ``.eval`` archive is never held whole); a bad

@@ -31,6 +31,7 @@ from arena_core.importing.runs import (
     new_files_in_patch,
     peek,
     present,
+    regular_files,
     repository_of,
     trajectory_text,
     value,
@@ -61,7 +62,11 @@ class MiniSweAgent:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(is_trajectory(p) for p in path.rglob("*.json"))
+            return any(self.detect_file(p) for p in regular_files(path))
+        return is_trajectory(path)
+
+    def detect_file(self, path: Path) -> bool:
+        """A trajectory makes a folder mini-swe-agent's."""
         return is_trajectory(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:

@@ -34,6 +34,7 @@ from arena_core.importing.runs import (
     peek,
     present,
     problem_date,
+    regular_files,
     repository_of,
     run_times,
     seconds_between,
@@ -64,7 +65,12 @@ class OpenHands:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(is_output(p) for p in path.rglob("*.jsonl")) or bool(_conversations(path))
+            return any(self.detect_file(p) for p in regular_files(path))
+        return self.detect_file(path)
+
+    def detect_file(self, path: Path) -> bool:
+        """An evaluation's or a resolver's output, or a conversation's ``base_state.json``,
+        makes a folder OpenHands'."""
         return is_output(path) or (path.name == "base_state.json" and is_conversation(path.parent))
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena_core.importing.runs import ImportedRun, amount, load_json, present, value, verdict_task
+from arena_core.importing.runs import ImportedRun, amount, load_json, present, regular_files, value, verdict_task
 from arena_core.io.decoding import InputError
 
 __all__ = ["OpenHandsIndex"]
@@ -43,8 +43,13 @@ class OpenHandsIndex:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return _is_folder(path) or any(_is_folder(p.parent) for p in path.rglob("scores.json"))
+            return any(self.detect_file(p) for p in regular_files(path))
         return False
+
+    def detect_file(self, path: Path) -> bool:
+        """A results folder's ``scores.json`` (beside its metadata and instance results) makes
+        the folder above it the Index's."""
+        return path.name == "scores.json" and _is_folder(path.parent)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         folders = sorted({f for p in paths for f in _folders(p)})

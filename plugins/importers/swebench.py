@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from arena_core.importing.runs import ImportedRun, files_under, present, repository_of, verdict_task
+from arena_core.importing.runs import ImportedRun, files_under, present, regular_files, repository_of, verdict_task
 from arena_core.io.decoding import InputError
 from arena_plugins.importers.mini_swe_agent import graded_trajectory, is_trajectory
 from arena_plugins.importers.openhands import is_output, output_runs
@@ -35,7 +35,11 @@ class SweBench:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(is_report(p) for p in path.rglob("*.json"))
+            return any(self.detect_file(p) for p in regular_files(path))
+        return is_report(path)
+
+    def detect_file(self, path: Path) -> bool:
+        """A SWE-bench report makes a folder SWE-bench's."""
         return is_report(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:

@@ -21,6 +21,7 @@ from arena_core.importing.runs import (
     load_json,
     peek,
     present,
+    regular_files,
     run_times,
     seconds_between,
     value,
@@ -44,8 +45,12 @@ class TerminalBench:
 
     def detect(self, path: Path) -> bool:
         if path.is_dir():
-            return any(_is_results(p) for p in path.rglob("*results.json"))
+            return any(self.detect_file(p) for p in regular_files(path))
         return _is_results(path) or (path.name.endswith("run_metadata.json") and b'"dataset_name"' in peek(path))
+
+    def detect_file(self, path: Path) -> bool:
+        """A run's or a trial's ``results.json`` makes a folder Terminal-Bench's."""
+        return _is_results(path)
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         runs: list[Path] = []
