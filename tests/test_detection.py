@@ -63,7 +63,7 @@ def test_each_importer_claims_what_it_claims_alone_and_each_head_is_read_once(
     assert reads and max(reads.values()) == 1, reads.most_common(3)  # every head read once
 
 
-def test_the_listing_stops_once_every_file_detector_has_claimed(importers: list, tmp_path: Path) -> None:
+def test_no_further_file_is_asked_once_every_file_detector_has_claimed(importers: list, tmp_path: Path) -> None:
     """A detector without ``detect_file`` is asked about the folder; those with one are asked
     file by file until all have claimed it."""
 

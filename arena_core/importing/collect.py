@@ -93,7 +93,7 @@ def detect_format(importers: Iterable[Importer], paths: Sequence[Path]) -> str |
 
     A folder is listed once for every importer that tells its output by a file in it
     (``detect_file``): each file is asked of them in turn, its head read once
-    (:func:`~arena_core.importing.heads.shared_heads`), and the listing stops once all of them
+    (:func:`~arena_core.importing.heads.shared_heads`), and no further file is asked once all of them
     have claimed the folder. The others are asked ``detect(folder)`` as before."""
     importers = list(importers)
     claims: dict[str, list[Path]] = {}
