@@ -114,3 +114,19 @@ def test_a_shared_head_is_the_head_asked_for_in_any_order(tmp_path: Path, length
         assert peek(second, 512) == data[1 : 1 + min(512, length)]
         assert peek(first, 512) == data[: min(512, length)]
     assert peek(first, 100_000) == data[: min(100_000, length)]
+
+
+def test_a_link_leaving_the_folder_is_not_opened_to_tell_its_format(importers: list, tmp_path: Path) -> None:
+    """Detection looks only at what an import would read: a link to a trial's ``result.json``
+    outside the folder would make it Harbor's (a copy does), yet the link is not followed."""
+    outside = tmp_path / "elsewhere" / "result.json"
+    outside.parent.mkdir()
+    shutil.copy(FORMATS / "harbor-current" / "continued__e1" / "result.json", outside)
+    copied, linked = tmp_path / "copied" / "trial", tmp_path / "linked" / "trial"
+    copied.mkdir(parents=True)
+    linked.mkdir(parents=True)
+    shutil.copy(outside, copied / "result.json")
+    (linked / "result.json").symlink_to(outside)
+    assert (linked / "result.json").read_bytes() == outside.read_bytes()  # the link resolves
+    assert detect_format(importers, [copied.parent]) == "harbor"
+    assert detect_format(importers, [linked.parent]) is None
