@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -90,11 +91,10 @@ def heads(root: Path) -> int:
     return read
 
 
-def detected(root: Path) -> str | None:
-    from arena_core import Arena
+def detected(root: Path, importers: list[Any]) -> str | None:
     from arena_core.importing.collect import detect_format
 
-    return detect_format(Arena().components.importers.values(), [root])
+    return detect_format(importers, [root])
 
 
 def imported(kind: str, root: Path, out: Path) -> None:
@@ -123,11 +123,14 @@ def run(kind: str, runs: int) -> None:
         a, b = statistics.median(mine), statistics.median(base)
         print(f"arena import {kind}, {runs:,} runs: {a:.2f} s; reading and decoding the same files {b:.2f} s: "
               f"{a / b:.2f}x", flush=True)  # fmt: skip
-        assert detected(root) == kind
+        from arena_core import Arena
+
+        importers = list(Arena().components.importers.values())  # made once, as a command makes them
+        assert detected(root, importers) == kind
         mine, base = [], []
         for _ in range(3):
             start = time.perf_counter()
-            detected(root)
+            detected(root, importers)
             mine.append(time.perf_counter() - start)
             start = time.perf_counter()
             heads(root)

@@ -113,7 +113,8 @@ def detect_format(importers: Iterable[Importer], paths: Sequence[Path]) -> str |
 
 def _claimants(importers: list[Importer], path: Path) -> set[str]:
     """The names of the importers that claim ``path``."""
-    by_file = [i for i in importers if path.is_dir() and callable(getattr(i, "detect_file", None))]
+    folder = path.is_dir()
+    by_file = [i for i in importers if folder and callable(getattr(i, "detect_file", None))]
     claimed = {i.name for i in importers if i not in by_file and i.detect(path)}
     pending = list(by_file)
     with shared_heads():

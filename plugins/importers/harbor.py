@@ -77,7 +77,7 @@ class Harbor:
 
     def detect_file(self, path: Path) -> bool:
         """A trial's ``result.json`` or an ATIF ``trajectory.json`` makes a folder Harbor's."""
-        return (path.name == "result.json" and _is_result(path)) or (path.name == "trajectory.json" and _is_atif(path))
+        return _is_result(path) or (path.name == "trajectory.json" and _is_atif(path))
 
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         named = {p for p in paths if not p.is_dir()}
