@@ -3,6 +3,7 @@ never asserted in a test)."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -156,6 +157,30 @@ def test_the_importer_benchmark_imports_every_run_it_wrote(capsys: pytest.Captur
     for kind in ("mini-swe-agent", "harbor"):
         assert re.search(rf"arena import {kind}, 12 runs: [\d.]+ s; reading and decoding the same files [\d.]+ s: [\d.]+x", out)
     assert len(re.findall(r"telling the format: [\d.]+ s; reading each file's head once [\d.]+ s: [\d.]+x", out)) == 2
+
+
+def test_the_import_growth_benchmark_imports_every_run_of_each_layout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks/import_growth.py writes each layout at two sizes and imports it, checking that
+    every run it wrote is imported; its Terminal-Bench layout reads half its trials from their
+    run's own file and half from the trial files (the two ways a trial is found)."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from benchmarks import import_growth
+        from benchmarks.importers import imported
+    finally:
+        sys.path.remove(str(ROOT))
+    for kind in import_growth.LAYOUTS:
+        import_growth.run(kind, 6)
+    out = capsys.readouterr().out
+    for kind in import_growth.LAYOUTS:
+        assert re.search(rf"arena import {kind}: 6 runs [\d.]+ s, 24 runs [\d.]+ s: [\d.]+x a run's time", out)
+    root = import_growth.terminal_bench(tmp_path, 1000)
+    imported("terminal-bench", root, tmp_path / "runs.jsonl")
+    sources = [json.loads(line)["meta"]["source"] for line in (tmp_path / "runs.jsonl").open()]
+    assert sum(s == str(root / "run-000" / "results.json") for s in sources) == 500
+    assert sum(s.startswith(str(root / "run-001" / "task-")) for s in sources) == 500
 
 
 def test_the_reprice_benchmark_s_reference_reprices_as_arena_core_does(tmp_path: Path) -> None:

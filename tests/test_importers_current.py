@@ -440,19 +440,21 @@ def test_the_job_totals_harbor_counted_agree_with_the_trials_and_analysis_checks
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(["job", "job2", "jo", "..", "t1"]), max_size=4)), max_size=12),
-    st.booleans(),
-    st.lists(st.sampled_from(["job", "job2", "jo", ".."]), max_size=3),
+    st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(["job", "job2", "job0", "jo", "job-", "..", "t1"]), max_size=4)), max_size=12),
+    st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(["job", "job2", "jo", "job-", ".."]), max_size=3)), max_size=4),
 )
-def test_a_job_s_trials_are_the_files_below_its_folder(files, absolute, folder_parts) -> None:
+def test_a_job_s_trials_are_the_files_below_its_folder(files, folders) -> None:
     """A job's (and an analysis') trials are those below its folder, found by comparing paths
-    as text, as ``folder in trial.parents`` finds them: siblings sharing a prefix (``job``,
-    ``job2``, ``jo``), ``..``, relative paths below ``.``, absolute ones and the root."""
-    from plugins.importers.harbor_jobs import under
+    as text, as ``folder in trial.parents`` finds them, in the order given, each folder asked of
+    one index: siblings sharing a prefix (``job``, ``job0``, ``job2``, ``jo``, ``job-``, whose texts sort
+    around a folder's own files), ``..``, relative paths below ``.``, absolute ones and the root."""
+    from plugins.importers.harbor_jobs import Below
 
     trials = [Path("/" if rooted else "", *parts, "result.json") for rooted, parts in files]
-    folder = Path("/" if absolute else ".", *folder_parts)
-    assert under(folder, trials) == [t for t in trials if folder in t.parents]
+    below = Below(trials)
+    for absolute, parts in folders:
+        folder = Path("/" if absolute else ".", *parts)
+        assert below.under(folder) == [t for t in trials if folder in t.parents]
 
 
 def test_the_importer_and_the_format_versions_it_read_are_in_the_provenance(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from arena_core.importing.runs import ImportedRun, amount, count, load_json, value
 from arena_core.io.decoding import InputError
 
-__all__ = ["JobNotes", "under"]
+__all__ = ["Below", "JobNotes"]
 
 
 class JobNotes:
@@ -35,15 +36,18 @@ class JobNotes:
     ) -> list[InputError]:
         """Check each job against its ``trials`` (``usage(path)`` gives a trial's figures) and
         note each analysis; the files that cannot be read are returned, for the importer to yield."""
-        errors = []
+        errors: list[InputError] = []
+        if not jobs and not analyses:
+            return errors
+        below = Below(trials)
         for path in jobs:
             try:
-                self._job(path, under(path.parent, trials), usage)
+                self._job(path, below.under(path.parent), usage)
             except InputError as exc:
                 errors.append(exc)
         for path in analyses:
             try:
-                self._analysis(path, under(path.parent, trials))
+                self._analysis(path, below.under(path.parent))
             except InputError as exc:
                 errors.append(exc)
         return errors
@@ -108,16 +112,31 @@ class JobNotes:
             note.setdefault("flags", []).extend(f"analysis_{c}_failed" for c, o in outcomes.items() if o == "fail")
 
 
-def under(folder: Path, files: Sequence[Path]) -> list[Path]:
-    """The ``files`` below ``folder`` (``folder in file.parents``), compared as text: a job of
-    3,000 trials took 34 ms to ask each trial's ``parents``, 11 µs a trial for each job and
-    analysis file. Paths compare by their parts, so a file is below ``folder`` when its text
-    starts with the folder's and a separator; every relative path is below ``.``."""
-    text = str(folder)
-    if text == ".":
-        return [f for f in files if not f.is_absolute()]
-    prefix = os.path.join(text, "")
-    return [f for f in files if str(f).startswith(prefix)]
+class Below:
+    """Which of ``files`` lie below a folder (``folder in file.parents``), asked for each job and
+    analysis file of an import. The paths are compared as text: a file is below ``folder`` when its
+    text starts with the folder's and a separator, and every relative path is below ``.``. The
+    texts are sorted once and each folder's are found by bisection: asking every file for every
+    job grew with jobs x trials (200 jobs of 500 trials: 2.8 s, against 34 ms for one job asking
+    each trial's ``parents`` before that)."""
+
+    def __init__(self, files: Sequence[Path]) -> None:
+        self.files = list(files)
+        by_text = sorted((str(f), i) for i, f in enumerate(self.files))
+        self.texts = [text for text, _ in by_text]
+        self.positions = [i for _, i in by_text]
+
+    def under(self, folder: Path) -> list[Path]:
+        """The files below ``folder``, in the order given."""
+        text = str(folder)
+        if text == ".":
+            return [f for f in self.files if not f.is_absolute()]
+        prefix = os.path.join(text, "")
+        # the texts that start with PREFIX (ending in a separator) are those from PREFIX up to,
+        # not including, the same text with the separator's successor in its place
+        start = bisect_left(self.texts, prefix)
+        end = bisect_left(self.texts, prefix[:-1] + chr(ord(prefix[-1]) + 1), start)
+        return [self.files[i] for i in sorted(self.positions[start:end])]
 
 
 def _shown(figure: float) -> str:

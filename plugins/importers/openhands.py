@@ -82,15 +82,17 @@ class OpenHands:
         verdicts = Verdicts()
         yield from verdicts.read_reports(files)
         attempts = [p for p in files if _ATTEMPT.search(p.name)]
+        attempted = set(attempts)  # asked of every file: asking the list made this quadratic
         spent: dict[Path, dict[str, _Spend]] = {}
         last: dict[Path, dict[str, tuple[int, Path, int]]] = {}
         for path in attempts:
             yield from _attempt_spend(path, spent.setdefault(path.parent, {}), last.setdefault(path.parent, {}))
-        outputs = [p for p in files if not is_report(p) and p not in attempts]
+        outputs = [p for p in files if not is_report(p) and p not in attempted]
+        with_output = {p.parent for p in outputs}
         for path in outputs:
             yield from output_runs(path, verdicts, spent.get(path.parent, {}))
         for folder, chosen in last.items():  # attempts without an output.jsonl: the last of each
-            if not any(p.parent == folder for p in outputs):
+            if folder not in with_output:
                 for _, path, number in sorted(chosen.values(), key=lambda c: (str(c[1]), c[2])):
                     yield from output_runs(path, verdicts, spent[folder], only=number)
 

@@ -79,6 +79,7 @@ class Verdicts:
         self.by_instance: dict[str, Verdict] = {}
         self.submitted: list[str] = []
         """Instance ids the run reports list as submitted, in their order."""
+        self._listed: set[str] = set()  # the same ids, asked about: asking the list was quadratic
         self.run_reports: list[Path] = []
         self.resolved_published = 0
 
@@ -125,21 +126,25 @@ class Verdicts:
         # The harness's own report names the model only in its file name; sb-cli's (which has
         # pending_instances) is named after the dataset and the run.
         model = None if "pending_instances" in data else model_from_name(path)
+        # each list asked as a set: asking the lists themselves made a report of 20,000 ids take
+        # seconds, growing with the square of its size
+        members = {name: set(ids) for name, ids in lists.items()}
         for instance_id in submitted:
             if not isinstance(instance_id, str):
                 raise InputError(f"{where}: submitted_ids: expected instance ids, got {instance_id!r}")
             flag = "not_graded"
             for name, given in RUN_LISTS.items():
-                if instance_id in lists[name]:
+                if instance_id in members[name]:
                     flag = given  # type: ignore[assignment]
                     break
-            resolved = instance_id in lists["resolved_ids"]
+            resolved = instance_id in members["resolved_ids"]
             self.by_instance[instance_id] = Verdict(resolved, where, [flag] if flag else [], model=model)
-            self.submitted.append(instance_id)
+            self._submit(instance_id)
+        given_ids = set(submitted)  # every one text by now
         for instance_id in lists["incomplete_ids"]:  # no prediction: SWE-bench counts it unresolved, over the dataset
-            if instance_id not in submitted:
+            if instance_id not in given_ids:
                 self.by_instance[instance_id] = Verdict(False, where, ["not_completed"], model=model)
-                self.submitted.append(instance_id)
+                self._submit(instance_id)
 
     def _pro(self, data: Mapping[str, Any], path: Path) -> None:
         """SWE-bench Pro: ``eval_results.json`` maps ids to true or false; ``infra_errors.json``
@@ -154,9 +159,14 @@ class Verdicts:
                 raise InputError(f"{where}: {instance_id}: expected true or false (resolved), got {given!r}")
             verdict = Verdict(False, where, ["harness_error"]) if infra else Verdict(given, where)
             self.by_instance[instance_id] = verdict
-            if instance_id not in self.submitted:
-                self.submitted.append(instance_id)
+            if instance_id not in self._listed:
+                self._submit(instance_id)
         self.run_reports.append(path)
+
+    def _submit(self, instance_id: str) -> None:
+        """Note ``instance_id`` as submitted: in order, and in the set it is asked about by."""
+        self.submitted.append(instance_id)
+        self._listed.add(instance_id)
 
     def _instance(self, instance_id: str, report: Mapping[str, Any], where: str) -> None:
         resolved = value(report, "resolved", where, bool, required=True)
