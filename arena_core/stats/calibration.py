@@ -226,11 +226,12 @@ def _row(
     f = np.array([float(judged[i]) for i in labelled])
     cells = confusion(f.astype(bool).tolist(), y.astype(bool).tolist())
     raters = sorted({rater for item in labelled for rater, _ in votes[item]})
+    row_of = {rater: row for row, rater in enumerate(raters, start=1)}  # the judge's is row 0
     with_judge = np.full((1 + len(raters), len(labelled)), np.nan)
     for column, item in enumerate(labelled):
         with_judge[0, column] = f[column]
         for rater, value in votes[item]:
-            with_judge[1 + raters.index(rater), column] = float(value)
+            with_judge[row_of[rater], column] = float(value)
     estimate, low, high = ppi_mean(y, f, everything, confidence_level) if len(labelled) else (math.nan,) * 3
     low, high = max(low, 0.0), min(high, 1.0)  # a rate's interval: the normal one cut to [0, 1]
     return CalibrationRow(
