@@ -702,12 +702,43 @@ def test_atif_steps_read_directly_count_and_fail_as_each_field_checked_in_turn(s
     assert (figures["tool_calls"], figures["iterations"], stamps) == expected
 
 
+def test_a_harbor_trial_s_result_is_read_twice_with_its_job_s_file(
+    arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside its job's ``result.json``, a trial's is read once to tell what it is, which notes
+    its tokens and cost for the job's totals, and once by the trial: the job's check no longer
+    reads it a third time. The runs and their job notes are those the sample gives."""
+    from arena_core.importing import runs as runs_module
+    from arena_plugins.importers import harbor as harbor_module
+
+    reads: list[str] = []  # every read of a file, whole or its head
+    real, real_peek = runs_module.read_bytes, harbor_module.peek
+
+    def counted(path: str | Path) -> bytes:
+        reads.append(str(path))
+        return real(path)
+
+    def peeked(path: Path, size: int = 4096) -> bytes:
+        reads.append(str(path))
+        return real_peek(path, size)
+
+    monkeypatch.setattr(runs_module, "read_bytes", counted)
+    monkeypatch.setattr(harbor_module, "read_bytes", counted)
+    monkeypatch.setattr(harbor_module, "peek", peeked)
+    runs = imported(arena, "harbor", HARBOR)
+    trials = [str(HARBOR / name / "result.json") for name in ("agent-timeout__d1", "continued__e1", "multi-key__b1")]
+    assert [reads.count(t) for t in trials] == [2, 2, 2]
+    assert reads.count(str(HARBOR / "result.json")) == 2  # told, then checked
+    assert {r["meta"].get("job_id") for r in runs.values()} == {json.loads((HARBOR / "result.json").read_text())["id"]}
+
+
 def test_harbor_reads_the_head_of_a_trial_s_result_not_of_its_agent_files(
     arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A folder's files are told apart by their heads, except those in the agent folder of a
-    trial found there (its trajectory is read by the trial; nothing else there is a run): the
-    runs are those read when every head was read, and a trajectory given by name is still read."""
+    """A folder's files are told apart by their heads (a ``result.json`` by one read of the whole
+    file), except those in the agent folder of a trial found there (its trajectory is read by the
+    trial; nothing else there is a run): the runs are those read when every head was read, and a
+    trajectory given by name is still read."""
     from arena_plugins.importers import harbor as harbor_module
 
     job = tmp_path / "job"
@@ -716,8 +747,9 @@ def test_harbor_reads_the_head_of_a_trial_s_result_not_of_its_agent_files(
     lone.mkdir(parents=True)  # a trajectory no trial wrote: a run of its own
     shutil.copy(HARBOR / "continued__e1" / "agent" / "trajectory.cont-1.json", lone / "trajectory.json")
     heads: list[Path] = []
-    real = harbor_module._kind
+    real, real_result = harbor_module._kind, harbor_module._result_kind
     monkeypatch.setattr(harbor_module, "_kind", lambda p: heads.append(p) or real(p))
+    monkeypatch.setattr(harbor_module, "_result_kind", lambda p, noted: heads.append(p) or real_result(p, noted))
     runs = imported(arena, "harbor", job)
     assert sorted(p.name for p in heads) == ["analysis.json", *["result.json"] * 6, "trajectory.json"]
     assert [p for p in heads if p.name == "trajectory.json"] == [lone / "trajectory.json"]

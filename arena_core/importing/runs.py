@@ -33,6 +33,7 @@ __all__ = [
     "problem_date",
     "repository_of",
     "load_json",
+    "decode_json",
     "value",
     "count",
     "amount",
@@ -119,7 +120,11 @@ def load_json(path: str | Path) -> Any:
     orjson decodes the bytes as read, checking their UTF-8 itself: decoding them to text first,
     which orjson then reads back as UTF-8, was a tenth of reading a trajectory. A file orjson
     refuses is decoded to text, and by :func:`~arena_core.io.decoding.loads`, for its error."""
-    data = read_bytes(path)
+    return decode_json(read_bytes(path), path)
+
+
+def decode_json(data: bytes, path: str | Path) -> Any:
+    """The JSON of a file's bytes already read, as :func:`load_json` decodes them."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from arena_core.importing.runs import (
     ImportedRun,
     amount,
     count,
+    decode_json,
     files_under,
     load_json,
     peek,
@@ -32,7 +34,7 @@ from arena_core.importing.runs import (
     value,
     verdict_task,
 )
-from arena_core.io.decoding import InputError
+from arena_core.io.decoding import InputError, read_bytes
 from arena_plugins.importers.atif import continuation_of, trajectory_figures
 from arena_plugins.importers.harbor_jobs import JobNotes
 from arena_plugins.importers.harbor_rewards import reward_of, step_rewards
@@ -82,13 +84,14 @@ class Harbor:
     def read(self, paths: Sequence[Path]) -> Iterator[ImportedRun | InputError]:
         named = {p for p in paths if not p.is_dir()}
         files = list(files_under(paths, lambda p: p.suffix == ".json"))
-        kinds = _kinds(files, named)
+        usages: dict[Path, dict[str, float] | InputError] = {}
+        kinds = _kinds(files, named, usages)
         by_kind: dict[str | None, list[Path]] = {"trial": [], "job": [], "analysis": [], "atif": [], None: []}
         for path in files:
             by_kind[kinds[path]].append(path)
         results = by_kind["trial"]
         notes = JobNotes()
-        yield from notes.read(by_kind["job"], by_kind["analysis"], results, _trial_usage)
+        yield from notes.read(by_kind["job"], by_kind["analysis"], results, partial(_noted_usage, usages))
         trials = {os.path.dirname(p) for p in results}
         lone = [p for p in by_kind["atif"] if _trial_of(p) not in trials]
         segments: set[Path] = set()
@@ -108,16 +111,21 @@ class Harbor:
                 yield exc
 
 
-def _kinds(files: list[Path], named: set[Path]) -> dict[Path, str | None]:
-    """What each file is (:func:`_kind`), from one read of its head; a file given by name is read
-    as what its name says (its reader says what is wrong). A file in the agent folder of a trial
-    found here is not read: the trial reads its trajectory, and nothing else there is a run."""
+def _kinds(
+    files: list[Path], named: set[Path], usages: dict[Path, dict[str, float] | InputError]
+) -> dict[Path, str | None]:
+    """What each file is (:func:`_kind`), from one read of its head (a ``result.json``: of the
+    whole file, see :func:`_result_kind`); a file given by name is read as what its name says
+    (its reader says what is wrong). A file in the agent folder of a trial found here is not read:
+    the trial reads its trajectory, and nothing else there is a run."""
     kinds: dict[Path, str | None] = {}
     for path in files:
-        if path.name in ("result.json", "analysis.json"):
-            kinds[path] = _kind(path)
-            if kinds[path] is None and path in named and path.name == "result.json":
+        if path.name == "result.json":
+            kinds[path] = _result_kind(path, usages)
+            if kinds[path] is None and path in named:
                 kinds[path] = "trial"
+        elif path.name == "analysis.json":
+            kinds[path] = _kind(path)
     trials = {os.path.dirname(p) for p, k in kinds.items() if k == "trial"}
     for path in files:
         if path not in kinds:
@@ -133,12 +141,35 @@ def _kind(path: Path) -> str | None:
     (``job``), a job's ``analysis.json``, an ATIF trajectory (``atif``), or none of these."""
     if path.suffix != ".json":
         return None
-    head = peek(path)
+    head = peek(path, _HEAD)
     if path.name == "result.json":
         return "trial" if b'"trial_name"' in head else "job" if b'"n_total_trials"' in head else None
     if path.name == "analysis.json" and b'"results"' in head and b'"checks"' in head:
         return "analysis"
     return "atif" if b'"ATIF-' in head else None
+
+
+#: The bytes of a file's head that tell what it is.
+_HEAD = 4096
+
+
+def _result_kind(path: Path, usages: dict[Path, dict[str, float] | InputError]) -> str | None:
+    """What a ``result.json`` is, told by its head as :func:`_kind` tells it, from one read of
+    the whole file (a few KB). A trial's tokens and cost are noted in ``usages`` from the same
+    read, for its job's totals: the job's check read and decoded every trial's file again
+    (3,000 trials beside their job's file: 2.61x -> 2.41x reading and decoding them once)."""
+    try:
+        data = read_bytes(path)
+    except (InputError, ValueError):  # as peek: not a regular file, unreadable, a NUL in the name
+        return None
+    head = data[:_HEAD]
+    if b'"trial_name"' not in head:
+        return "job" if b'"n_total_trials"' in head else None
+    try:
+        usages[path] = _trial_usage(decode_json(data, path), str(path))
+    except InputError as exc:
+        usages[path] = exc  # the job's check raises it, as reading the file there did
+    return "trial"
 
 
 def _trial_of(trajectory: Path) -> str | None:
@@ -279,10 +310,19 @@ def _lone_trajectory(path: Path) -> ImportedRun:
     return ImportedRun(where, submission)
 
 
-def _trial_usage(path: Path) -> dict[str, float]:
+def _noted_usage(usages: Mapping[Path, dict[str, float] | InputError], path: Path) -> dict[str, float]:
+    """A trial's tokens and cost for its job's totals, as noted when its kind was told; read now
+    for a file given by name as a trial whose head does not say so."""
+    found = usages.get(path)
+    if found is None:
+        return _trial_usage(load_json(path), str(path))
+    if isinstance(found, InputError):
+        raise found
+    return found
+
+
+def _trial_usage(data: Any, where: str) -> dict[str, float]:
     """A trial's tokens and cost under the names of a job's totals, for checking them."""
-    data = load_json(path)
-    where = str(path)
     steps = [st for st in value(data, "step_results", where, list) or [] if isinstance(st, Mapping)]
     found = _usage(data, steps, where)
     names = {
