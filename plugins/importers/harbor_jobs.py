@@ -117,8 +117,7 @@ class Below:
     analysis file of an import. The paths are compared as text: a file is below ``folder`` when its
     text starts with the folder's and a separator, and every relative path is below ``.``. The
     texts are sorted once and each folder's are found by bisection: asking every file for every
-    job grew with jobs x trials (200 jobs of 500 trials: 2.8 s, against 34 ms for one job asking
-    each trial's ``parents`` before that)."""
+    job grew with jobs x trials (200 jobs of 500 trials: 2.8 s, 0.14 s so)."""
 
     def __init__(self, files: Sequence[Path]) -> None:
         self.files = list(files)
