@@ -7,7 +7,7 @@ another, so that work growing with the square of the input shows:
   whether it is an attempt, each folder whether it has an output);
 - a SWE-bench run report of that many instances (each id is asked in which of the report's lists
   it is);
-- Harbor jobs of 50 trials each, beside each other (each job's trials are found among all).
+- Harbor jobs of ten trials each, beside each other (each job's trials are found among all).
 
     python benchmarks/import_growth.py                # 2,500 and 10,000 runs
     python benchmarks/import_growth.py --runs 1000    # 1,000 and 4,000
@@ -87,13 +87,17 @@ def swebench(folder: Path, runs: int) -> Path:
     return root
 
 
+#: Trials in each Harbor job: small jobs, so that there are many of them to find trials for.
+JOB = 10
+
+
 def harbor_jobs(folder: Path, runs: int) -> Path:
-    """Jobs of 50 trials each (``benchmarks/importers.py``'s job), their trials renamed apart."""
+    """Jobs of ``JOB`` trials each (``benchmarks/importers.py``'s job), their trials renamed apart."""
     root = folder / "jobs"
-    for k in range(0, runs, 50):
-        job = harbor(root / f"j{k // 50:04d}", min(50, runs - k))
+    for k in range(0, runs, JOB):
+        job = harbor(root / f"j{k // JOB:04d}", min(JOB, runs - k))
         for trial in list(job.glob("trial-*")):
-            name = f"j{k // 50:04d}-{trial.name}"
+            name = f"j{k // JOB:04d}-{trial.name}"
             result = orjson.loads((trial / "result.json").read_bytes())
             result.update(id=name, trial_name=name, task_name=f"{name}-task")
             (trial / "result.json").write_bytes(orjson.dumps(result))
