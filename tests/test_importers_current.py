@@ -4,6 +4,7 @@ each folder's make.py regenerates them), asserted field by field against what th
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import zipfile
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -710,7 +712,7 @@ def test_a_harbor_trial_s_result_is_read_twice_with_its_job_s_file(arena: Arena,
     from arena_plugins.importers import harbor as harbor_module
 
     reads: list[str] = []  # every read of a file, whole or its head
-    real, real_peek = runs_module.read_bytes, harbor_module.peek
+    real, real_peek, real_either = runs_module.read_bytes, harbor_module.peek, harbor_module.head_or_whole
 
     def counted(path: str | Path) -> bytes:
         reads.append(str(path))
@@ -720,14 +722,45 @@ def test_a_harbor_trial_s_result_is_read_twice_with_its_job_s_file(arena: Arena,
         reads.append(str(path))
         return real_peek(path, size)
 
+    def either(path: Path, size: int, whole: Any) -> tuple[bytes, bool]:
+        reads.append(str(path))
+        return real_either(path, size, whole)
+
     monkeypatch.setattr(runs_module, "read_bytes", counted)
-    monkeypatch.setattr(harbor_module, "read_bytes", counted)
     monkeypatch.setattr(harbor_module, "peek", peeked)
+    monkeypatch.setattr(harbor_module, "head_or_whole", either)
     runs = imported(arena, "harbor", HARBOR)
     trials = sorted(str(p) for p in HARBOR.glob("*/result.json"))
     assert len(trials) == 5 and [reads.count(t) for t in trials] == [2] * 5
     assert reads.count(str(HARBOR / "result.json")) == 2  # told, then checked
     assert {r["meta"].get("job_id") for r in runs.values()} == {json.loads((HARBOR / "result.json").read_text())["id"]}
+
+
+def test_a_result_json_that_is_not_a_trial_s_is_read_no_further_than_its_head(
+    arena: Arena, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trial's ``result.json`` is read whole when its head tells it (for its job's totals), but
+    another file of that name, however large, only to its head: 4 MB beside the sample's trials
+    add under 8 KB to what is read, and nothing to the runs."""
+    job = tmp_path / "job"
+    shutil.copytree(HARBOR, job, ignore=shutil.ignore_patterns("make.py", "README.md"))
+    (job / "other").mkdir()
+    (job / "other" / "result.json").write_bytes(b'{"data": "' + b"x" * (4 << 20) + b'"}')
+    read = 0
+    real = os.read
+
+    def counted(fd: int, size: int) -> bytes:
+        nonlocal read
+        found = real(fd, size)
+        read += len(found)
+        return found
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "read", counted)
+        runs = imported(arena, "harbor", job)
+    alone = sum(p.stat().st_size for p in HARBOR.rglob("*.json"))
+    assert read < 3 * alone + (8 << 10)  # each file read at most three times, and 8 KB of the other
+    assert set(runs) == set(imported(arena, "harbor", HARBOR))
 
 
 def test_harbor_reads_the_head_of_a_trial_s_result_not_of_its_agent_files(

@@ -4,7 +4,7 @@ heads shared among the detectors asked about the same file in turn (``shared_hea
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -13,7 +13,7 @@ from attrs import define
 
 from arena_core.io.decoding import InputError, regular_descriptor
 
-__all__ = ["SHARED_HEAD", "peek", "shared_heads"]
+__all__ = ["SHARED_HEAD", "head_or_whole", "peek", "shared_heads"]
 
 
 def peek(path: Path, size: int = 4096) -> bytes:
@@ -59,17 +59,50 @@ def shared_heads() -> Iterator[None]:
         _SHARED_HEAD.reset(token)
 
 
-def _head(path: Path, size: int) -> bytes:
+def head_or_whole(path: Path, size: int, whole: Callable[[bytes], bool]) -> tuple[bytes, bool]:
+    """``(bytes, read whole)``: the first ``size`` bytes of a regular file (empty, as
+    :func:`peek`'s, when it is not one or cannot be read), or, when ``whole(head)`` says so, the
+    whole file, read on from the same descriptor. For a reader that tells a file by its head and
+    reads in full the files it claims: one open, and a file it does not claim is read no further
+    than its head, however large.
+
+    :raises InputError: ``FILE: cannot read: ...`` when the rest of a claimed file cannot be read."""
     try:
         fd = regular_descriptor(path)
     except (InputError, ValueError):  # ValueError: a name with a NUL byte
-        return b""
-    try:  # read from the descriptor: a buffered file object cost more than the read
-        head = b""
-        while len(head) < size and (more := os.read(fd, size - len(head))):
-            head += more
-        return head
-    except OSError:
-        return b""
+        return b"", False
+    try:
+        try:
+            head = _read_up_to(fd, size)
+        except OSError:
+            return b"", False
+        if not whole(head):
+            return head, False
+        try:
+            return head + _read_up_to(fd, None), True
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _head(path: Path, size: int) -> bytes:
+    return head_or_whole(path, size, _never)[0]
+
+
+def _never(head: bytes) -> bool:
+    return False
+
+
+def _read_up_to(fd: int, size: int | None) -> bytes:
+    """The bytes of ``fd`` from where it stands, up to ``size`` (to its end when ``None``), read
+    from the descriptor: a buffered file object cost more than the read."""
+    chunks = []
+    got = 0
+    while size is None or got < size:
+        more = os.read(fd, (1 << 20) if size is None else size - got)
+        if not more:
+            break
+        chunks.append(more)
+        got += len(more)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
