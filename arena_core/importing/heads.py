@@ -1,5 +1,6 @@
-"""The first bytes of a file, by which a detector tells a harness's output (``peek``), and
-heads shared among the detectors asked about the same file in turn (``shared_heads``)."""
+"""The first bytes of a file, by which a detector tells a harness's output (``peek``), heads
+shared among the detectors asked about the same file in turn (``shared_heads``), and a file read
+whole only when its head says it is one to read (``head_or_whole``)."""
 
 from __future__ import annotations
 
