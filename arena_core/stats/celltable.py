@@ -50,6 +50,7 @@ def runs_are_sparse(runs: Runs) -> bool:
     group_codes, groups = factorize(runs.groups)
     task_codes, tasks = factorize(runs.tasks)
     size = len(groups) * len(tasks)
+    # the size first, as is_sparse asks it too: a small board is dense without counting its cells
     return size >= SPARSE_CELLS and is_sparse(size, len(np.unique(group_codes * len(tasks) + task_codes)))
 
 

@@ -115,9 +115,9 @@ class Harbor:
 def _kinds(
     files: list[Path], named: set[Path], usages: dict[Path, dict[str, float] | InputError]
 ) -> dict[Path, str | None]:
-    """What each file is (:func:`_kind`), from one read of its head (a ``result.json``: of the
-    whole file, see :func:`_result_kind`); a file given by name is read as what its name says
-    (its reader says what is wrong). A file in the agent folder of a trial found here is not read:
+    """What each file is (:func:`_result_kind`, :func:`_kind`), from one read of its head (a
+    trial's ``result.json`` read on to its end); a file given by name is read as what its name
+    says (its reader says what is wrong). A file in the agent folder of a trial found here is not read:
     the trial reads its trajectory, and nothing else there is a run."""
     kinds: dict[Path, str | None] = {}
     for path in files:
@@ -137,29 +137,27 @@ def _kinds(
     return kinds
 
 
+#: The bytes of a file's head that tell what it is.
+_HEAD = 4096
+
+
 def _kind(path: Path) -> str | None:
-    """What a file is, from one read of its head: a trial's ``result.json`` (``trial``), a job's
-    (``job``), a job's ``analysis.json``, an ATIF trajectory (``atif``), or none of these."""
+    """What a file other than a ``result.json`` (:func:`_result_kind`) is, from one read of its
+    head: a job's ``analysis.json``, an ATIF trajectory (``atif``), or neither."""
     if path.suffix != ".json":
         return None
     head = peek(path, _HEAD)
-    if path.name == "result.json":
-        return "trial" if _names_a_trial(head) else "job" if b'"n_total_trials"' in head else None
     if path.name == "analysis.json" and b'"results"' in head and b'"checks"' in head:
         return "analysis"
     return "atif" if b'"ATIF-' in head else None
 
 
-#: The bytes of a file's head that tell what it is.
-_HEAD = 4096
-
-
 def _result_kind(path: Path, usages: dict[Path, dict[str, float] | InputError]) -> str | None:
-    """What a ``result.json`` is, told by its head as :func:`_kind` tells it; a trial's is read
-    whole from the same open (a few KB), and its tokens and cost are noted in ``usages`` for its
-    job's totals: the job's check read and decoded every trial's file again (3,000 trials beside
-    their job's file: 2.74x -> 2.64x reading and decoding them once). Any other file is read no
-    further than its head."""
+    """What a ``result.json`` is, told by its head: a trial's (``trial``), a job's (``job``) or
+    neither. A trial's is read whole from the same open (a few KB), and its tokens and cost are
+    noted in ``usages`` for its job's totals: the job's check read and decoded every trial's file
+    again (3,000 trials beside their job's file: 2.74x -> 2.64x reading and decoding them once).
+    Any other file is read no further than its head."""
     try:
         data, trial = head_or_whole(path, _HEAD, _names_a_trial)
         if not trial:
